@@ -1,0 +1,1 @@
+"""pyir.arith: the one symbolic-arithmetic core (simplification, bounds, proofs)."""

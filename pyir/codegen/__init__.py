@@ -1,0 +1,1 @@
+"""pyir.codegen: native code generation (LLVM through llvmlite) and the calling ABI."""

@@ -1,0 +1,143 @@
+"""The native calling convention shared by codegen, the runtime and exported libraries.
+
+Every compiled prim function ``f`` is an LLVM function ``i32 @f(ptr %slots)``. ``slots``
+is an array of 8-byte slots: one per parameter in order (a buffer's data pointer, or a
+scalar's value stored in its own dtype at the slot's start, little-endian), then one int64
+per shape variable in ``FuncInfo.shape_vars`` order. The return value is 0 on success,
+``k > 0`` when entry condition ``k - 1`` failed, `STATUS_NO_MEMORY` when an allocation
+failed, and `STATUS_EXTERN_FAILED` when a called kernel reported failure.
+
+`FuncInfo` describes one such function; it travels as JSON inside exported libraries, so
+expressions in it (shapes, conditions) are kept in a small JSON form evaluated here.
+"""
+
+import json
+from dataclasses import dataclass
+
+from ..errors import Error
+from ..ir import expr as E
+
+STATUS_OK = 0
+STATUS_NO_MEMORY = -1
+STATUS_EXTERN_FAILED = -2
+SLOT_BYTES = 8
+
+#: Name of the global constant (a NUL-terminated JSON string) in an exported library.
+METADATA_SYMBOL = "__pyir_metadata"
+
+
+@dataclass(frozen=True)
+class ParamInfo:
+    """One parameter: ``kind`` is "buffer" or "scalar"; ``shape`` holds int64 expressions
+    over the function's shape variables (buffers only)."""
+
+    name: str
+    kind: str
+    dtype: str
+    shape: tuple = ()
+
+
+@dataclass(frozen=True)
+class Condition:
+    """A requirement checked at entry: ``expr`` (bool, over shape variables) must hold.
+    ``message`` says what it protects, e.g. "X is read up to index p + 1"."""
+
+    expr: E.PrimExpr
+    message: str
+
+
+@dataclass(frozen=True)
+class FuncInfo:
+    name: str
+    params: tuple
+    shape_vars: tuple
+    conditions: tuple = ()
+
+    @property
+    def num_slots(self):
+        return len(self.params) + len(self.shape_vars)
+
+    def to_json(self):
+        names = {v: v.name for v in self.shape_vars}
+        return {
+            "name": self.name,
+            "params": [{"name": p.name, "kind": p.kind, "dtype": p.dtype,
+                        "shape": [expr_to_json(s, names) for s in p.shape]}
+                       for p in self.params],
+            "shape_vars": [v.name for v in self.shape_vars],
+            "conditions": [{"expr": expr_to_json(c.expr, names), "message": c.message}
+                           for c in self.conditions],
+        }
+
+    @staticmethod
+    def from_json(data):
+        shape_vars = tuple(E.Var(n) for n in data["shape_vars"])
+        env = {v.name: v for v in shape_vars}
+        params = tuple(ParamInfo(p["name"], p["kind"], p["dtype"],
+                                 tuple(expr_from_json(s, env) for s in p["shape"]))
+                       for p in data["params"])
+        conds = tuple(Condition(expr_from_json(c["expr"], env), c["message"])
+                      for c in data["conditions"])
+        return FuncInfo(data["name"], params, shape_vars, conds)
+
+
+def dumps(infos):
+    return json.dumps([i.to_json() for i in infos])
+
+
+def loads(text):
+    return [FuncInfo.from_json(d) for d in json.loads(text)]
+
+
+def expr_to_json(e, names):
+    """Integer/bool expressions over shape variables as nested lists."""
+    if isinstance(e, E.IntImm):
+        return ["imm", e.value, e.dtype]
+    if isinstance(e, E.Var):
+        if e not in names:
+            raise Error(f"expression refers to {e.name}, which is not a shape variable")
+        return ["var", names[e]]
+    if isinstance(e, E.Binary):
+        return [e.op, expr_to_json(e.a, names), expr_to_json(e.b, names)]
+    if isinstance(e, E.Not):
+        return ["not", expr_to_json(e.a, names)]
+    if isinstance(e, E.Select):
+        return ["select"] + [expr_to_json(x, names) for x in (e.cond, e.true_value, e.false_value)]
+    raise Error(f"cannot describe {type(e).__name__} in function metadata")
+
+
+def expr_from_json(d, env):
+    tag = d[0]
+    if tag == "imm":
+        return E.IntImm(d[1], d[2])
+    if tag == "var":
+        return env[d[1]]
+    if tag == "not":
+        return E.Not(expr_from_json(d[1], env))
+    if tag == "select":
+        return E.Select(*(expr_from_json(x, env) for x in d[1:]))
+    return E.Binary(tag, expr_from_json(d[1], env), expr_from_json(d[2], env))
+
+
+_EVAL = {
+    "add": lambda a, b: a + b, "sub": lambda a, b: a - b, "mul": lambda a, b: a * b,
+    "floordiv": lambda a, b: a // b, "floormod": lambda a, b: a % b,
+    "min": min, "max": max, "eq": lambda a, b: a == b, "ne": lambda a, b: a != b,
+    "lt": lambda a, b: a < b, "le": lambda a, b: a <= b, "gt": lambda a, b: a > b,
+    "ge": lambda a, b: a >= b, "and": lambda a, b: a and b, "or": lambda a, b: a or b,
+}
+
+
+def evaluate(e, env):
+    """Value of an integer/bool expression given ``env``: Var -> int."""
+    if isinstance(e, E.IntImm):
+        return e.value
+    if isinstance(e, E.Var):
+        return env[e]
+    if isinstance(e, E.Binary):
+        return _EVAL[e.op](evaluate(e.a, env), evaluate(e.b, env))
+    if isinstance(e, E.Not):
+        return not evaluate(e.a, env)
+    if isinstance(e, E.Select):
+        return evaluate(e.true_value if evaluate(e.cond, env) else e.false_value, env)
+    raise Error(f"cannot evaluate {type(e).__name__} at the function entry")

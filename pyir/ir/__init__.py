@@ -1,0 +1,17 @@
+"""pyir.ir: the IR nodes (tensor level and graph level), IRModule, structural equality,
+and the well-formedness verifier."""
+
+from . import dtype
+from .expr import (ARITH_OPS, BINARY_OPS, COMPARE_OPS, INTRINSICS, LOGIC_OPS, Binary, Buffer,
+                   BufferLoad, Call, Cast, FloatImm, IntImm, Not, PrimExpr, Select, StringImm,
+                   Var, and_, binary, const, convert, eq, ge, gt, le, lt, max_, min_, ne, or_)
+from .graph import (BindingBlock, CallDPSPacked, CallPacked, CallTIR, DataflowBlock, DataflowVar,
+                    Function, GlobalVar, GraphExpr, GraphVar, MatchCast, ObjectStructInfo, OpCall,
+                    PrimStructInfo, PrimValue, SeqExpr, ShapeExpr, ShapeStructInfo, StructInfo,
+                    TensorStructInfo, Tuple, TupleGetItem, TupleStructInfo, VarBinding)
+from .module import IRModule
+from .node import IdentityNode, Node, children, rewrite, walk
+from .stmt import (FOR_KINDS, Allocate, Block, BlockRealize, BufferRegion, BufferStore, Evaluate,
+                   For, IfThenElse, IterVar, LetStmt, PrimFunc, Range, SeqStmt, Stmt, seq)
+from .structural import assert_structural_equal, structural_equal, structural_hash
+from .verify import verify

@@ -1,0 +1,103 @@
+"""The base of every IR node, and generic traversal over node fields.
+
+Nodes are frozen dataclasses. Most compare by value (their fields); nodes that *define*
+something (variables, buffers) compare by identity, so that two variables that happen to
+share a name stay distinct. `pyir.ir.structural_equal` compares up to renaming.
+"""
+
+import dataclasses
+
+
+class Node:
+    """Base class of all IR nodes. Subclasses are frozen dataclasses."""
+
+    __slots__ = ()
+
+    def script(self, **kwargs):
+        """Python text of this node (see `pyir.script.printer`)."""
+        from pyir.script.printer import script
+        return script(self, **kwargs)
+
+    def show(self, **kwargs):
+        """Print the script text highlighted in the terminal or notebook."""
+        from pyir.script.printer import show
+        show(self, **kwargs)
+
+    def _repr_html_(self):
+        from pyir.script.printer import to_html
+        return to_html(self)
+
+
+class IdentityNode(Node):
+    """A node that defines a name; equal only to itself, hashed by identity."""
+
+    __slots__ = ()
+    __eq__ = object.__eq__
+    __hash__ = object.__hash__
+
+
+def node_fields(node):
+    """The (name, value) pairs of a node's dataclass fields, in declaration order."""
+    return [(f.name, getattr(node, f.name)) for f in dataclasses.fields(node)]
+
+
+def children(node):
+    """Yield the IR nodes directly inside ``node`` (looking into tuples)."""
+    for _, value in node_fields(node):
+        yield from _nodes_in(value)
+
+
+def _nodes_in(value):
+    if isinstance(value, Node):
+        yield value
+    elif isinstance(value, tuple):
+        for item in value:
+            yield from _nodes_in(item)
+
+
+def walk(node):
+    """Yield ``node`` and every node below it, pre-order, each identity node once."""
+    seen = set()
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, IdentityNode):
+            if id(n) in seen:
+                continue
+            seen.add(id(n))
+        yield n
+        stack.extend(reversed(list(children(n))))
+
+
+def rewrite(node, fn, memo=None):
+    """Rebuild ``node`` bottom-up, replacing each node ``n`` by ``fn(n)``.
+
+    ``fn`` sees a node whose children are already rewritten and returns its replacement,
+    or None to keep it. Identity nodes (variables, buffers) are rewritten once and the
+    result reused everywhere, so a buffer whose shape changes is one new buffer.
+    """
+    if memo is None:
+        memo = {}
+    return _rewrite(node, fn, memo)
+
+
+def _rewrite(value, fn, memo):
+    if isinstance(value, tuple):
+        new = tuple(_rewrite(v, fn, memo) for v in value)
+        return value if all(a is b for a, b in zip(new, value)) else new
+    if not isinstance(value, Node):
+        return value
+    key = id(value)
+    if key in memo:
+        return memo[key][1]
+    changes = {}
+    for name, field in node_fields(value):
+        new_field = _rewrite(field, fn, memo)
+        if new_field is not field:
+            changes[name] = new_field
+    rebuilt = dataclasses.replace(value, **changes) if changes else value
+    result = fn(rebuilt)
+    if result is None:
+        result = rebuilt
+    memo[key] = (value, result)
+    return result

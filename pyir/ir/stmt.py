@@ -1,0 +1,204 @@
+"""Statements of the tensor level, and the primitive function that holds them."""
+
+from dataclasses import dataclass
+
+from ..errors import IRError
+from . import dtype as dt
+from .expr import Buffer, PrimExpr, Var, convert
+from .node import Node
+
+FOR_KINDS = ("serial", "parallel", "vectorized", "unroll")
+
+
+class Stmt(Node):
+    __slots__ = ()
+
+
+@dataclass(frozen=True)
+class Range(Node):
+    """The half-open interval ``[start, start + extent)``."""
+
+    start: PrimExpr
+    extent: PrimExpr
+
+    def __post_init__(self):
+        object.__setattr__(self, "start", convert(self.start))
+        object.__setattr__(self, "extent", convert(self.extent))
+
+
+@dataclass(frozen=True)
+class For(Stmt):
+    """``for loop_var in [start, start + extent)`` run as ``kind``.
+
+    ``annotations`` is a tuple of (key, value) pairs with plain values (``pragma_unroll``,
+    ``tile`` hints, ...).
+    """
+
+    loop_var: Var
+    start: PrimExpr
+    extent: PrimExpr
+    kind: str
+    body: Stmt
+    annotations: tuple = ()
+
+    def __post_init__(self):
+        if self.kind not in FOR_KINDS:
+            raise IRError(f"unknown loop kind {self.kind!r}; expected one of {FOR_KINDS}")
+        object.__setattr__(self, "start", convert(self.start))
+        object.__setattr__(self, "extent", convert(self.extent))
+        if self.loop_var.dtype != dt.INDEX:
+            raise IRError(f"loop variable {self.loop_var.name} must be int64")
+
+
+@dataclass(frozen=True)
+class IterVar(Node):
+    """A block iterator over ``[0, extent)``; ``kind`` is "S" (spatial) or "R" (reduce)."""
+
+    var: Var
+    extent: PrimExpr
+    kind: str
+
+    def __post_init__(self):
+        if self.kind not in ("S", "R"):
+            raise IRError(f"block iterator kind must be 'S' or 'R', not {self.kind!r}")
+        object.__setattr__(self, "extent", convert(self.extent))
+
+
+@dataclass(frozen=True)
+class BufferRegion(Node):
+    """The part of ``buffer`` covered by one Range per dimension."""
+
+    buffer: Buffer
+    region: tuple
+
+    def __post_init__(self):
+        if len(self.region) != len(self.buffer.shape):
+            raise IRError(f"region of {self.buffer.name} has {len(self.region)} ranges for "
+                          f"{len(self.buffer.shape)} dimensions")
+
+
+@dataclass(frozen=True)
+class Block(Stmt):
+    """A named unit of computation over its iterators.
+
+    ``reads``/``writes`` are BufferRegions in terms of the iterators; ``init`` runs before
+    the first reduction step; ``alloc_buffers`` live for the block's duration.
+    """
+
+    name: str
+    iter_vars: tuple
+    reads: tuple
+    writes: tuple
+    body: Stmt
+    init: Stmt = None
+    alloc_buffers: tuple = ()
+    annotations: tuple = ()
+
+
+@dataclass(frozen=True)
+class BlockRealize(Stmt):
+    """Runs ``block`` with its iterators bound to ``iter_values`` when ``predicate`` holds."""
+
+    iter_values: tuple
+    predicate: PrimExpr
+    block: Block
+
+    def __post_init__(self):
+        if len(self.iter_values) != len(self.block.iter_vars):
+            raise IRError(f"block {self.block.name} has {len(self.block.iter_vars)} iterators "
+                          f"but {len(self.iter_values)} bindings")
+
+
+@dataclass(frozen=True)
+class BufferStore(Stmt):
+    buffer: Buffer
+    value: PrimExpr
+    indices: tuple
+
+    def __post_init__(self):
+        if len(self.indices) != len(self.buffer.shape):
+            raise IRError(f"buffer {self.buffer.name} has {len(self.buffer.shape)} dimension(s) "
+                          f"but is stored with {len(self.indices)} indices")
+
+
+@dataclass(frozen=True)
+class SeqStmt(Stmt):
+    stmts: tuple
+
+
+@dataclass(frozen=True)
+class IfThenElse(Stmt):
+    condition: PrimExpr
+    then_case: Stmt
+    else_case: Stmt = None
+
+
+@dataclass(frozen=True)
+class LetStmt(Stmt):
+    """Binds ``var`` to ``value`` in ``body``."""
+
+    var: Var
+    value: PrimExpr
+    body: Stmt
+
+
+@dataclass(frozen=True)
+class Evaluate(Stmt):
+    """Evaluates an expression for its effect (``T.evaluate``, extern calls)."""
+
+    value: PrimExpr
+
+
+@dataclass(frozen=True)
+class Allocate(Stmt):
+    """Storage for ``buffer`` during ``body`` (``T.alloc_buffer`` outside any block)."""
+
+    buffer: Buffer
+    body: Stmt
+
+
+@dataclass(frozen=True)
+class PrimFunc(Node):
+    """A tensor-level function in destination-passing style.
+
+    ``params`` holds Buffers and scalar Vars in calling order. Shape variables are the Vars
+    that occur in parameter buffer shapes; they are bound from the arguments' shapes.
+    """
+
+    name: str
+    params: tuple
+    body: Stmt
+    attrs: tuple = ()
+
+    def __post_init__(self):
+        for p in self.params:
+            if not isinstance(p, (Buffer, Var)):
+                raise IRError(f"prim function {self.name}: parameter {p!r} is neither a "
+                              "Buffer nor a Var")
+
+    @property
+    def buffer_params(self):
+        return tuple(p for p in self.params if isinstance(p, Buffer))
+
+    def attr(self, key, default=None):
+        return dict(self.attrs).get(key, default)
+
+    def with_attr(self, key, value):
+        attrs = dict(self.attrs)
+        attrs[key] = value
+        return PrimFunc(self.name, self.params, self.body, tuple(sorted(attrs.items())))
+
+
+def seq(*stmts):
+    """A SeqStmt of ``stmts`` with nested sequences flattened; one statement stays itself."""
+    flat = []
+    for s in stmts:
+        if s is None:
+            continue
+        if isinstance(s, SeqStmt):
+            flat.extend(s.stmts)
+        else:
+            flat.append(s)
+    if len(flat) == 1:
+        return flat[0]
+    return SeqStmt(tuple(flat))

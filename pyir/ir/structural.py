@@ -1,0 +1,112 @@
+"""Structural equality and hashing of IR, up to renaming of defined names.
+
+Two nodes are structurally equal when they have the same shape and the variables and
+buffers they define correspond one to one (names do not matter; dtypes, shapes and
+scopes do). Correspondence is fixed at the first place a variable is met, walking both
+trees in the same order.
+"""
+
+import hashlib
+
+from ..errors import Error
+from .node import IdentityNode, Node, node_fields
+
+
+class _Diff(Exception):
+    def __init__(self, path, lhs, rhs, why):
+        super().__init__(why)
+        self.path, self.lhs, self.rhs, self.why = path, lhs, rhs, why
+
+
+class _Matcher:
+    def __init__(self):
+        self.fwd = {}
+        self.back = {}
+
+    def match(self, a, b, path):
+        if isinstance(a, tuple) or isinstance(b, tuple):
+            if not (isinstance(a, tuple) and isinstance(b, tuple)):
+                raise _Diff(path, a, b, "one side is a tuple, the other is not")
+            if len(a) != len(b):
+                raise _Diff(path, a, b, f"tuple lengths differ ({len(a)} vs {len(b)})")
+            for i, (x, y) in enumerate(zip(a, b)):
+                self.match(x, y, f"{path}[{i}]")
+            return
+        if not isinstance(a, Node) or not isinstance(b, Node):
+            if isinstance(a, Node) or isinstance(b, Node) or type(a) is not type(b) or a != b:
+                raise _Diff(path, a, b, "values differ")
+            return
+        if type(a) is not type(b):
+            raise _Diff(path, a, b, f"node types differ ({type(a).__name__} vs "
+                                    f"{type(b).__name__})")
+        if isinstance(a, IdentityNode):
+            if id(a) in self.fwd or id(b) in self.back:
+                if self.fwd.get(id(a)) is not b:
+                    raise _Diff(path, a, b, "refers to a different definition")
+                return
+            self.fwd[id(a)] = b
+            self.back[id(b)] = a
+        for (name, x), (_, y) in zip(node_fields(a), node_fields(b)):
+            if name == "name" and isinstance(a, IdentityNode):
+                continue
+            self.match(x, y, f"{path}.{name}")
+
+
+def structural_equal(lhs, rhs):
+    """True if ``lhs`` and ``rhs`` are the same IR up to renaming of definitions."""
+    try:
+        _Matcher().match(lhs, rhs, "")
+    except _Diff:
+        return False
+    return True
+
+
+def assert_structural_equal(lhs, rhs):
+    """Raise pyir.Error describing the first difference if the IR differs."""
+    try:
+        _Matcher().match(lhs, rhs, "")
+    except _Diff as d:
+        raise Error(
+            f"IR differs at <root>{d.path}: {d.why}\n"
+            f"  lhs: {_show(d.lhs)}\n  rhs: {_show(d.rhs)}") from None
+
+
+def _show(x):
+    if isinstance(x, Node):
+        try:
+            text = x.script()
+        except Exception:  # printing is best effort inside an error message
+            text = repr(x)
+        lines = text.strip().splitlines()
+        return lines[0] if len(lines) == 1 else "\n    " + "\n    ".join(lines[:12])
+    return repr(x)
+
+
+def structural_hash(node):
+    """A hash (int) consistent with `structural_equal`, stable across processes."""
+    h = hashlib.blake2b(digest_size=8)
+    numbering = {}
+    _feed(node, h, numbering)
+    return int.from_bytes(h.digest(), "little")
+
+
+def _feed(x, h, numbering):
+    if isinstance(x, tuple):
+        h.update(b"(%d" % len(x))
+        for item in x:
+            _feed(item, h, numbering)
+        h.update(b")")
+        return
+    if not isinstance(x, Node):
+        h.update(f"{type(x).__name__}:{x!r};".encode())
+        return
+    h.update(type(x).__name__.encode())
+    if isinstance(x, IdentityNode):
+        if id(x) in numbering:
+            h.update(b"#%d" % numbering[id(x)][0])
+            return
+        numbering[id(x)] = (len(numbering), x)  # keep x alive so its id stays unique
+    for name, value in node_fields(x):
+        if name == "name" and isinstance(x, IdentityNode):
+            continue
+        _feed(value, h, numbering)

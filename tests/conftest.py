@@ -1,0 +1,32 @@
+"""Shared pytest options and fixtures: golden files with a one-flag update."""
+
+import pathlib
+
+import pytest
+
+GOLDEN_DIR = pathlib.Path(__file__).parent / "golden"
+
+
+def pytest_addoption(parser):
+    parser.addoption("--update-golden", action="store_true", default=False,
+                     help="rewrite golden files with the current output instead of comparing")
+
+
+@pytest.fixture
+def golden(request):
+    """``golden(name, text)``: compare ``text`` with tests/golden/<name>, or rewrite it
+    under --update-golden."""
+    update = request.config.getoption("--update-golden")
+
+    def check(name, text):
+        path = GOLDEN_DIR / name
+        if update or not path.exists():
+            if not update:
+                pytest.fail(f"golden file {path} is missing; run pytest --update-golden")
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text)
+            return
+        expected = path.read_text()
+        assert text == expected, f"output differs from golden file {path}"
+
+    return check
