@@ -29,12 +29,14 @@ METADATA_SYMBOL = "__pyir_metadata"
 @dataclass(frozen=True)
 class ParamInfo:
     """One parameter: ``kind`` is "buffer" or "scalar"; ``shape`` holds int64 expressions
-    over the function's shape variables (buffers only)."""
+    over the function's shape variables (buffers only); ``writes`` is True for a buffer the
+    function stores into (the runtime then refuses read-only arrays)."""
 
     name: str
     kind: str
     dtype: str
     shape: tuple = ()
+    writes: bool = False
 
 
 @dataclass(frozen=True)
@@ -62,7 +64,8 @@ class FuncInfo:
         return {
             "name": self.name,
             "params": [{"name": p.name, "kind": p.kind, "dtype": p.dtype,
-                        "shape": [expr_to_json(s, names) for s in p.shape]}
+                        "shape": [expr_to_json(s, names) for s in p.shape],
+                        "writes": p.writes}
                        for p in self.params],
             "shape_vars": [v.name for v in self.shape_vars],
             "conditions": [{"expr": expr_to_json(c.expr, names), "message": c.message}
@@ -74,7 +77,8 @@ class FuncInfo:
         shape_vars = tuple(E.Var(n) for n in data["shape_vars"])
         env = {v.name: v for v in shape_vars}
         params = tuple(ParamInfo(p["name"], p["kind"], p["dtype"],
-                                 tuple(expr_from_json(s, env) for s in p["shape"]))
+                                 tuple(expr_from_json(s, env) for s in p["shape"]),
+                                 p.get("writes", False))
                        for p in data["params"])
         conds = tuple(Condition(expr_from_json(c["expr"], env), c["message"])
                       for c in data["conditions"])

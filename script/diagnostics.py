@@ -1,0 +1,40 @@
+"""ParseError: a mistake in a decorated function, shown at the user's own line."""
+
+from pyir.errors import Error
+
+
+class ParseError(Error):
+    """A mistake in script text, with the file, line and column it points at.
+
+    ``str(err)`` is the whole diagnostic: location, message, the source line with a caret
+    under the offending part, and what was expected.
+    """
+
+    def __init__(self, message, filename="<unknown>", line=0, col=0, end_col=None,
+                 source_line=None, hint=None):
+        self.message = message
+        self.filename = filename
+        self.line = line
+        self.col = col
+        self.end_col = end_col
+        self.source_line = source_line
+        self.hint = hint
+        super().__init__(self._format())
+
+    def _format(self):
+        out = [f"{self.filename}:{self.line}:{self.col + 1}: {self.message}"]
+        if self.source_line is not None:
+            text = self.source_line.rstrip("\n")
+            stripped = text.lstrip()
+            indent = len(text) - len(stripped)
+            end = self.end_col if self.end_col and self.end_col > self.col else self.col + 1
+            end = min(end, len(text)) if len(text) > self.col else self.col + 1
+            gutter = f"{self.line:>5} | "
+            out.append(gutter + stripped)
+            out.append(" " * (len(gutter) + self.col - indent) + "^" * max(1, end - self.col))
+        if self.hint:
+            out.append(f"expected: {self.hint}")
+        return "\n".join(out)
+
+    def __str__(self):
+        return self._format()

@@ -1,0 +1,144 @@
+"""Entry points of the parser: decorated classes and functions, and `from_source` text.
+
+A module is parsed in two phases: first every function name is declared (so ``cls.f``,
+``Module.f`` and bare ``f`` may refer to a function defined further down), then each
+function is parsed by its dialect (`tensor.parse_prim_func`, `graph.parse_function`).
+"""
+
+import ast
+
+from pyir.ir import GlobalVar, IRModule
+
+from .core import Parser, run_parse
+from .source import PythonScope, Source
+
+DEFAULT_ALIASES = {"I": "I", "T": "T", "R": "R"}
+
+
+def aliases_from_scope(python):
+    """Dialect aliases visible in a Python scope: the defaults unless shadowed, plus any
+    other name bound to a pyir.script dialect module."""
+    aliases = {}
+    for name in DEFAULT_ALIASES:
+        found, _, _ = python.lookup(name)
+        if not found or python.module_alias(name) == DEFAULT_ALIASES[name]:
+            aliases[name] = DEFAULT_ALIASES[name]
+    for ns in python.namespaces:
+        for name in list(ns):
+            dialect = python.module_alias(name)
+            if dialect:
+                aliases.setdefault(name, dialect)
+    return aliases
+
+
+def aliases_from_imports(tree):
+    """Dialect aliases declared by ``from pyir.script import tensor as T`` style lines."""
+    aliases = dict(DEFAULT_ALIASES)
+    modules = {"ir": "I", "tensor": "T", "graph": "R"}
+    for node in tree.body:
+        if isinstance(node, ast.ImportFrom) and node.module == "pyir.script":
+            for a in node.names:
+                if a.name in modules:
+                    aliases[a.asname or a.name] = modules[a.name]
+        elif isinstance(node, ast.Import):
+            for a in node.names:
+                if a.name.startswith("pyir.script.") and a.asname:
+                    aliases[a.asname] = modules.get(a.name.rsplit(".", 1)[1])
+    return aliases
+
+
+def decorator_kind(parser, node):
+    """"prim_func", "function" or "ir_module" for a definition's pyir decorator, else None."""
+    for deco in node.decorator_list:
+        target = deco.func if isinstance(deco, ast.Call) else deco
+        name = parser.dialect_of(target)
+        if name in (("T", "prim_func"), ("R", "function"), ("I", "ir_module")):
+            return name[1]
+    return None
+
+
+def parse_function_def(parser, node):
+    """A PrimFunc or graph Function from a decorated ``def``."""
+    from . import graph, tensor
+    kind = decorator_kind(parser, node)
+    if kind == "prim_func":
+        return tensor.parse_prim_func(parser, node)
+    if kind == "function":
+        return graph.parse_function(parser, node)
+    parser.error(node, f"function {node.name!r} has no @T.prim_func or @R.function decorator",
+                 "every function in an @I.ir_module class decorated with @T.prim_func or "
+                 "@R.function")
+
+
+def parse_class(parser, node):
+    """An IRModule from a ``class`` decorated with ``@I.ir_module``."""
+    defs = []
+    for item in node.body:
+        if isinstance(item, ast.Expr) and isinstance(item.value, ast.Constant) \
+                and isinstance(item.value.value, str):
+            continue  # docstring
+        if not isinstance(item, ast.FunctionDef):
+            parser.error(item, f"only decorated functions may appear in an @I.ir_module "
+                               f"class, not {type(item).__name__}",
+                         "@T.prim_func or @R.function definitions")
+        defs.append(item)
+    seen = {}
+    for item in defs:
+        if item.name in seen:
+            parser.error(item, f"function {item.name!r} is defined twice in module "
+                               f"{node.name!r} (first at line {seen[item.name]})")
+        seen[item.name] = item.lineno
+    parser.state["class_name"] = node.name
+    parser.state["globals"] = {item.name: GlobalVar(item.name) for item in defs}
+    parser.state["global_kinds"] = {item.name: decorator_kind(parser, item) for item in defs}
+    funcs = [(item.name, parse_function_def(parser, item)) for item in defs]
+    return IRModule(tuple(funcs))
+
+
+def parse_decorated_class(cls, frame):
+    source = Source.of_class(cls, frame.f_lineno if frame else 0)
+    python = PythonScope.of_frame(frame)
+    parser = Parser(source, python, aliases_from_scope(python))
+    return run_parse(parser, parse_class, parser, source.node)
+
+
+def parse_decorated_function(func, frame):
+    source = Source.of_function(func)
+    python = PythonScope.of_frame(frame, func)
+    parser = Parser(source, python, aliases_from_scope(python))
+    parser.state["globals"] = {}
+    parser.state["global_kinds"] = {}
+    return run_parse(parser, parse_function_def, parser, source.node)
+
+
+def from_source(text, filename="<string>"):
+    """Parse script text (as printed by ``mod.script()``) into an IRModule or function.
+
+    The text is only parsed, never run: it may read no Python names but the dialect
+    modules it imports.
+    """
+    source = Source.of_text(text, filename)
+    parser = Parser(source, PythonScope(), aliases_from_imports(source.node))
+    return run_parse(parser, _parse_text, parser, source.node)
+
+
+def _parse_text(parser, tree):
+    results = []
+    for node in tree.body:
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            continue
+        if isinstance(node, ast.ClassDef) and decorator_kind(parser, node) == "ir_module":
+            results.append(parse_class(parser, node))
+        elif isinstance(node, ast.FunctionDef) and decorator_kind(parser, node):
+            parser.state["globals"] = {}
+            parser.state["global_kinds"] = {}
+            results.append(parse_function_def(parser, node))
+        else:
+            parser.error(node, "from_source text may hold only imports, one @I.ir_module class "
+                               "or decorated functions",
+                         "@I.ir_module class, @T.prim_func or @R.function")
+    if len(results) != 1:
+        parser.error(tree.body[0] if tree.body else None,
+                     f"from_source text must define exactly one module or function, "
+                     f"found {len(results)}")
+    return results[0]

@@ -1,0 +1,148 @@
+"""Finding the Python source of decorated code (files, notebook cells, text) and the
+plain constants it may read from its Python scope."""
+
+import ast
+import inspect
+import linecache
+import numbers
+import types
+
+from ..diagnostics import ParseError
+
+
+class Source:
+    """The text a definition came from: ``filename``, all ``lines`` of that file (or cell),
+    and ``node``, the ``ast`` node of the definition, positioned as in the file."""
+
+    def __init__(self, filename, lines, node):
+        self.filename = filename
+        self.lines = lines
+        self.node = node
+
+    def line(self, lineno):
+        if 1 <= lineno <= len(self.lines):
+            return self.lines[lineno - 1]
+        return None
+
+    @staticmethod
+    def of_text(text, filename="<string>"):
+        """Parse ``text`` (a whole file) without running it."""
+        lines = text.splitlines(keepends=True)
+        try:
+            tree = ast.parse(text, filename=filename)
+        except SyntaxError as e:
+            raise ParseError(f"invalid Python syntax: {e.msg}", filename, e.lineno or 0,
+                             (e.offset or 1) - 1, None,
+                             lines[e.lineno - 1] if e.lineno and e.lineno <= len(lines) else None
+                             ) from None
+        return Source(filename, lines, tree)
+
+    @staticmethod
+    def of_function(func):
+        """The source of a Python function, via its code object's file and first line."""
+        code = func.__code__
+        return _locate(code.co_filename, func.__name__, code.co_firstlineno, ast.FunctionDef)
+
+    @staticmethod
+    def of_class(cls, lineno):
+        """The source of a class; ``lineno`` is a line of its ``class`` statement or of one
+        of its decorators (taken from the decorating frame)."""
+        return _locate(inspect.getsourcefile(cls) or _module_file(cls), cls.__name__, lineno,
+                       ast.ClassDef)
+
+
+def _module_file(cls):
+    mod = inspect.getmodule(cls)
+    return getattr(mod, "__file__", None) or "<unknown>"
+
+
+def _locate(filename, name, lineno, kind):
+    # linecache knows files and also notebook cells (IPython registers each cell there).
+    lines = linecache.getlines(filename)
+    if not lines:
+        raise ParseError(f"cannot find the source of {name!r} (file {filename!r} is not "
+                         "readable); define it in a file or a notebook cell, or use "
+                         "pyir.script.from_source(text)", filename, lineno)
+    try:
+        tree = ast.parse("".join(lines), filename=filename)
+    except SyntaxError:
+        tree = None
+    node = _find(tree, name, lineno, kind) if tree is not None else None
+    if node is None:
+        raise ParseError(f"cannot find the definition of {name!r} in {filename} near line "
+                         f"{lineno}; was the file changed after it was imported?",
+                         filename, lineno)
+    return Source(filename, lines, node)
+
+
+def _find(tree, name, lineno, kind):
+    best = None
+    for node in ast.walk(tree):
+        if isinstance(node, kind) and node.name == name:
+            first = min([node.lineno] + [d.lineno for d in node.decorator_list])
+            if first <= lineno <= node.body[0].lineno:
+                return node
+            if best is None or abs(first - lineno) < abs(best[0] - lineno):
+                best = (first, node)
+    return best[1] if best else None
+
+
+_PLAIN = (bool, int, float, str, type(None))
+
+
+def plain_value(value):
+    """``value`` if it is a plain constant (number, string, bool, None, or a tuple/list of
+    them), as a Python value; otherwise None and False."""
+    if isinstance(value, _PLAIN):
+        return value, True
+    if isinstance(value, numbers.Integral):
+        return int(value), True
+    if isinstance(value, numbers.Real):
+        return float(value), True
+    if isinstance(value, (tuple, list)):
+        items = [plain_value(v) for v in value]
+        if all(ok for _, ok in items):
+            return tuple(v for v, _ in items), True
+    return None, False
+
+
+class PythonScope:
+    """Names visible where a decorated definition was written; only plain constants may
+    be read from it (anything else is reported, never called)."""
+
+    def __init__(self, *namespaces):
+        self.namespaces = [ns for ns in namespaces if ns]
+
+    @staticmethod
+    def of_frame(frame, func=None):
+        closure = {}
+        if func is not None and func.__closure__:
+            for name, cell in zip(func.__code__.co_freevars, func.__closure__):
+                try:
+                    closure[name] = cell.cell_contents
+                except ValueError:
+                    pass
+        if frame is None:
+            return PythonScope(closure)
+        return PythonScope(closure, frame.f_locals, frame.f_globals)
+
+    def lookup(self, name):
+        """(found, value, is_plain)."""
+        for ns in self.namespaces:
+            if name in ns:
+                value, ok = plain_value(ns[name])
+                return True, (value if ok else ns[name]), ok
+        return False, None, False
+
+    def module_alias(self, name):
+        """The dialect ("I", "T", "R") a name refers to, if it names a pyir.script module."""
+        for ns in self.namespaces:
+            if name in ns:
+                value = ns[name]
+                if isinstance(value, types.ModuleType):
+                    return _DIALECT_MODULES.get(value.__name__)
+                return None
+        return None
+
+
+_DIALECT_MODULES = {"pyir.script.ir": "I", "pyir.script.tensor": "T", "pyir.script.graph": "R"}
