@@ -1,1 +1,5 @@
-"""placeholder, filled by its issue."""
+"""pyir.ffi: the global function registry and the packed calling convention."""
+
+from .registry import get_global_func, list_global_funcs, register_func, remove_global_func
+
+__all__ = ["register_func", "get_global_func", "list_global_funcs", "remove_global_func"]

@@ -1,1 +1,20 @@
-"""pyir.arith: the one symbolic-arithmetic core (simplification, bounds, proofs)."""
+"""pyir.arith: the one symbolic-arithmetic core.
+
+- `simplify(expr, ranges)` / `Analyzer.simplify`: canonical, simplified expressions;
+- `Analyzer`: facts about variables (`bind`, `scope`) and questions under them
+  (`const_int_bound`, `symbolic_bound`, `can_prove`, `can_prove_equal`);
+- `relax_region`: the region an access covers while some variables run over their ranges;
+- `detect_linear`: ``expr == coeff * var + rest``;
+- `detect_iter_map`: whether block bindings are a bijective affine map of the loops.
+
+Modules: `canonical` (polynomial form), `bounds` (constant intervals), `simplify` (the
+rewrite rules), `analyzer` (facts, symbolic bounds, proofs), `region`, `iter_map`.
+"""
+
+from .analyzer import Analyzer, simplify
+from .bounds import IntBound
+from .iter_map import IterMap, detect_iter_map
+from .region import detect_linear, relax_region
+
+__all__ = ["Analyzer", "IntBound", "IterMap", "detect_iter_map", "detect_linear",
+           "relax_region", "simplify"]

@@ -1,1 +1,3 @@
-"""pyir.codegen: native code generation (LLVM through llvmlite) and the calling ABI."""
+"""pyir.codegen: LLVM code generation for lowered prim functions (`llvm.codegen`), the
+native calling convention (`abi`), targets (`target.Target`) and the IR pipeline and
+object emission (`compile`). llvmlite loads only when these submodules are imported."""

@@ -1,1 +1,34 @@
-"""placeholder, filled by its issue."""
+"""pyir.transform: the lowering passes for prim functions, in the order the build runs them.
+
+Each pass is a function ``IRModule -> IRModule``; graph functions pass through untouched.
+`PIPELINE` is the whole list; `lower` runs it.
+"""
+
+from .common import LowerError
+from .default_schedule import default_schedule
+from .entry_conditions import entry_conditions
+from .flatten import flatten_buffers
+from .lower_blocks import lower_blocks
+from .simplify import simplify
+from .storage import plan_storage
+
+PIPELINE = [
+    default_schedule,
+    lower_blocks,
+    plan_storage,
+    entry_conditions,
+    flatten_buffers,
+    simplify,
+]
+
+
+def lower(mod, default_schedule=True):
+    """Run `PIPELINE` over ``mod`` (skipping the default schedule when told to)."""
+    for p in PIPELINE:
+        if p.__name__ != "default_schedule" or default_schedule:
+            mod = p(mod)
+    return mod
+
+
+__all__ = ["PIPELINE", "lower", "LowerError", "default_schedule", "lower_blocks",
+           "plan_storage", "entry_conditions", "flatten_buffers", "simplify"]

@@ -76,14 +76,17 @@ def _locate(filename, name, lineno, kind):
 
 
 def _find(tree, name, lineno, kind):
+    candidates = [node for node in ast.walk(tree) if isinstance(node, kind) and node.name == name]
+    firsts = [min([node.lineno] + [d.lineno for d in node.decorator_list]) for node in candidates]
+    for node, first in zip(candidates, firsts):  # an exact first line wins over an enclosing def
+        if first == lineno:
+            return node
     best = None
-    for node in ast.walk(tree):
-        if isinstance(node, kind) and node.name == name:
-            first = min([node.lineno] + [d.lineno for d in node.decorator_list])
-            if first <= lineno <= node.body[0].lineno:
-                return node
-            if best is None or abs(first - lineno) < abs(best[0] - lineno):
-                best = (first, node)
+    for node, first in zip(candidates, firsts):
+        if first <= lineno <= node.body[0].lineno:
+            return node
+        if best is None or abs(first - lineno) < abs(best[0] - lineno):
+            best = (first, node)
     return best[1] if best else None
 
 

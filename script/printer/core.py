@@ -34,6 +34,7 @@ class Printer:
         self.scopes = [set()]    # names live in each open scope
         self.dialects = set()    # "I", "T", "R": used, so imported in the header
         self.module_name = None  # set while printing a module (for ``cls.f``)
+        self.state = {}          # per-dialect data kept while printing (enclosing loops)
 
     # ------------------------------------------------------------------ output
     def line(self, text=""):

@@ -1,0 +1,5 @@
+"""``python -m pyir``: run the demo."""
+
+from .demo import main
+
+main()

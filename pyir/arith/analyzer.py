@@ -1,0 +1,275 @@
+"""The Analyzer: what is known about variables, and the questions asked under that knowledge.
+
+Facts are ranges (``i in [0, n // 8)``), constant bounds (``n >= 0``) and substitutions
+(``vi = i0 * 32 + i1``). Questions: simplify, constant bounds, symbolic bounds over the
+remaining free variables, and proofs. A proof first tries constant interval arithmetic,
+then replaces every bounded variable by its symbolic bound (``i <= n // 8 - 1``),
+simplifies and tries again; that second step is how ``i * 8 + j < n`` is proven.
+"""
+
+import contextlib
+
+from ..errors import Error
+from ..ir import Binary, IntImm, PrimExpr, Range, Select, Var, convert, dtype as dt
+from ..ir.node import walk
+from .bounds import INF, ConstBounder, IntBound
+from .canonical import Poly, mono_contains
+from .simplify import Simplifier
+
+#: Symbolic proofs run at nesting depth 0 only; the simplifications they do inside use
+#: constant bounds. This keeps every question polynomial.
+_MAX_DEPTH = 1
+
+
+class Analyzer:
+    """Symbolic integer analysis under bound variables. See the module docstring."""
+
+    def __init__(self):
+        self._bounds = {}   # Var -> (lo expr | None, hi expr | None), inclusive
+        self._subst = {}    # Var -> PrimExpr
+        self._depth = 0
+        self._visiting = set()
+        self._bounder = ConstBounder(self._var_interval)
+
+    # -- facts ---------------------------------------------------------------------------
+    def bind(self, var, value):
+        """Bind ``var``: a `Range` bounds it to ``[start, start + extent)`` (and, since the
+        range holds ``var``, an extent that is a variable is known to be >= 1); an `IntBound`
+        bounds it by constants (None = open); an expression or int substitutes it."""
+        if not isinstance(var, Var):
+            raise Error(f"Analyzer.bind expects a Var, got {type(var).__name__} {var!r}")
+        if isinstance(value, Range):
+            for part in (value.start, value.extent):
+                if part.dtype != var.dtype:
+                    raise Error(f"cannot bind {var.name} ({var.dtype}) to a range of "
+                                f"{part.dtype}")
+            start, extent = self.simplify(value.start), self.simplify(value.extent)
+            self._bounds[var] = (start, self.simplify(start + extent - 1))
+            if isinstance(extent, Var) and extent not in self._subst:
+                lo, hi = self._bounds.get(extent, (None, None))  # a bound var's range
+                if lo is None or (isinstance(lo, IntImm) and lo.value < 1):  # is not empty
+                    self._bounds[extent] = (IntImm(1, extent.dtype), hi)
+        elif isinstance(value, IntBound):
+            lo, hi = (None if v is None else IntImm(v, var.dtype) for v in value)
+            self._bounds[var] = (lo, hi)
+        elif isinstance(value, (int, PrimExpr)) and not isinstance(value, bool):
+            expr = convert(value, var.dtype)
+            if expr.dtype != var.dtype:
+                raise Error(f"cannot bind {var.name} ({var.dtype}) to an expression of "
+                            f"{expr.dtype}")
+            if any(n is var for n in walk(expr)):
+                raise Error(f"cannot bind {var.name} to an expression that contains it")
+            self._subst[var] = expr
+        else:
+            raise Error(f"Analyzer.bind: cannot bind {var.name} to {type(value).__name__} "
+                        f"{value!r}; expected a Range, IntBound, PrimExpr or int")
+
+    @contextlib.contextmanager
+    def scope(self):
+        """``with ana.scope(): ana.bind(...)`` -- bindings made inside are undone on exit."""
+        saved = dict(self._bounds), dict(self._subst)
+        try:
+            yield self
+        finally:
+            self._bounds, self._subst = saved
+
+    # -- questions -----------------------------------------------------------------------
+    def simplify(self, expr):
+        """The canonical, simplified form of ``expr`` under the known facts."""
+        return Simplifier(self)(_as_expr(expr))
+
+    def const_int_bound(self, expr):
+        """`IntBound` of an integer expression."""
+        e = self.simplify(expr)
+        _require_int(e, "const_int_bound")
+        return IntBound.from_interval(self._bounder.expr(e))
+
+    def symbolic_bound(self, expr, relax_vars=None):
+        """``(lo, hi)``: inclusive bounds of ``expr`` as expressions free of the variables
+        bound on both sides (or of ``relax_vars`` only); None on a side that cannot be
+        bounded. One-sided bounds (``IntBound(0, None)``) leave a variable symbolic."""
+        e = self.simplify(expr)
+        _require_int(e, "symbolic_bound")
+        relax = self._ranged() if relax_vars is None else set(relax_vars)
+        simp = Simplifier(self)
+        p = simp.poly(e)
+        return tuple(None if b is None else b.to_expr()
+                     for b in (self._relax(p, False, relax), self._relax(p, True, relax)))
+
+    def can_prove(self, cond):
+        """True only if the bool expression ``cond`` holds for every value of the
+        variables allowed by the facts."""
+        e = self.simplify(cond)
+        if e.dtype != "bool":
+            raise Error(f"can_prove expects a bool condition, got {e.dtype} expression {e!r}")
+        return isinstance(e, IntImm) and e.value == 1
+
+    def can_prove_equal(self, a, b):
+        """True only if ``a == b`` is proven."""
+        a = _as_expr(a)
+        b = convert(b, a.dtype) if isinstance(b, int) and not isinstance(b, bool) else _as_expr(b)
+        return a.dtype == b.dtype and self.can_prove(Binary("eq", a, b))
+
+    # -- used by the simplifier ------------------------------------------------------------
+    def _var_interval(self, var):
+        if var in self._subst:
+            return self._bounder.expr(self._subst[var])
+        bounds = self._bounds.get(var)
+        if bounds is None or var in self._visiting:
+            return (-INF, INF)
+        self._visiting.add(var)
+        try:
+            lo = -INF if bounds[0] is None else self._bounder.expr(bounds[0])[0]
+            hi = INF if bounds[1] is None else self._bounder.expr(bounds[1])[1]
+        finally:
+            self._visiting.discard(var)
+        return (lo, hi)
+
+    def _interval(self, p):
+        return self._bounder.poly(p)
+
+    def _prove_nonneg(self, p):
+        """Whether the Poly ``p`` is provably >= 0."""
+        if self._bounder.poly(p)[0] >= 0:
+            return True
+        relax = self._ranged(symbolic_only=True)
+        if self._depth >= _MAX_DEPTH or not any(self._mentions(a, relax) for a in _atoms(p)):
+            return False
+        self._depth += 1
+        try:
+            lower = self._relax(p, False, relax)
+            return lower is not None and self._bounder.poly(lower)[0] >= 0
+        finally:
+            self._depth -= 1
+
+    # -- symbolic bounds -------------------------------------------------------------------
+    def _ranged(self, symbolic_only=False):
+        """The variables bounded on both sides: those a symbolic bound replaces. Proofs
+        replace only those with a non-constant bound: constant bounds lose nothing when
+        applied at the end, and keeping the variable keeps ``j - j`` at zero."""
+        return {v for v, (lo, hi) in self._bounds.items() if lo is not None and hi is not None
+                and not (symbolic_only and isinstance(lo, IntImm) and isinstance(hi, IntImm))}
+
+    def _relax(self, p, upper, relax):
+        """Bound ``p`` by replacing the variables of ``relax`` one at a time, simplifying
+        in between; a variable goes before those its own bounds mention (``j`` in
+        ``[i, n)`` before ``i``), so ``j - i`` stays >= 0."""
+        simp = Simplifier(self)
+        for var in self._dependency_order(relax):
+            if any(self._mentions(a, {var}) for a in _atoms(p)):
+                p = self._sym_poly(p, upper, {var})
+                if p is None:
+                    return None
+                p = simp.poly(p.to_expr())
+        return p
+
+    def _dependency_order(self, relax):
+        order, done = [], set()
+
+        def visit(var):
+            if var in done:
+                return
+            done.add(var)
+            for other in self._bounds:
+                if other in relax and other not in done and any(
+                        b is not None and self._mentions(b, {var}) for b in self._bounds[other]):
+                    visit(other)
+            order.append(var)
+
+        for var in [v for v in self._bounds if v in relax] + [v for v in relax
+                                                               if v not in self._bounds]:
+            visit(var)
+        return order
+
+    def _mentions(self, expr, relax):
+        return any(isinstance(n, Var) and n in relax for n in walk(expr))
+
+    def _sym_poly(self, p, upper, relax):
+        """A Poly bounding ``p`` from above (``upper``) or below, free of ``relax``."""
+        out = Poly(p.dtype, const=p.const)
+        for mono, coeff in p.terms.items():
+            term = Poly(p.dtype, {mono: coeff})
+            hot = [a for a in mono if self._mentions(a, relax)]
+            bound = None
+            if not hot:
+                bound = term
+            elif len(hot) == 1:
+                rest = mono_contains(mono, hot[:1])
+                rest_iv = self._bounder.poly(Poly(p.dtype, {rest: 1}) if rest
+                                             else Poly(p.dtype, const=1))
+                sign = 1 if coeff > 0 else -1
+                if rest_iv[1] <= 0:
+                    sign = -sign
+                if rest_iv[0] >= 0 or rest_iv[1] <= 0:
+                    atom = self._sym_atom(hot[0], upper == (sign > 0), relax)
+                    bound = None if atom is None else atom.mul_mono(rest).scale(coeff)
+            if bound is None:
+                side = self._bounder.poly(term)[1 if upper else 0]
+                if side in (INF, -INF):
+                    return None
+                bound = Poly(p.dtype, const=side)
+            out = out.add(bound)
+        return out
+
+    def _sym_atom(self, atom, upper, relax):
+        dtype = atom.dtype
+        if isinstance(atom, Var):
+            bounds = self._bounds.get(atom)
+            side = None if bounds is None else bounds[1 if upper else 0]
+            if side is None or atom in self._visiting:
+                return None
+            self._visiting.add(atom)
+            try:
+                return self._sym_poly(Poly.from_expr(side), upper, relax)
+            finally:
+                self._visiting.discard(atom)
+        simp = Simplifier(self)
+        if isinstance(atom, Binary) and atom.op in ("floordiv", "floormod"):
+            if not (isinstance(atom.b, IntImm) and atom.b.value > 0):
+                return None
+            c = Poly(dtype, const=atom.b.value)
+            inner = Poly.from_expr(atom.a)
+            if atom.op == "floordiv":
+                b = self._sym_poly(inner, upper, relax)
+                return None if b is None else simp.divmod("floordiv", b, c)
+            lo, hi = self._sym_poly(inner, False, relax), self._sym_poly(inner, True, relax)
+            if (lo is not None and hi is not None and self._bounder.poly(lo)[0] >= 0
+                    and self._bounder.poly(hi)[1] < c.const):
+                return hi if upper else lo
+            return Poly(dtype, const=c.const - 1 if upper else 0)
+        if isinstance(atom, Binary) and atom.op in ("min", "max"):
+            parts, combine = (atom.a, atom.b), atom.op
+            either = (atom.op == "min") == upper    # one side's bound is enough
+        elif isinstance(atom, Select):
+            parts, combine, either = (atom.true_value, atom.false_value), \
+                ("max" if upper else "min"), False
+        else:
+            return None
+        a, b = (self._sym_poly(simp.poly(x), upper, relax) for x in parts)
+        if a is None or b is None:
+            return (b if a is None else a) if either else None
+        return simp.poly(Binary(combine, a.to_expr(), b.to_expr()))
+
+def _atoms(p):
+    return [a for mono in p.terms for a in mono]
+
+
+def _as_expr(expr):
+    if isinstance(expr, PrimExpr):
+        return expr
+    if isinstance(expr, (int, bool)):
+        return convert(expr)
+    raise Error(f"expected a PrimExpr, got {type(expr).__name__} {expr!r}")
+
+
+def _require_int(e, what):
+    if not dt.is_integer(e.dtype) and e.dtype != "bool":
+        raise Error(f"{what} needs an integer expression, got {e.dtype} expression {e!r}")
+
+
+def simplify(expr, ranges=None):
+    """Simplify ``expr``; ``ranges`` maps Var -> Range (or IntBound) for known bounds."""
+    ana = Analyzer()
+    for var, rng in (ranges or {}).items():
+        ana.bind(var, rng)
+    return ana.simplify(expr)

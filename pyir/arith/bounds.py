@@ -1,0 +1,171 @@
+"""Constant integer bounds: interval arithmetic over expressions and polynomials.
+
+Internally an interval is ``(lo, hi)`` with ``-inf`` / ``inf`` (floats) for an open
+side and Python ints otherwise; `IntBound` is the public form with None for open sides.
+Variables get their intervals from a lookup function (the Analyzer's knowledge).
+"""
+
+import math
+from typing import NamedTuple, Optional
+
+from ..ir import (COMPARE_OPS, LOGIC_OPS, Binary, BufferLoad, Cast, IntImm, Not, Select, Var,
+                  dtype as dt)
+
+INF = math.inf
+EVERYTHING = (-INF, INF)
+
+
+class IntBound(NamedTuple):
+    """Inclusive integer bounds; None means unbounded on that side."""
+
+    min: Optional[int]
+    max: Optional[int]
+
+    @staticmethod
+    def from_interval(iv):
+        lo, hi = iv
+        return IntBound(None if lo == -INF else lo, None if hi == INF else hi)
+
+
+def dtype_interval(dtype):
+    """The values a ``dtype`` can hold; int64 is treated as unbounded."""
+    if dtype == "bool":
+        return (0, 1)
+    if dt.is_uint(dtype):
+        return (0, INF if dt.bits(dtype) == 64 else (1 << dt.bits(dtype)) - 1)
+    if dt.is_int(dtype) and dt.bits(dtype) < 64:
+        half = 1 << (dt.bits(dtype) - 1)
+        return (-half, half - 1)
+    return EVERYTHING
+
+
+def intersect(a, b):
+    return (max(a[0], b[0]), min(a[1], b[1]))
+
+
+def union(a, b):
+    return (min(a[0], b[0]), max(a[1], b[1]))
+
+
+def add(a, b):
+    return (_sum(a[0], b[0], -INF), _sum(a[1], b[1], INF))
+
+
+def _sum(x, y, open_side):
+    return open_side if open_side in (x, y) else x + y
+
+
+def _mul(x, y):
+    return 0 if x == 0 or y == 0 else x * y
+
+
+def mul(a, b):
+    corners = [_mul(x, y) for x in a for y in b]
+    return (min(corners), max(corners))
+
+
+def scale(a, k):
+    return mul(a, (k, k))
+
+
+def _fdiv(x, d):
+    """floor(x / d) for d > 0, either possibly infinite."""
+    if x in (INF, -INF):
+        return x
+    if d == INF:
+        return 0 if x >= 0 else -1
+    return x // d
+
+
+def floordiv(a, b):
+    if b[0] >= 1:
+        lo = min(_fdiv(a[0], b[0]), _fdiv(a[0], b[1]))
+        hi = max(_fdiv(a[1], b[0]), _fdiv(a[1], b[1]))
+        return (lo, hi)
+    if b[1] <= -1:
+        return floordiv((-a[1], -a[0]), (-b[1], -b[0]))
+    return EVERYTHING
+
+
+def floormod(a, b):
+    if b[0] == b[1] and b[0] not in (INF, -INF) and b[0] > 0 and -INF < a[0] and a[1] < INF:
+        c = b[0]
+        if a[0] // c == a[1] // c:
+            q = a[0] // c
+            return (a[0] - q * c, a[1] - q * c)
+    if b[0] >= 1:
+        hi = b[1] - 1
+        if a[0] >= 0:
+            hi = min(hi, a[1])
+        return (0, hi)
+    if b[1] <= -1:
+        lo = b[0] + 1
+        if a[1] <= 0:
+            lo = max(lo, a[0])
+        return (lo, 0)
+    return EVERYTHING
+
+
+class ConstBounder:
+    """Interval of an expression given ``var_interval(var) -> interval``."""
+
+    def __init__(self, var_interval):
+        self.var_interval = var_interval
+
+    def expr(self, e):
+        return intersect(self._expr(e), dtype_interval(e.dtype))
+
+    def _expr(self, e):
+        if isinstance(e, IntImm):
+            return (e.value, e.value)
+        if isinstance(e, Var):
+            return self.var_interval(e)
+        if isinstance(e, Binary):
+            return self._binary(e)
+        if isinstance(e, Not):
+            return (0, 1)
+        if isinstance(e, Select):
+            cond = self.expr(e.cond)
+            if cond == (1, 1):
+                return self.expr(e.true_value)
+            if cond == (0, 0):
+                return self.expr(e.false_value)
+            return union(self.expr(e.true_value), self.expr(e.false_value))
+        if isinstance(e, Cast) and not dt.is_float(e.value.dtype):
+            return self.expr(e.value)
+        if isinstance(e, BufferLoad):
+            return dtype_interval(e.dtype)
+        return EVERYTHING
+
+    def _binary(self, e):
+        op = e.op
+        if op in COMPARE_OPS or op in LOGIC_OPS:
+            return (0, 1)
+        if dt.is_float(e.dtype):
+            return EVERYTHING
+        a, b = self.expr(e.a), self.expr(e.b)
+        if op == "add":
+            return add(a, b)
+        if op == "sub":
+            return add(a, scale(b, -1))
+        if op == "mul":
+            return mul(a, b)
+        if op == "floordiv":
+            return floordiv(a, b)
+        if op == "floormod":
+            return floormod(a, b)
+        if op == "min":
+            return (min(a[0], b[0]), min(a[1], b[1]))
+        if op == "max":
+            return (max(a[0], b[0]), max(a[1], b[1]))
+        return EVERYTHING
+
+    def poly(self, p):
+        """Interval of a `Poly` (each monomial bounded as a product of its atoms)."""
+        total = (p.const, p.const)
+        for mono, coeff in p.terms.items():
+            iv = (1, 1)
+            for atom in mono:
+                iv = mul(iv, self.expr(atom))
+            total = add(total, scale(iv, coeff))
+        return intersect(total, dtype_interval(p.dtype))

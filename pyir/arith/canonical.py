@@ -1,0 +1,177 @@
+"""The canonical polynomial form of integer expressions.
+
+A `Poly` is ``sum(coeff * monomial) + const`` over *atoms*: integer expressions that are
+not sums, products or constants (variables, ``//`` and ``%`` nodes, min/max, loads, ...).
+A monomial is a tuple of atoms sorted by `expr_key`, so ``i * n`` and ``n * i`` merge.
+Terms keep the order in which they first appeared, which is how the simplifier keeps
+``i * 8 + j`` reading as written. Coefficients wrap to the dtype's width.
+
+`Poly.from_expr` reads an expression structurally (no simplification of atoms) and
+`Poly.to_expr` writes one back; on canonical expressions the two are inverse.
+"""
+
+from ..ir import Binary, IntImm, dtype as dt
+from ..ir.node import IdentityNode, Node, node_fields
+
+#: Binary operators whose integer forms the polynomial layer understands.
+POLY_OPS = ("add", "sub", "mul")
+
+
+def wrap(value, dtype):
+    """``value`` reduced to the range of the integer ``dtype`` (two's complement)."""
+    bits = dt.bits(dtype)
+    value &= (1 << bits) - 1
+    if dt.is_int(dtype) and value >= 1 << (bits - 1):
+        value -= 1 << bits
+    return value
+
+
+def expr_key(node):
+    """A string that orders expressions by structure and variable names only."""
+    if isinstance(node, IntImm):
+        return f"{node.value}"
+    if isinstance(node, IdentityNode):
+        return f"{node.name}"
+    if isinstance(node, Binary):
+        return f"({node.op} {expr_key(node.a)} {expr_key(node.b)})"
+    if isinstance(node, tuple):
+        return "[" + " ".join(expr_key(x) for x in node) + "]"
+    if isinstance(node, Node):
+        parts = " ".join(expr_key(v) for _, v in node_fields(node))
+        return f"({type(node).__name__} {parts})"
+    return repr(node)
+
+
+def mono_mul(m1, m2):
+    return tuple(sorted(m1 + m2, key=expr_key))
+
+
+def mono_contains(mono, sub):
+    """If the multiset ``sub`` is inside ``mono``, the rest of ``mono``; else None."""
+    rest = list(mono)
+    for atom in sub:
+        if atom not in rest:
+            return None
+        rest.remove(atom)
+    return tuple(rest)
+
+
+class Poly:
+    """An integer polynomial: ``terms`` maps monomial -> nonzero coefficient."""
+
+    __slots__ = ("dtype", "terms", "const")
+
+    def __init__(self, dtype, terms=None, const=0):
+        self.dtype = dtype
+        self.terms = {}
+        self.const = wrap(const, dtype)
+        for mono, coeff in (terms or {}).items():
+            self._add_term(mono, coeff)
+
+    @staticmethod
+    def atom(expr):
+        return Poly(expr.dtype, {(expr,): 1})
+
+    def _add_term(self, mono, coeff):
+        if mono == ():
+            self.const = wrap(self.const + coeff, self.dtype)
+            return
+        c = wrap(self.terms.get(mono, 0) + coeff, self.dtype)
+        if c:
+            self.terms[mono] = c
+        else:
+            self.terms.pop(mono, None)
+
+    @property
+    def is_const(self):
+        return not self.terms
+
+    def single_term(self):
+        """``(monomial, coeff)`` if this is one term with no constant, else None."""
+        if len(self.terms) == 1 and self.const == 0:
+            return next(iter(self.terms.items()))
+        return None
+
+    def add(self, other, scale=1):
+        """``self + scale * other`` as a new Poly."""
+        out = Poly(self.dtype, self.terms, self.const)
+        for mono, coeff in other.terms.items():
+            out._add_term(mono, coeff * scale)
+        out._add_term((), other.const * scale)
+        return out
+
+    def sub(self, other):
+        return self.add(other, -1)
+
+    def scale(self, k):
+        return Poly(self.dtype).add(self, k)
+
+    def mul(self, other):
+        out = Poly(self.dtype, const=self.const * other.const)
+        for m1, c1 in list(self.terms.items()) + [((), self.const)]:
+            for m2, c2 in list(other.terms.items()) + [((), other.const)]:
+                if m1 or m2:
+                    out._add_term(mono_mul(m1, m2), c1 * c2)
+        return out
+
+    def mul_mono(self, mono):
+        return self.mul(Poly(self.dtype, {mono: 1}) if mono else Poly(self.dtype, const=1))
+
+    @staticmethod
+    def from_expr(expr):
+        """The polynomial of an integer expression, read structurally."""
+        if isinstance(expr, IntImm):
+            return Poly(expr.dtype, const=expr.value)
+        if isinstance(expr, Binary) and expr.op in POLY_OPS:
+            a, b = Poly.from_expr(expr.a), Poly.from_expr(expr.b)
+            if expr.op == "add":
+                return a.add(b)
+            if expr.op == "sub":
+                return a.sub(b)
+            return a.mul(b)
+        return Poly.atom(expr)
+
+    def to_expr(self):
+        """The expression of this polynomial: terms in order (a positive one first, if
+        any), the constant last (first only to read ``c - x``)."""
+        dtype = self.dtype
+        terms = list(self.terms.items())
+        if not terms:
+            return IntImm(self.const, dtype)
+        first_pos = next((k for k, (_, c) in enumerate(terms) if c > 0), None)
+        if first_pos:
+            terms.insert(0, terms.pop(first_pos))
+        const = self.const
+        mono, coeff = terms[0]
+        if coeff > 0:
+            expr = _term(mono, coeff, dtype)
+        elif const > 0:
+            expr, const = IntImm(const, dtype), 0
+            expr = Binary("sub", expr, _term(mono, -coeff, dtype))
+        else:
+            expr = Binary("mul", _mono_expr(mono), IntImm(coeff, dtype))
+        for mono, coeff in terms[1:]:
+            if coeff > 0:
+                expr = Binary("add", expr, _term(mono, coeff, dtype))
+            else:
+                expr = Binary("sub", expr, _term(mono, -coeff, dtype))
+        if const > 0:
+            expr = Binary("add", expr, IntImm(const, dtype))
+        elif const < 0:
+            expr = Binary("sub", expr, IntImm(-const, dtype))
+        return expr
+
+    def __repr__(self):
+        return f"Poly({self.to_expr()!r})"
+
+
+def _mono_expr(mono):
+    expr = mono[0]
+    for atom in mono[1:]:
+        expr = Binary("mul", expr, atom)
+    return expr
+
+
+def _term(mono, coeff, dtype):
+    expr = _mono_expr(mono)
+    return expr if coeff == 1 else Binary("mul", expr, IntImm(coeff, dtype))

@@ -1,0 +1,76 @@
+"""From LLVM IR text to optimized modules and object code.
+
+``IR_LEVELS`` name the IR pipelines: "none"; "fast" (inline, SROA, instcombine,
+simplifycfg, loop unrolling: cheap, and enough for IR that codegen already vectorized);
+"O1".."O3" (LLVM's standard pipelines through the new pass manager). Machine code is
+always generated at opt level 3.
+
+Default "O3": measured here (Zen 5), the IR passes cost 10-24 ms per kernel against 5 ms
+for "fast", but loops the default schedule leaves to LLVM (reductions, matmul) ran 3-5x
+faster (row sum 512x4096: 1.3 ms vs 6.8 ms). Hand-scheduled, already vectorized kernels
+can ask for "fast".
+"""
+
+import llvmlite.binding as llvm
+
+from .target import Target, init_llvm
+
+IR_LEVELS = ("none", "fast", "O1", "O2", "O3")
+DEFAULT_IR_LEVEL = "O3"
+
+
+def parse(llvm_ir):
+    """A verified ModuleRef from IR text."""
+    init_llvm()
+    mod = llvm.parse_assembly(llvm_ir)
+    mod.verify()
+    return mod
+
+
+def optimize(mod, tm, level=DEFAULT_IR_LEVEL):
+    """Run the IR pipeline ``level`` over ModuleRef ``mod`` in place for machine ``tm``."""
+    if level not in IR_LEVELS:
+        raise ValueError(f"unknown IR optimization level {level!r}; expected one of "
+                         f"{', '.join(IR_LEVELS)}")
+    if level == "none":
+        return mod
+    pto = llvm.create_pipeline_tuning_options(speed_level=1 if level == "fast" else int(level[1]))
+    pb = llvm.create_pass_builder(tm, pto)
+    if level == "fast":
+        pm = llvm.create_new_module_pass_manager()
+        pm.add_always_inliner_pass()
+        pm.add_sroa_pass()
+        pm.add_instruction_combine_pass()
+        pm.add_simplify_cfg_pass()
+        pm.add_loop_unroll_pass()
+        pm.add_instruction_combine_pass()
+    else:
+        pm = pb.getModulePassManager()
+    pm.run(mod, pb)
+    return mod
+
+
+def optimize_and_emit(llvm_ir, target="llvm", level=DEFAULT_IR_LEVEL, reloc="default"):
+    """Parse and optimize ``llvm_ir``; return (ModuleRef, a fresh TargetMachine).
+
+    ``reloc="pic"`` for object code that goes into a shared library, ``"default"`` for
+    the JIT (hand the machine to exactly one engine: the engine takes ownership).
+    """
+    target = Target.from_string(target)
+    tm = target.create_target_machine(reloc=reloc)
+    mod = parse(llvm_ir)
+    mod.triple = target.triple
+    mod.data_layout = str(tm.target_data)
+    optimize(mod, tm, level)
+    return mod, tm
+
+
+def emit_object(llvm_ir, target="llvm", level=DEFAULT_IR_LEVEL):
+    """Position-independent object code for a shared library."""
+    mod, tm = optimize_and_emit(llvm_ir, target, level, reloc="pic")
+    return tm.emit_object(mod)
+
+
+def emit_assembly(llvm_ir, target="llvm", level=DEFAULT_IR_LEVEL):
+    mod, tm = optimize_and_emit(llvm_ir, target, level)
+    return tm.emit_assembly(mod)

@@ -1,0 +1,307 @@
+"""Expressions to LLVM values, scalar or vector.
+
+A value is a vector exactly when it varies across the lanes of the vectorized loop being
+emitted; uniform values stay scalar and are broadcast where they meet vectors. Loads
+and stores find their address once per vector when the index moves by one per lane.
+"""
+
+import llvmlite.ir as ir
+
+from ..ir import dtype as dt
+from ..ir import expr as E
+from ..ir.node import walk
+from ..transform.linear import coefficient
+from . import types as T
+
+_ICMP_SIGNED = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
+_FCMP = {"eq": ("==", True), "ne": ("!=", False), "lt": ("<", True), "le": ("<=", True),
+         "gt": (">", True), "ge": (">=", True)}
+_SIMPLE_INTRINSICS = {"exp": "exp", "log": "log", "sqrt": "sqrt", "sin": "sin", "cos": "cos",
+                      "floor": "floor", "ceil": "ceil", "tanh": "tanh", "pow": "pow"}
+_LIBM = {"erf": {"float32": "erff", "float64": "erf"}}
+
+
+def has_side_reads(e):
+    """True when evaluating ``e`` may touch memory or call out (so it must not run
+    speculatively)."""
+    return any(isinstance(n, (E.BufferLoad, E.Call)) for n in walk(e))
+
+
+class ExprEmitter:
+    """Mixin for the function emitter: needs ``b`` (builder), ``env`` (Var -> value),
+    ``bufs`` (Buffer -> pointer), ``ctx`` (module context), ``lanes``, ``vvar`` (the
+    vectorized loop variable or None) and ``nonneg(expr)``."""
+
+    # ------------------------------------------------------------ vector helpers
+    def broadcast(self, v, lanes):
+        if lanes == 1 or isinstance(v.type, ir.VectorType):
+            return v
+        vt = ir.VectorType(v.type, lanes)
+        one = self.b.insert_element(ir.Constant(vt, ir.Undefined), v, T.int_const(0, 32))
+        return self.b.shuffle_vector(one, ir.Constant(vt, ir.Undefined),
+                                     ir.Constant(ir.VectorType(T.I32, lanes), [0] * lanes))
+
+    def unify(self, *vals):
+        lanes = max(T.lanes_of(v) for v in vals)
+        return [self.broadcast(v, lanes) for v in vals]
+
+    def ramp(self, base, lanes):
+        step = ir.Constant(ir.VectorType(T.I64, lanes), list(range(lanes)))
+        return self.b.add(self.broadcast(base, lanes), step)
+
+    def varying(self, e):
+        return any(isinstance(n, E.Var) and n in self.env
+                   and isinstance(self.env[n].type, ir.VectorType) for n in walk(e))
+
+    # ------------------------------------------------------------ entry point
+    def expr(self, e):
+        method = getattr(self, "_e_" + type(e).__name__, None)
+        if method is None:
+            raise self.error(f"cannot compile a {type(e).__name__} expression")
+        return method(e)
+
+    def _e_IntImm(self, e):
+        return T.constant(e.dtype, e.value)
+
+    def _e_FloatImm(self, e):
+        return T.constant(e.dtype, e.value)
+
+    def _e_Var(self, e):
+        if e not in self.env:
+            raise self.error(f"variable {e.name} is used but has no value here")
+        return self.env[e]
+
+    def _e_Not(self, e):
+        v = self.expr(e.a)
+        return self.b.xor(v, T.constant("bool", 1, T.lanes_of(v)))
+
+    # ------------------------------------------------------------ memory
+    def address(self, buf, index):
+        return self.b.gep(self.bufs[buf], [index], inbounds=True,
+                          source_etype=T.memory_type(buf.dtype))
+
+    def _e_BufferLoad(self, e):
+        (index,) = e.indices
+        buf = e.buffer
+        if self.vvar is not None and self.varying(index):
+            c = coefficient(index, self.vvar)
+            if c == 1 and not self._varying_besides_vvar(index):
+                base = self.scalar_at_lane0(index)
+                vt = T.memory_type(buf.dtype, self.lanes)
+                v = self.b.load(self.address(buf, base), typ=vt, align=dt.nbytes(buf.dtype))
+                return self.from_memory(v, buf.dtype)
+            idx = self.expr(index)
+            out = ir.Constant(T.value_type(buf.dtype, self.lanes), ir.Undefined)
+            for lane in range(self.lanes):
+                i = self.b.extract_element(idx, T.int_const(lane, 32))
+                out = self.b.insert_element(out, self._scalar_load(buf, i), T.int_const(lane, 32))
+            return out
+        return self._scalar_load(buf, self.expr(index))
+
+    def _scalar_load(self, buf, index):
+        v = self.b.load(self.address(buf, index), typ=T.memory_type(buf.dtype),
+                        align=dt.nbytes(buf.dtype))
+        return self.from_memory(v, buf.dtype)
+
+    def from_memory(self, v, dtype):
+        if dtype != "bool":
+            return v
+        return self.b.icmp_unsigned("!=", v, ir.Constant(v.type, None))
+
+    def to_memory(self, v, dtype):
+        if dtype != "bool":
+            return v
+        return self.b.zext(v, T.memory_type("bool", T.lanes_of(v)))
+
+    def _varying_besides_vvar(self, e):
+        return any(isinstance(n, E.Var) and n is not self.vvar and n in self.env
+                   and isinstance(self.env[n].type, ir.VectorType) for n in walk(e))
+
+    def scalar_at_lane0(self, e):
+        """``e`` evaluated with the vector variable at its first lane (a scalar)."""
+        saved = self.env[self.vvar]
+        self.env[self.vvar] = self.vbase
+        try:
+            return self.expr(e)
+        finally:
+            self.env[self.vvar] = saved
+
+    # ------------------------------------------------------------ arithmetic
+    def _e_Binary(self, e):
+        if e.op in ("and", "or") and has_side_reads(e.b):
+            return self._short_circuit(e)
+        if e.op in ("floordiv", "floormod"):
+            return self._floor_div_mod(e)
+        a, b = self.unify(self.expr(e.a), self.expr(e.b))
+        d = e.a.dtype
+        bld = self.b
+        if e.op in ("add", "sub", "mul"):
+            if dt.is_float(d):
+                return {"add": bld.fadd, "sub": bld.fsub, "mul": bld.fmul}[e.op](a, b)
+            return {"add": bld.add, "sub": bld.sub, "mul": bld.mul}[e.op](a, b)
+        if e.op == "div":
+            return bld.fdiv(a, b)
+        if e.op in ("min", "max"):
+            less = self.compare("lt" if e.op == "min" else "gt", a, b, d)
+            return bld.select(less, a, b)
+        if e.op in _ICMP_SIGNED:
+            return self.compare(e.op, a, b, d)
+        return bld.and_(a, b) if e.op == "and" else bld.or_(a, b)
+
+    def compare(self, op, a, b, d):
+        if dt.is_float(d):
+            sym, ordered = _FCMP[op]
+            return (self.b.fcmp_ordered if ordered else self.b.fcmp_unordered)(sym, a, b)
+        if dt.is_int(d):
+            return self.b.icmp_signed(_ICMP_SIGNED[op], a, b)
+        return self.b.icmp_unsigned(_ICMP_SIGNED[op], a, b)
+
+    def _floor_div_mod(self, e):
+        d = e.a.dtype
+        a, b = self.unify(self.expr(e.a), self.expr(e.b))
+        bld = self.b
+        if dt.is_float(d):
+            q = self.intrinsic("floor", [bld.fdiv(a, b)])
+            return q if e.op == "floordiv" else bld.fsub(a, bld.fmul(q, b))
+        if not dt.is_int(d):
+            return (bld.udiv if e.op == "floordiv" else bld.urem)(a, b)
+        if isinstance(e.b, E.IntImm) and e.b.value > 0 and self.nonneg(e.a):
+            return (bld.sdiv if e.op == "floordiv" else bld.srem)(a, b)
+        q, r = bld.sdiv(a, b), bld.srem(a, b)
+        zero = ir.Constant(a.type, None)
+        # Round toward minus infinity: adjust when the remainder and divisor differ in sign.
+        adjust = bld.and_(bld.icmp_signed("!=", r, zero),
+                          bld.icmp_signed("<", bld.xor(r, b), zero))
+        if e.op == "floordiv":
+            return bld.sub(q, bld.zext(adjust, a.type))
+        return bld.add(r, bld.select(adjust, b, zero))
+
+    def _short_circuit(self, e):
+        """``a and b`` / ``a or b`` evaluating ``b`` only when needed (b reads memory)."""
+        a = self.expr(e.a)
+        if isinstance(a.type, ir.VectorType) or self.varying(e.b):
+            raise self.error("a vectorized 'and'/'or' whose right side reads memory")
+        start = self.b.block
+        rhs_block = self.b.append_basic_block("sc.rhs")
+        end = self.b.append_basic_block("sc.end")
+        if e.op == "and":
+            self.b.cbranch(a, rhs_block, end)
+        else:
+            self.b.cbranch(a, end, rhs_block)
+        self.b.position_at_end(rhs_block)
+        bv = self.expr(e.b)
+        rhs_end = self.b.block
+        self.b.branch(end)
+        self.b.position_at_end(end)
+        phi = self.b.phi(T.I1)
+        phi.add_incoming(ir.Constant(T.I1, e.op == "or"), start)
+        phi.add_incoming(bv, rhs_end)
+        return phi
+
+    def _e_Select(self, e):
+        cond = self.expr(e.cond)
+        if not isinstance(cond.type, ir.VectorType) and (
+                has_side_reads(e.true_value) or has_side_reads(e.false_value)):
+            return self.branch_value(cond, lambda: self.expr(e.true_value),
+                                     lambda: self.expr(e.false_value))
+        cond, t, f = self.unify(cond, self.expr(e.true_value), self.expr(e.false_value))
+        return self.b.select(cond, t, f)
+
+    def branch_value(self, cond, then_fn, else_fn):
+        """A value computed on one of two branches, chosen by a scalar ``cond``."""
+        then_block = self.b.append_basic_block("sel.then")
+        else_block = self.b.append_basic_block("sel.else")
+        end = self.b.append_basic_block("sel.end")
+        self.b.cbranch(cond, then_block, else_block)
+        self.b.position_at_end(then_block)
+        tv = then_fn()
+        then_end = self.b.block
+        self.b.position_at_end(else_block)
+        fv = else_fn()
+        else_end = self.b.block
+        lanes = max(T.lanes_of(tv), T.lanes_of(fv))
+        self.b.position_at_end(then_end)
+        tv = self.broadcast(tv, lanes)
+        self.b.branch(end)
+        self.b.position_at_end(else_end)
+        fv = self.broadcast(fv, lanes)
+        self.b.branch(end)
+        self.b.position_at_end(end)
+        phi = self.b.phi(tv.type)
+        phi.add_incoming(tv, then_end)
+        phi.add_incoming(fv, else_end)
+        return phi
+
+    def _e_Cast(self, e):
+        v = self.expr(e.value)
+        return self.convert(v, e.value.dtype, e.dtype)
+
+    def convert(self, v, src, dst):
+        if src == dst:
+            return v
+        lanes = T.lanes_of(v)
+        to = T.value_type(dst, lanes)
+        bld = self.b
+        if dst == "bool":
+            zero = ir.Constant(v.type, None)
+            if dt.is_float(src):
+                return bld.fcmp_unordered("!=", v, zero)
+            return bld.icmp_unsigned("!=", v, zero)
+        if dt.is_float(src) and dt.is_float(dst):
+            return (bld.fpext if dt.bits(dst) > dt.bits(src) else bld.fptrunc)(v, to)
+        if dt.is_float(src):
+            return (bld.fptosi if dt.is_int(dst) else bld.fptoui)(v, to)
+        signed = dt.is_int(src)
+        if dt.is_float(dst):
+            return (bld.sitofp if signed else bld.uitofp)(v, to)
+        sb, db = dt.bits(src), dt.bits(dst)
+        if db == sb:
+            return v
+        if db < sb:
+            return bld.trunc(v, to)
+        return (bld.sext if signed else bld.zext)(v, to)
+
+    # ------------------------------------------------------------ calls
+    def _e_Call(self, e):
+        if e.op == "call_extern":
+            return self.call_extern(e)
+        args = [self.expr(a) for a in e.args]
+        args = self.unify(*args)
+        d = e.dtype
+        if e.op in _SIMPLE_INTRINSICS:
+            return self.intrinsic(_SIMPLE_INTRINSICS[e.op], args)
+        if e.op == "abs":
+            if dt.is_float(d):
+                return self.intrinsic("fabs", args)
+            if dt.is_int(d):
+                return self.intrinsic("abs", args + [ir.Constant(T.I1, 0)])
+            return args[0]
+        one = T.constant(d, 1, T.lanes_of(args[0]))
+        if e.op == "sigmoid":
+            neg = self.b.fneg(args[0])
+            return self.b.fdiv(one, self.b.fadd(one, self.intrinsic("exp", [neg])))
+        if e.op == "rsqrt":
+            return self.b.fdiv(one, self.intrinsic("sqrt", args))
+        if e.op in _LIBM:
+            return self.libm(_LIBM[e.op], d, args[0])
+        raise self.error(f"intrinsic {e.op} is not supported by the LLVM backend")
+
+    def intrinsic(self, name, args):
+        ty = args[0].type
+        fn = self.ctx.declare(f"llvm.{name}.{T.suffix(ty)}", ty, [a.type for a in args])
+        return self.b.call(fn, args)
+
+    def libm(self, names, dtype, x):
+        """Call a libm function per lane (float16 goes through float32)."""
+        work = "float32" if dtype == "float16" else dtype
+        scalar_t = T.value_type(work)
+        fn = self.ctx.declare(names[work], scalar_t, [scalar_t])
+        lanes = T.lanes_of(x)
+        if lanes == 1:
+            return self.convert(self.b.call(fn, [self.convert(x, dtype, work)]), work, dtype)
+        out = ir.Constant(x.type, ir.Undefined)
+        for lane in range(lanes):
+            xi = self.b.extract_element(x, T.int_const(lane, 32))
+            yi = self.convert(self.b.call(fn, [self.convert(xi, dtype, work)]), work, dtype)
+            out = self.b.insert_element(out, yi, T.int_const(lane, 32))
+        return out

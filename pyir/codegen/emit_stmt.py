@@ -1,0 +1,311 @@
+"""Statements to LLVM: loops of every kind, allocations, ifs, stores and extern calls.
+
+`FunctionEmitter` fills one LLVM function from a lowered (block-free, flat) body. Parallel
+loops are outlined into ``i32 @<f>.par<k>(i64 begin, i64 end, ptr closure)`` and run
+through ``@pyir_parallel_for``; vectorized loops become a vector main loop plus a scalar
+tail (or, when the body cannot be vectorized directly, a scalar loop carrying LLVM's
+vectorize hint); unrolled loops with a small constant extent are unrolled here.
+"""
+
+import llvmlite.ir as ir
+
+from ..errors import Error
+from ..ir import dtype as dt
+from ..ir import expr as E
+from ..ir import stmt as S
+from ..ir.node import walk
+from ..transform.linear import coefficient
+from ..transform.storage import HEAP_ALIGNMENT
+from . import types as T
+from .abi import STATUS_EXTERN_FAILED, STATUS_NO_MEMORY
+from .emit_expr import ExprEmitter
+from .vectorize import can_vectorize, choose_lanes
+
+#: Unrolled loops with a constant extent up to this are unrolled by codegen; longer or
+#: symbolic ones get LLVM's unroll hint.
+MAX_UNROLL = 64
+
+PARALLEL_FOR = "pyir_parallel_for"
+
+
+class CodegenError(Error):
+    """The LLVM backend cannot compile a construct (names the function and construct)."""
+
+
+class FunctionEmitter(ExprEmitter):
+    def __init__(self, ctx, fn, func_name, storage, scope, in_parallel=False):
+        self.ctx, self.fn, self.name = ctx, fn, func_name
+        self.storage, self.scope, self.in_parallel = storage, scope, in_parallel
+        entry = fn.append_basic_block("entry")
+        self.allocas = ir.IRBuilder(entry)
+        self.b = ir.IRBuilder(fn.append_basic_block("body"))
+        self.env, self.bufs, self.heaps = {}, {}, []
+        self.lanes, self.vvar, self.vbase = 1, None, None
+
+    def error(self, msg):
+        return CodegenError(f"prim function {self.name}: {msg}")
+
+    def finish(self):
+        """Close the entry block and return 0 from the current block."""
+        self.allocas.branch(self.fn.blocks[1])
+        self.b.ret(T.int_const(0, 32))
+
+    def nonneg(self, e):
+        lo, _ = self.scope.const_bound(e)
+        return lo is not None and lo >= 0
+
+    # ------------------------------------------------------------ statements
+    def stmt(self, s):
+        method = getattr(self, "_s_" + type(s).__name__, None)
+        if method is None:
+            raise self.error(f"cannot compile a {type(s).__name__} statement; lower the "
+                             "function with pyir.transform.lower first")
+        method(s)
+
+    def _s_SeqStmt(self, s):
+        for x in s.stmts:
+            self.stmt(x)
+
+    def _s_BufferStore(self, s):
+        (index,) = s.indices
+        buf = s.buffer
+        value = self.expr(s.value)
+        if self.vvar is not None and self.varying(index):
+            if coefficient(index, self.vvar) == 1 and not self._varying_besides_vvar(index):
+                value = self.broadcast(value, self.lanes)
+                self.b.store(self.to_memory(value, buf.dtype),
+                             self.address(buf, self.scalar_at_lane0(index)),
+                             align=dt.nbytes(buf.dtype))
+                return
+            idx = self.expr(index)
+            value = self.broadcast(value, self.lanes)
+            for lane in range(self.lanes):
+                li = T.int_const(lane, 32)
+                v = self.b.extract_element(value, li)
+                self.b.store(self.to_memory(v, buf.dtype),
+                             self.address(buf, self.b.extract_element(idx, li)),
+                             align=dt.nbytes(buf.dtype))
+            return
+        if isinstance(value.type, ir.VectorType):
+            value = self.b.extract_element(value, T.int_const(self.lanes - 1, 32))
+        self.b.store(self.to_memory(value, buf.dtype), self.address(buf, self.expr(index)),
+                     align=dt.nbytes(buf.dtype))
+
+    def _s_LetStmt(self, s):
+        self.env[s.var] = self.expr(s.value)
+        self.stmt(s.body)
+
+    def _s_IfThenElse(self, s):
+        cond = self.expr(s.condition)
+        if isinstance(cond.type, ir.VectorType):
+            raise self.error("an if whose condition varies across a vectorized loop")
+        then_bb = self.b.append_basic_block("if.then")
+        end_bb = self.b.append_basic_block("if.end")
+        else_bb = self.b.append_basic_block("if.else") if s.else_case is not None else end_bb
+        self.b.cbranch(cond, then_bb, else_bb)
+        self.b.position_at_end(then_bb)
+        self.stmt(s.then_case)
+        self.b.branch(end_bb)
+        if s.else_case is not None:
+            self.b.position_at_end(else_bb)
+            self.stmt(s.else_case)
+            self.b.branch(end_bb)
+        self.b.position_at_end(end_bb)
+
+    def _s_Evaluate(self, s):
+        if isinstance(s.value, E.Call) and s.value.op == "call_extern":
+            result = self.call_extern(s.value)
+            if s.value.dtype == "int32":
+                failed = self.b.icmp_signed("!=", result, T.int_const(0, 32))
+                self.return_if(failed, T.int_const(STATUS_EXTERN_FAILED, 32))
+            return
+        self.expr(s.value)
+
+    def call_extern(self, call):
+        name = call.args[0].value
+        args = []
+        for a in call.args[1:]:
+            if isinstance(a, E.BufferLoad):
+                args.append(self.address(a.buffer, self.expr(a.indices[0])))
+            else:
+                v = self.expr(a)
+                if isinstance(v.type, ir.VectorType):
+                    raise self.error(f"call_extern({name!r}) inside a vectorized loop")
+                args.append(self.to_memory(v, a.dtype))
+        ret = T.value_type(call.dtype) if call.dtype in dt.DTYPES else ir.VoidType()
+        fn = self.ctx.declare(self.ctx.extern_symbol(name), ret, [a.type for a in args])
+        result = self.b.call(fn, args)
+        return result if call.dtype in dt.DTYPES else T.int_const(0, 32)
+
+    def return_if(self, cond, status):
+        """Return ``status`` (freeing live heap buffers) when ``cond`` holds."""
+        fail = self.b.append_basic_block("fail")
+        cont = self.b.append_basic_block("cont")
+        self.b.cbranch(cond, fail, cont)
+        self.b.position_at_end(fail)
+        for ptr in reversed(self.heaps):
+            self.b.call(self.ctx.free(), [ptr])
+        self.b.ret(status)
+        self.b.position_at_end(cont)
+
+    # ------------------------------------------------------------ allocation
+    def _s_Allocate(self, s):
+        buf = s.buffer
+        kind = self.storage.get(buf.name)
+        if kind is None:
+            raise self.error(f"allocated buffer {buf.name} has no storage plan; lower the "
+                             "function with pyir.transform.lower first")
+        (extent,) = buf.shape
+        mem_t = T.memory_type(buf.dtype)
+        if kind == "stack":
+            self.bufs[buf] = self.stack(ir.ArrayType(mem_t, max(1, extent.value)), buf.name,
+                                        HEAP_ALIGNMENT)
+            self.stmt(s.body)
+            return
+        size = self.b.mul(self.expr(extent), T.int_const(dt.nbytes(buf.dtype)))
+        rounded = self.b.add(self.b.or_(size, T.int_const(HEAP_ALIGNMENT - 1)), T.int_const(1))
+        ptr = self.b.call(self.ctx.aligned_alloc(), [T.int_const(HEAP_ALIGNMENT), rounded],
+                          name=buf.name)
+        self.return_if(self.b.icmp_unsigned("==", ptr, ir.Constant(T.PTR, None)),
+                       T.int_const(STATUS_NO_MEMORY, 32))
+        self.bufs[buf] = ptr
+        self.heaps.append(ptr)
+        self.stmt(s.body)
+        self.heaps.pop()
+        self.b.call(self.ctx.free(), [ptr])
+
+    def stack(self, ty, name, align):
+        """An opaque pointer to ``ty`` allocated once in the entry block."""
+        slot = self.allocas.alloca(ty, name=name)
+        slot.align = align
+        slot.type = T.PTR  # llvmlite types allocas with typed pointers; LLVM reads `ptr`
+        return slot
+
+    # ------------------------------------------------------------ loops
+    def loop(self, begin, end, body_fn, step=1, hint=None):
+        """``for i in range(begin, end, step): body_fn(i)`` as a rotated loop."""
+        pre = self.b.block
+        body_bb = self.b.append_basic_block("for.body")
+        exit_bb = self.b.append_basic_block("for.end")
+        self.b.cbranch(self.b.icmp_signed("<", begin, end), body_bb, exit_bb)
+        self.b.position_at_end(body_bb)
+        i = self.b.phi(T.I64, name="i")
+        i.add_incoming(begin, pre)
+        body_fn(i)
+        nxt = self.b.add(i, T.int_const(step))
+        br = self.b.cbranch(self.b.icmp_signed("<", nxt, end), body_bb, exit_bb)
+        if hint is not None:
+            br.set_metadata("llvm.loop", self.ctx.loop_hint(hint))
+        i.add_incoming(nxt, self.b.block)
+        self.b.position_at_end(exit_bb)
+
+    def _s_For(self, s):
+        self.scope.bind(s.loop_var, s.start, s.extent)
+        kind = s.kind
+        if kind == "parallel" and (self.in_parallel or self.vvar is not None):
+            kind = "serial"
+        if kind == "vectorized" and self.vvar is not None:
+            kind = "serial"
+        if kind == "parallel":
+            self.parallel(s)
+            return
+        start = self.expr(s.start)
+        extent = self.expr(s.extent)
+        if isinstance(extent.type, ir.VectorType) or isinstance(start.type, ir.VectorType):
+            raise self.error(f"loop {s.loop_var.name} has bounds that vary across a "
+                             "vectorized loop")
+        if kind == "vectorized":
+            self.vectorized(s.loop_var, start, extent, s.body)
+        elif kind == "unroll" and isinstance(s.extent, E.IntImm) and s.extent.value <= MAX_UNROLL:
+            for k in range(s.extent.value):
+                self.env[s.loop_var] = self.b.add(start, T.int_const(k))
+                self.stmt(s.body)
+        else:
+            hint = None
+            if kind == "unroll":
+                hint = "unroll.full" if isinstance(s.extent, E.IntImm) else "unroll.enable"
+            self.serial(s.loop_var, start, self.b.add(start, extent), s.body, hint)
+
+    def serial(self, var, begin, end, body, hint=None):
+        def run(i):
+            self.env[var] = i
+            self.stmt(body)
+        self.loop(begin, end, run, hint=hint)
+
+    def vectorized(self, var, start, extent, body):
+        """Vector main loop over whole vectors, then a scalar tail."""
+        lanes = choose_lanes(body, self.ctx.target.vector_bits)
+        if lanes is None or not can_vectorize(body, var):
+            self.serial(var, start, self.b.add(start, extent), body, hint="vectorize")
+            return
+        if isinstance(extent, ir.Constant):
+            n_main = T.int_const(extent.constant // lanes * lanes)
+        else:
+            n_main = self.b.mul(self.b.sdiv(extent, T.int_const(lanes)), T.int_const(lanes))
+        main_end = self.b.add(start, n_main)
+        end = self.b.add(start, extent)
+
+        def vector_body(i):
+            saved = (self.lanes, self.vvar, self.vbase)
+            self.lanes, self.vvar, self.vbase = lanes, var, i
+            self.env[var] = self.ramp(i, lanes)
+            self.stmt(body)
+            self.lanes, self.vvar, self.vbase = saved
+
+        if not (isinstance(extent, ir.Constant) and extent.constant < lanes):
+            self.loop(start, main_end, vector_body, step=lanes)
+        if not (isinstance(extent, ir.Constant) and extent.constant % lanes == 0):
+            self.serial(var, main_end, end, body)
+
+    # ------------------------------------------------------------ parallel
+    def parallel(self, s):
+        """Outline the loop into ``@<f>.par<k>`` and run it through pyir_parallel_for."""
+        inner = {s.loop_var}
+        for n in walk(s.body):
+            if isinstance(n, S.For):
+                inner.add(n.loop_var)
+            elif isinstance(n, S.LetStmt):
+                inner.add(n.var)
+        used = [n for n in walk(s) if isinstance(n, E.Var) and n not in inner]
+        cap_vars = [v for v in dict.fromkeys(used) if v in self.env]
+        cap_bufs = [b for b in dict.fromkeys(n for n in walk(s) if isinstance(n, E.Buffer))
+                    if b in self.bufs]
+        start, extent = self.expr(s.start), self.expr(s.extent)
+        values = [start] + [self.env[v] for v in cap_vars] + [self.bufs[b] for b in cap_bufs]
+        k = self.ctx.next_id(self.name)
+        body_fn = self._outline_body(s, k, values, cap_vars, cap_bufs)
+        thunk = self.ctx.thunk(f"{self.name}.par{k}", body_fn)
+        closure = self.stack(ir.ArrayType(T.I64, len(values)), f"closure{k}", 8)
+        for idx, v in enumerate(values):
+            self.b.store(v, self.b.gep(closure, [T.int_const(idx)], source_etype=T.I64))
+        run_bb = self.b.append_basic_block("par.run")
+        done_bb = self.b.append_basic_block("par.done")
+        self.b.cbranch(self.b.icmp_signed(">", extent, T.int_const(0)), run_bb, done_bb)
+        self.b.position_at_end(run_bb)
+        status = self.b.call(self.ctx.parallel_for(),
+                             [self.b.bitcast(thunk, T.PTR), closure,
+                              extent])
+        self.return_if(self.b.icmp_signed("!=", status, T.int_const(0, 32)), status)
+        self.b.branch(done_bb)
+        self.b.position_at_end(done_bb)
+
+    def _outline_body(self, s, k, values, cap_vars, cap_bufs):
+        arg_types = [T.I64, T.I64] + [v.type for v in values]
+        fn = ir.Function(self.ctx.module, ir.FunctionType(T.I32, arg_types),
+                         f"{self.name}.par{k}.body")
+        fn.linkage = "internal"
+        fn.attributes.add("alwaysinline")
+        n_fixed = 3 + len(cap_vars)
+        for a in fn.args[n_fixed:]:
+            a.add_attribute("noalias")
+        sub = FunctionEmitter(self.ctx, fn, self.name, self.storage, self.scope, in_parallel=True)
+        begin, end, start = fn.args[:3]
+        sub.env = dict(zip(cap_vars, fn.args[3:n_fixed]))
+        sub.bufs = dict(zip(cap_bufs, fn.args[n_fixed:]))
+        first = sub.b.add(start, begin)
+        if dict(s.annotations).get("vectorize"):
+            sub.vectorized(s.loop_var, first, sub.b.sub(end, begin), s.body)
+        else:
+            sub.serial(s.loop_var, first, sub.b.add(start, end), s.body)
+        sub.finish()
+        return fn

@@ -1,0 +1,162 @@
+"""LLVM code generation for a lowered IRModule, following `pyir.codegen.abi`.
+
+For each prim function ``f``: an internal ``i32 @"f.impl"`` taking ``noalias`` buffer
+pointers, scalars and int64 shape variables, and the exported ``i32 @f(ptr %slots)``
+that unpacks the slots, checks the entry conditions (returning ``k`` when condition
+``k - 1`` fails) and calls the impl. Graph functions are skipped (lowered elsewhere).
+"""
+
+import llvmlite.ir as ir
+
+from ..ir import expr as E
+from ..ir import stmt as S
+from ..ir.node import walk
+from ..transform._arith import Scope
+from ..transform.common import param_shapes, shape_vars
+from . import types as T
+from .abi import Condition, FuncInfo, ParamInfo
+from .emit_stmt import PARALLEL_FOR, CodegenError, FunctionEmitter
+from .target import Target
+
+
+class ModuleContext:
+    """The LLVM module being filled, its declarations and per-module counters."""
+
+    def __init__(self, target, externs):
+        self.target = target
+        self.module = ir.Module(name="pyir")
+        self.module.triple = target.triple
+        self.externs = dict(externs or {})
+        self._counters = {}
+        self._hints = {}
+
+    def declare(self, name, ret, args):
+        """The function ``name`` (declared on first use)."""
+        existing = self.module.globals.get(name)
+        if existing is not None:
+            return existing
+        return ir.Function(self.module, ir.FunctionType(ret, args), name)
+
+    def extern_symbol(self, kernel_name):
+        return self.externs.get(kernel_name, kernel_name)
+
+    def parallel_for(self):
+        return self.declare(PARALLEL_FOR, T.I32, [T.PTR, T.PTR, T.I64])
+
+    def aligned_alloc(self):
+        return self.declare("aligned_alloc", T.PTR, [T.I64, T.I64])
+
+    def free(self):
+        return self.declare("free", ir.VoidType(), [T.PTR])
+
+    def next_id(self, func_name):
+        k = self._counters.get(func_name, 0)
+        self._counters[func_name] = k + 1
+        return k
+
+    def loop_hint(self, kind):
+        """Loop metadata: "vectorize", "unroll.full" or "unroll.enable"."""
+        if kind not in self._hints:
+            key = {"vectorize": "llvm.loop.vectorize.enable"}.get(kind, f"llvm.loop.{kind}")
+            ops = [ir.MetaDataString(self.module, key)]
+            if kind == "vectorize":
+                ops.append(ir.Constant(T.I1, 1))
+            option = self.module.add_metadata(ops)
+            node = self.module.add_metadata([option, ir.MetaDataString(self.module, kind)])
+            node.operands = (node, option)  # a loop ID refers to itself
+            self._hints[kind] = node
+        return self._hints[kind]
+
+    def thunk(self, name, body_fn):
+        """``i32 @name(i64 begin, i64 end, ptr closure)``: unpack the closure (one 8-byte
+        slot per value) and call ``body_fn(begin, end, values...)``."""
+        fn = ir.Function(self.module, ir.FunctionType(T.I32, [T.I64, T.I64, T.PTR]), name)
+        fn.linkage = "internal"
+        b = ir.IRBuilder(fn.append_basic_block("entry"))
+        begin, end, closure = fn.args
+        fields = [b.load(b.gep(closure, [T.int_const(k)], source_etype=T.I64), typ=a.type)
+                  for k, a in enumerate(body_fn.args[2:])]
+        b.ret(b.call(body_fn, [begin, end] + fields))
+        return fn
+
+
+def _func_info(func):
+    shapes = param_shapes(func)
+    params = tuple(ParamInfo(p.name, "buffer" if isinstance(p, E.Buffer) else "scalar",
+                             p.dtype, shape) for p, shape in zip(func.params, shapes))
+    conds = tuple(Condition(c, m) for c, m in (func.attr("entry_conditions") or ()))
+    return FuncInfo(func.name, params, tuple(shape_vars(func)), conds)
+
+
+def _check_lowered(func):
+    for n in walk(func.body):
+        if isinstance(n, (S.Block, S.BlockRealize)):
+            raise CodegenError(f"prim function {func.name} still has blocks; lower it with "
+                               "pyir.transform.lower first")
+    for n in walk(func.body):
+        if isinstance(n, E.Buffer) and len(n.shape) != 1:
+            raise CodegenError(f"prim function {func.name}: buffer {n.name} has "
+                               f"{len(n.shape)} dimensions; lower it with "
+                               "pyir.transform.lower first")
+
+
+def _emit_impl(ctx, func, info):
+    arg_types = [T.PTR if isinstance(p, E.Buffer) else T.memory_type(p.dtype)
+                 if p.dtype == "bool" else T.value_type(p.dtype) for p in func.params]
+    arg_types += [T.I64] * len(info.shape_vars)
+    fn = ir.Function(ctx.module, ir.FunctionType(T.I32, arg_types), f"{func.name}.impl")
+    fn.linkage = "internal"
+    em = FunctionEmitter(ctx, fn, func.name, dict(func.attr("storage") or ()), Scope())
+    for p, a in zip(func.params, fn.args):
+        a.name = p.name
+        if isinstance(p, E.Buffer):
+            a.add_attribute("noalias")
+            em.bufs[p] = a
+        elif p.dtype == "bool":
+            em.env[p] = em.from_memory(a, "bool")
+        else:
+            em.env[p] = a
+    for v, a in zip(info.shape_vars, fn.args[len(func.params):]):
+        a.name = v.name
+        em.env[v] = a
+    em.stmt(func.body)
+    em.finish()
+    return fn
+
+
+def _emit_wrapper(ctx, func, info, impl):
+    fn = ir.Function(ctx.module, ir.FunctionType(T.I32, [T.PTR]), func.name)
+    em = FunctionEmitter(ctx, fn, func.name, {}, Scope())
+    slots = fn.args[0]
+    slots.name = "slots"
+    args = []
+    for k, param in enumerate(impl.args):
+        slot = em.b.gep(slots, [T.int_const(k)], source_etype=T.I64)
+        args.append(em.b.load(slot, typ=param.type, align=8))
+    for v, a in zip(info.shape_vars, args[len(func.params):]):
+        em.env[v] = a
+    for k, cond in enumerate(info.conditions):
+        em.return_if(em.b.not_(em.expr(cond.expr)), T.int_const(k + 1, 32))
+    em.allocas.branch(fn.blocks[1])
+    em.b.ret(em.b.call(impl, args))
+    return fn
+
+
+def codegen(mod, target="llvm", externs=None):
+    """LLVM IR text and one `FuncInfo` per prim function of a lowered module.
+
+    ``externs`` maps kernel names used by ``call_extern`` to the symbols to call
+    (default: the kernel name itself).
+    """
+    target = Target.from_string(target)
+    ctx = ModuleContext(target, externs)
+    infos = []
+    for _, func in mod.functions:
+        if not isinstance(func, S.PrimFunc):
+            continue
+        _check_lowered(func)
+        info = _func_info(func)
+        impl = _emit_impl(ctx, func, info)
+        _emit_wrapper(ctx, func, info, impl)
+        infos.append(info)
+    return str(ctx.module), infos

@@ -1,0 +1,69 @@
+"""Whether a vectorized loop body can become LLVM vector code directly, and how many
+lanes to use.
+
+Lanes vary only through the loop variable (and lets of varying values). Direct vector
+code needs: ``if`` conditions and inner loop bounds that do not vary, no allocation or
+extern call, and no memory read that only one side of a varying choice may perform.
+"""
+
+from ..ir import dtype as dt
+from ..ir import expr as E
+from ..ir import stmt as S
+from ..ir.node import walk
+from .emit_expr import has_side_reads
+
+MAX_LANES = 64
+
+
+def choose_lanes(body, vector_bits):
+    """Lanes filling the widest register for the widest element the body touches."""
+    widest = 8
+    for n in walk(body):
+        if isinstance(n, (E.BufferLoad, S.BufferStore)):
+            widest = max(widest, dt.bits(n.buffer.dtype))
+        elif isinstance(n, E.Cast):
+            widest = max(widest, dt.bits(n.dtype))
+    lanes = min(MAX_LANES, vector_bits // widest)
+    return lanes if lanes >= 2 else None
+
+
+def _varies(e, varying):
+    return any(isinstance(n, E.Var) and n in varying for n in walk(e))
+
+
+def _expr_ok(e, varying):
+    for n in walk(e):
+        if isinstance(n, E.Call) and n.op == "call_extern":
+            return False
+        if isinstance(n, E.Select) and _varies(n.cond, varying) and (
+                has_side_reads(n.true_value) or has_side_reads(n.false_value)):
+            return False
+        if isinstance(n, E.Binary) and n.op in ("and", "or") and has_side_reads(n.b) and (
+                _varies(n.a, varying) or _varies(n.b, varying)):
+            return False
+    return True
+
+
+def can_vectorize(body, var):
+    varying = {var}
+
+    def ok(s):
+        if isinstance(s, S.SeqStmt):
+            return all(ok(x) for x in s.stmts)
+        if isinstance(s, S.BufferStore):
+            return all(_expr_ok(e, varying) for e in (s.value,) + s.indices)
+        if isinstance(s, S.LetStmt):
+            if not _expr_ok(s.value, varying):
+                return False
+            if _varies(s.value, varying):
+                varying.add(s.var)
+            return ok(s.body)
+        if isinstance(s, S.IfThenElse):
+            return (not _varies(s.condition, varying) and _expr_ok(s.condition, varying)
+                    and ok(s.then_case) and (s.else_case is None or ok(s.else_case)))
+        if isinstance(s, S.For):
+            return (not _varies(s.start, varying) and not _varies(s.extent, varying)
+                    and ok(s.body))
+        return False
+
+    return ok(body)

@@ -1,0 +1,56 @@
+"""The compile cache of `pyir.build`.
+
+An entry is keyed by the structural hash of the module compiled, the names of its prim
+functions' parameters (structural equality ignores names, error messages do not), the
+target string and the build options. Hashes are memoized per object built (IR is
+immutable), so rebuilding the same object costs a dictionary lookup; a structurally equal
+copy costs one hash. The cache keeps the `CAPACITY` most recently used executables.
+"""
+
+import weakref
+from collections import OrderedDict
+
+from ..ir import IRModule, PrimFunc, structural_hash
+
+CAPACITY = 64
+
+_entries = OrderedDict()
+_hashes = {}
+
+
+def key(obj, target, options):
+    """The cache key of building ``obj`` (a module or a function) for ``target`` with
+    ``options`` (a dict)."""
+    return (_hash(obj), str(target), tuple(sorted((k, repr(v)) for k, v in options.items())))
+
+
+def get(k):
+    exe = _entries.get(k)
+    if exe is not None:
+        _entries.move_to_end(k)
+    return exe
+
+
+def put(k, exe):
+    _entries[k] = exe
+    _entries.move_to_end(k)
+    while len(_entries) > CAPACITY:
+        _entries.popitem(last=False)
+
+
+def clear():
+    _entries.clear()
+    _hashes.clear()
+
+
+def _hash(obj):
+    entry = _hashes.get(id(obj))
+    if entry is not None and entry[0]() is obj:
+        return entry[1]
+    funcs = obj.functions if isinstance(obj, IRModule) else ((obj.name, obj),)
+    names = tuple((n, tuple(p.name for p in f.params)) for n, f in funcs
+                  if isinstance(f, PrimFunc))
+    h = (type(obj).__name__, structural_hash(obj), names)
+    ident = id(obj)
+    _hashes[ident] = (weakref.ref(obj, lambda _: _hashes.pop(ident, None)), h)
+    return h

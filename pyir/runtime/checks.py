@@ -1,0 +1,167 @@
+"""Error messages for calls of compiled functions.
+
+`pyir.runtime.function` detects a bad argument on its fast path and calls one of these to
+build the error: each names the function, the argument, what was expected and what came.
+"""
+
+import numpy as np
+
+from ..codegen.abi import STATUS_EXTERN_FAILED, STATUS_NO_MEMORY, evaluate
+from ..errors import ArgumentTypeError, ArgumentValueError, Error
+from .exprtext import expr_text, vars_in
+
+
+def signature(info):
+    """``name(A: float32[n, 4], alpha: float32)``."""
+    return f"{info.name}({', '.join(_param_text(p) for p in info.params)})"
+
+
+def _param_text(p):
+    if p.kind == "scalar":
+        return f"{p.name}: {p.dtype}"
+    return f"{p.name}: {p.dtype}[{', '.join(expr_text(s) for s in p.shape)}]"
+
+
+def _where(info, i):
+    return f"{info.name}: argument {info.params[i].name!r}"
+
+
+def _expected_shape(p):
+    dims = [expr_text(s) for s in p.shape]
+    return f"({dims[0]},)" if len(dims) == 1 else f"({', '.join(dims)})"
+
+
+def count_error(info, args):
+    names = ", ".join(p.name for p in info.params)
+    return ArgumentTypeError(
+        f"{info.name} takes {len(info.params)} argument(s) ({names}) but {len(args)} were "
+        f"given; signature: {signature(info)}")
+
+
+def as_array(info, i, a):
+    """``a`` as an ndarray: objects with ``__dlpack__`` are converted zero-copy."""
+    if isinstance(a, np.ndarray):
+        return a
+    if hasattr(a, "__dlpack__"):
+        try:
+            return np.from_dlpack(a)
+        except (TypeError, ValueError, BufferError, RuntimeError) as e:
+            raise ArgumentTypeError(
+                f"{_where(info, i)} expects an array; the object of type {type(a).__name__} "
+                f"has __dlpack__ but numpy cannot import it: {e}") from None
+    p = info.params[i]
+    raise ArgumentTypeError(
+        f"{_where(info, i)} expects a numpy array (or an object with __dlpack__) of "
+        f"{p.dtype}{_expected_shape(p)}, got {type(a).__name__}")
+
+
+def scalar_type_error(info, i, a):
+    p = info.params[i]
+    wanted = {"bool": "a bool"}.get(p.dtype, "an int" if not p.dtype.startswith("float")
+                                    else "a float or int")
+    return ArgumentTypeError(f"{_where(info, i)} is a scalar of dtype {p.dtype} and expects "
+                             f"{wanted}, got {type(a).__name__} {_short(a)}")
+
+
+def scalar_error(info, args):
+    """The error for a scalar argument that does not fit its dtype."""
+    for i, (p, a) in enumerate(zip(info.params, args)):
+        if p.kind != "scalar" or p.dtype in ("bool", "float64"):
+            continue
+        if p.dtype.startswith("float"):
+            limit = float(np.finfo(p.dtype).max)
+            if abs(float(a)) > limit and np.isfinite(float(a)):
+                return ArgumentValueError(f"{_where(info, i)} is a scalar of dtype {p.dtype}; "
+                                          f"{a!r} is outside its range (±{limit:g})")
+            continue
+        lo, hi = int(np.iinfo(p.dtype).min), int(np.iinfo(p.dtype).max)
+        if not lo <= int(a) <= hi:
+            return ArgumentValueError(f"{_where(info, i)} is a scalar of dtype {p.dtype}; {a!r} "
+                                      f"is outside its range [{lo}, {hi}]")
+    return Error(f"{info.name}: the scalar arguments could not be stored for the call")
+
+
+def dtype_error(info, i, a):
+    return ArgumentTypeError(f"{_where(info, i)} expects dtype {info.params[i].dtype}, "
+                             f"got an array of {a.dtype}")
+
+
+def rank_error(info, i, a):
+    p = info.params[i]
+    return ArgumentTypeError(f"{_where(info, i)} expects {len(p.shape)} dimension(s) "
+                             f"{_expected_shape(p)}, got {a.ndim} with shape {a.shape}")
+
+
+def shape_error(info, i, d, a):
+    p = info.params[i]
+    return ArgumentValueError(
+        f"{_where(info, i)} expects shape {_expected_shape(p)}, got {a.shape}: "
+        f"dimension {d} must be {expr_text(p.shape[d])} but is {a.shape[d]}")
+
+
+def symbol_error(info, source, value, i, d, a):
+    """Shape variable at ``params[i].shape[d]`` disagrees with its value from ``source``
+    (the (parameter, dimension) that first bound it)."""
+    var = info.params[i].shape[d]
+    j, e = source
+    return ArgumentValueError(
+        f"{info.name}: shape variable {var.name} is {value} from "
+        f"{info.params[j].name}.shape[{e}] but {a.shape[d]} from "
+        f"{info.params[i].name}.shape[{d}] (argument {info.params[i].name!r} expects shape "
+        f"{_expected_shape(info.params[i])}, got {a.shape})")
+
+
+def expr_dim_error(info, i, d, a, shape_values):
+    """A dimension given by an expression of shape variables (``n * 2``) does not match."""
+    values = dict(zip(info.shape_vars, shape_values))
+    e = info.params[i].shape[d]
+    known = ", ".join(f"{v.name} = {values[v]}" for v in vars_in(e))
+    return ArgumentValueError(
+        f"{_where(info, i)} expects shape {_expected_shape(info.params[i])}, got {a.shape}: "
+        f"dimension {d} must be {expr_text(e)} = {evaluate(e, values)} (with {known}) but "
+        f"is {a.shape[d]}")
+
+
+def contiguity_error(info, i, a):
+    return ArgumentValueError(
+        f"{_where(info, i)} must be C-contiguous, got an array with shape {a.shape} and "
+        f"strides {a.strides}; pass np.ascontiguousarray(...) of it")
+
+
+def readonly_error(info, i):
+    return ArgumentValueError(f"{_where(info, i)} is written by the function but the array "
+                              "passed is read-only (not writeable)")
+
+
+def alignment_error(info, i, pointer):
+    size = np.dtype(info.params[i].dtype).itemsize
+    return ArgumentValueError(
+        f"{_where(info, i)} must be aligned to its element size ({size} bytes) but its "
+        f"data starts at address {pointer:#x} (offset {pointer % size})")
+
+
+def overlap_error(info, w, j):
+    return ArgumentValueError(
+        f"{_where(info, w)} is written by the function and overlaps argument "
+        f"{info.params[j].name!r} in memory; pass distinct arrays (compiled code assumes "
+        "buffers do not alias)")
+
+
+def status_error(info, status, shape_values):
+    """The error for a non-zero status returned by the native function."""
+    if status == STATUS_NO_MEMORY:
+        return Error(f"{info.name}: out of memory while allocating a temporary buffer")
+    if status == STATUS_EXTERN_FAILED:
+        return Error(f"{info.name}: an external kernel it calls reported failure")
+    if not 0 < status <= len(info.conditions):
+        return Error(f"{info.name}: the native function returned unknown status {status}")
+    cond = info.conditions[status - 1]
+    values = dict(zip(info.shape_vars, shape_values))
+    known = ", ".join(f"{v.name} = {values[v]}" for v in vars_in(cond.expr))
+    return ArgumentValueError(f"{info.name}: {cond.message}: requires {expr_text(cond.expr)}"
+                              + (f", but {known}" if known else ""))
+
+
+def _short(a):
+    text = repr(a)
+    return text if len(text) <= 40 else text[:37] + "..."

@@ -1,0 +1,98 @@
+"""`Executable`: the compiled functions of one module, callable from Python.
+
+An Executable is made either by the JIT (`Executable.jit`, which keeps the LLVM IR and can
+show code and export a library) or by `pyir.load_module` from an exported shared object
+(only the calls and their checks).
+"""
+
+from ..errors import Error
+from .function import PrimFunction
+
+
+class Executable:
+    """``lib["name"]`` is a `PrimFunction`; see also `benchmark`, `source`, `export_library`.
+
+    ``resolve(name)`` gives a function's native address; ``owner`` keeps the code alive
+    (a `JitEngine` or a ctypes library).
+    """
+
+    def __init__(self, infos, resolve, owner, origin, llvm_ir=None, target=None,
+                 opt_level="O3"):
+        self._infos = {info.name: info for info in infos}
+        self._resolve = resolve
+        self._owner = owner
+        self._origin = origin
+        self._llvm_ir = llvm_ir
+        self._target = target
+        self._opt_level = opt_level
+        self._functions = {}
+        self._asm = None
+
+    @classmethod
+    def jit(cls, llvm_ir, infos, target, opt_level="O3", symbols=None, name="module"):
+        """Compile ``llvm_ir`` (following `pyir.codegen.abi`, described by ``infos``) in
+        this process. ``symbols`` maps extern kernel names to their addresses."""
+        from ..codegen.target import Target
+        from .engine import JitEngine
+        target = Target.from_string(target)
+        engine = JitEngine(llvm_ir, target, opt_level, symbols, name)
+        return cls(infos, engine.address, engine, f"JIT for {target.cpu}", llvm_ir, target,
+                   opt_level)
+
+    def __getitem__(self, name):
+        fn = self._functions.get(name)
+        if fn is None:
+            if name not in self._infos:
+                raise Error(f"the executable has no function named {name!r}; it has "
+                            f"{', '.join(self._infos) or 'none'}")
+            fn = self._functions[name] = PrimFunction(self._infos[name], self._resolve(name),
+                                                      self)
+        return fn
+
+    def __contains__(self, name):
+        return name in self._infos
+
+    def function_names(self):
+        return list(self._infos)
+
+    @property
+    def target(self):
+        return self._target
+
+    def benchmark(self, name, *args, number=None, repeat=10):
+        """Time the native call of ``name`` on ``args`` (checked and bound once): a
+        `BenchmarkResult` with median, min and IQR in seconds per call."""
+        from .benchmark import time_calls
+        call, keepalive = self[name].prepare(*args)
+        result = time_calls(name, call, number=number, repeat=repeat)
+        del keepalive
+        return result
+
+    def source(self, kind="llvm"):
+        """Generated code: "llvm" (as generated), "llvm-opt" (after the optimization
+        pipeline, as run) or "asm" (the target machine's assembly)."""
+        if kind not in ("llvm", "llvm-opt", "asm"):
+            raise Error(f"unknown source kind {kind!r}; expected 'llvm', 'llvm-opt' or 'asm'")
+        if self._llvm_ir is None:
+            raise Error(f"no source is available for an executable loaded from {self._origin}")
+        if kind == "llvm":
+            return self._llvm_ir
+        if kind == "llvm-opt":
+            return self._owner.optimized_ir()
+        if self._asm is None:
+            from ..codegen.compile import emit_assembly
+            from .engine import ir_level
+            self._asm = emit_assembly(self._llvm_ir, self._target, ir_level(self._opt_level))
+        return self._asm
+
+    def export_library(self, path):
+        """Write a shared object that `pyir.load_module` loads (no Python source needed)."""
+        if self._llvm_ir is None:
+            raise Error(f"cannot export an executable loaded from {self._origin}")
+        from .export import export_library
+        export_library(path, self._llvm_ir, list(self._infos.values()), self._target,
+                       self._opt_level)
+
+    def __repr__(self):
+        names = ", ".join(self._infos) or "no functions"
+        return f"<pyir Executable ({names}) {self._origin}>"

@@ -1,0 +1,30 @@
+"""`load_module`: an `Executable` from a shared object written by `export_library`.
+
+Only ctypes and the embedded `FuncInfo` JSON are needed: no llvmlite, no Python source.
+"""
+
+import ctypes
+import os
+
+from ..codegen import abi
+from ..errors import Error
+from .executable import Executable
+
+
+def load_module(path):
+    path = os.path.abspath(os.fspath(path))
+    try:
+        lib = ctypes.CDLL(path)
+    except OSError as e:
+        raise Error(f"cannot load {path}: {e}") from None
+    try:
+        start = ctypes.addressof(ctypes.c_char.in_dll(lib, abi.METADATA_SYMBOL))
+    except ValueError:
+        raise Error(f"{path} is not a library exported by pyir: it has no "
+                    f"{abi.METADATA_SYMBOL} symbol") from None
+    infos = abi.loads(ctypes.string_at(start).decode())
+
+    def resolve(name):
+        return ctypes.cast(getattr(lib, name), ctypes.c_void_p).value
+
+    return Executable(infos, resolve, lib, origin=path)

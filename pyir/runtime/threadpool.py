@@ -1,0 +1,118 @@
+"""The persistent native thread pool that runs parallel loops, and its JIT loader.
+
+The pool is LLVM IR (threadpool.ll) calling only libc, so it needs no C compiler: the JIT
+compiles it once per process, and `export_library` links the same text into shared
+objects. Generated code calls ``i32 @pyir_parallel_for(ptr fn, ptr closure, i64 n)``
+with ``fn: i32 (i64 begin, i64 end, ptr closure)``; see threadpool.ll for the protocol.
+"""
+
+import ctypes
+import os
+import pathlib
+import re
+import threading
+
+import llvmlite.binding as llvm
+
+from ..errors import ArgumentValueError, Error
+
+ENTRY_SYMBOL = "pyir_parallel_for"
+NUM_THREADS_SYMBOL = "pyir_num_threads"
+ENV_VAR = "PYIR_NUM_THREADS"
+MAX_THREADS = 1024
+
+_IR_FILE = pathlib.Path(__file__).with_name("threadpool.ll")
+
+# Per architecture: futex syscall number, spin-wait hint instruction, its declaration.
+_ARCH_PARTS = {
+    "x86_64": (202, "call void @llvm.x86.sse2.pause()", "declare void @llvm.x86.sse2.pause()"),
+    "aarch64": (98, "call void @llvm.aarch64.hint(i32 1)", "declare void @llvm.aarch64.hint(i32)"),
+}
+
+_lock = threading.Lock()
+_jit = None
+
+
+class _JitPool:
+    """What must stay alive for the process: the engine (owning its target machine)."""
+
+    def __init__(self, engine):
+        self.engine = engine
+        self.address = engine.get_function_address(ENTRY_SYMBOL)
+        count_address = engine.get_function_address(NUM_THREADS_SYMBOL)
+        self.num_threads = ctypes.CFUNCTYPE(ctypes.c_int32)(count_address)
+
+
+def threadpool_ir(triple=None):
+    """The pool's LLVM module text for ``triple`` (default: this process's triple)."""
+    triple = triple or llvm.get_process_triple()
+    arch, _, system = triple.partition("-")
+    if arch not in _ARCH_PARTS or "linux" not in system:
+        raise Error(f"the parallel runtime supports Linux on {', '.join(_ARCH_PARTS)}; "
+                    f"target triple {triple!r} is not one of them")
+    futex_nr, relax_call, relax_decl = _ARCH_PARTS[arch]
+    return (f'target triple = "{triple}"\n\n'
+            + _IR_FILE.read_text()
+            + f"\n@tp_sys_futex = internal constant i64 {futex_nr}\n\n{relax_decl}\n\n"
+            + f"define internal void @tp_relax() {{\nentry:\n  {relax_call}\n  ret void\n}}\n")
+
+
+def configured_threads():
+    """The thread count ``PYIR_NUM_THREADS`` asks for, or None when it is unset or empty.
+
+    Raises `pyir.ArgumentValueError` for anything but an integer from 1 to MAX_THREADS
+    (the native code would silently fall back to the core count).
+    """
+    value = os.environ.get(ENV_VAR, "")
+    if not value:
+        return None
+    if not re.fullmatch(r"[0-9]+", value) or not 1 <= int(value) <= MAX_THREADS:
+        raise ArgumentValueError(f"{ENV_VAR} must be an integer from 1 to {MAX_THREADS}, "
+                                 f"got {value!r}")
+    return int(value)
+
+
+def ensure_jit_pool():
+    """Compile the pool into this process once; return the address of `pyir_parallel_for`.
+
+    The symbol is also registered with ``llvmlite.binding.add_symbol`` so that modules
+    JIT-compiled later resolve calls to it. Worker threads start on the first launch.
+    """
+    global _jit
+    with _lock:
+        if _jit is None:
+            configured_threads()
+            _jit = _JitPool(_compile())
+            llvm.add_symbol(ENTRY_SYMBOL, _jit.address)
+        return _jit.address
+
+
+def num_threads():
+    """Threads a parallel loop runs on, the calling thread included."""
+    ensure_jit_pool()
+    return _jit.num_threads()
+
+
+def _compile():
+    llvm.initialize_native_target()
+    llvm.initialize_native_asmprinter()
+    target_machine = _host_target_machine()
+    module = llvm.parse_assembly(threadpool_ir())
+    module.data_layout = str(target_machine.target_data)
+    module.verify()
+    tuning = llvm.create_pipeline_tuning_options(speed_level=2)
+    builder = llvm.create_pass_builder(target_machine, tuning)
+    builder.getModulePassManager().run(module, builder)
+    engine = llvm.create_mcjit_compiler(module, target_machine)
+    engine.finalize_object()
+    return engine
+
+
+def _host_target_machine():
+    try:
+        features = llvm.get_host_cpu_features().flatten()
+    except RuntimeError:
+        features = ""
+    target = llvm.Target.from_triple(llvm.get_process_triple())
+    return target.create_target_machine(cpu=llvm.get_host_cpu_name(), features=features,
+                                        opt=3)

@@ -1,0 +1,46 @@
+"""The one place where the passes and codegen reach `pyir.arith`.
+
+`Scope` wraps an `pyir.arith.Analyzer` with the ranges of the loops in scope (loop
+variables are defined once per function, so bindings are never undone) and offers the
+few questions the passes ask: simplify, prove, constant bounds, and relaxation of an
+index over loop variables to a symbolic (min, max) pair.
+"""
+
+from .. import arith
+from ..errors import Error
+from ..ir import expr as E
+from ..ir.stmt import Range
+
+
+class Scope:
+    """An analyzer plus the loop variables bound in it."""
+
+    def __init__(self):
+        self.analyzer = arith.Analyzer()
+
+    def bind(self, var, start, extent):
+        """Record ``var in [start, start + extent)``."""
+        self.analyzer.bind(var, Range(start, extent))
+
+    def simplify(self, expr):
+        return self.analyzer.simplify(expr)
+
+    def can_prove(self, cond):
+        return self.analyzer.can_prove(cond)
+
+    def const_bound(self, expr):
+        """(min, max) Python ints bounding an integer expression (None when unbounded)."""
+        return tuple(self.analyzer.const_int_bound(expr))
+
+    def relax(self, index, relax_vars):
+        """Symbolic (min, max) of ``index`` over every value of ``relax_vars``, or None
+        when it cannot be bounded."""
+        try:
+            (r,) = arith.relax_region((index,), self.analyzer, tuple(relax_vars))
+        except Error:
+            return None
+        return r.start, self.simplify(r.start + r.extent - 1)
+
+
+def is_const(expr, value=None):
+    return isinstance(expr, E.IntImm) and (value is None or expr.value == value)

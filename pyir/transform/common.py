@@ -1,0 +1,77 @@
+"""Helpers shared by the passes: running a function-level rewrite over a module,
+substitution of variables, and small queries on statements."""
+
+import functools
+
+from ..errors import Error
+from ..ir import expr as E
+from ..ir import stmt as S
+from ..ir.module import IRModule
+from ..ir.node import rewrite, walk
+
+
+class LowerError(Error):
+    """A prim function cannot be lowered (names the function and the construct)."""
+
+
+def prim_func_pass(fn):
+    """Turn ``fn(PrimFunc) -> PrimFunc`` into a pass ``IRModule -> IRModule`` that leaves
+    graph functions alone."""
+
+    @functools.wraps(fn)
+    def run(mod):
+        funcs = []
+        for name, func in mod.functions:
+            funcs.append((name, fn(func) if isinstance(func, S.PrimFunc) else func))
+        return IRModule(tuple(funcs), mod.attrs)
+
+    return run
+
+
+def has_blocks(func):
+    return any(isinstance(n, (S.Block, S.BlockRealize)) for n in walk(func.body))
+
+
+def substitute(node, mapping):
+    """``node`` with each Var in ``mapping`` replaced by its expression."""
+    if not mapping:
+        return node
+    return rewrite(node, lambda n: mapping.get(n) if isinstance(n, E.Var) else None)
+
+
+def replace_func(func, body=None, params=None, attrs=None):
+    return S.PrimFunc(func.name, func.params if params is None else params,
+                      func.body if body is None else body,
+                      func.attrs if attrs is None else attrs)
+
+
+def set_attrs(func, **values):
+    attrs = dict(func.attrs)
+    attrs.update(values)
+    return replace_func(func, attrs=tuple(sorted(attrs.items())))
+
+
+def shape_vars(func):
+    """The shape variables of ``func`` in first-occurrence order over the parameter
+    shapes (before flattening, from the "param_shapes" attribute when present), leaving
+    out those that are themselves scalar parameters."""
+    params = set(p for p in func.params if isinstance(p, E.Var))
+    out = []
+    for shape in param_shapes(func):
+        for s in shape:
+            for n in walk(s):
+                if isinstance(n, E.Var) and n not in params and n not in out:
+                    out.append(n)
+    return out
+
+
+def param_shapes(func):
+    """One shape tuple per parameter (``()`` for scalars), as declared by the user."""
+    recorded = func.attr("param_shapes")
+    if recorded is not None:
+        return recorded
+    return tuple(p.shape if isinstance(p, E.Buffer) else () for p in func.params)
+
+
+def no_op():
+    return S.SeqStmt(())

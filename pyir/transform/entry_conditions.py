@@ -1,0 +1,165 @@
+"""Entry conditions: what the shapes must satisfy for every access to stay in bounds.
+
+For each access to a parameter buffer, each index is relaxed over all enclosing loops
+(`pyir.arith.relax_region` through `_arith.Scope.relax`), tightened by the ``if`` guards
+around it (``if i * 32 + j < n: X[i * 32 + j]`` reads up to ``n - 1``). Every resulting
+requirement ``0 <= min`` and ``max < extent`` that mentions only shape variables and is
+not provably true is recorded in the function attribute "entry_conditions" as
+(condition, message) pairs; codegen checks them at entry, in order.
+
+Runs on loop-level IR with multi-dimensional buffers (after lowering blocks, before
+flattening).
+"""
+
+from ..ir import expr as E
+from ..ir import stmt as S
+from ..ir.node import walk
+from ..runtime.exprtext import expr_text
+from ._arith import Scope
+from .common import has_blocks, prim_func_pass, set_attrs, shape_vars, substitute
+
+_FLIP = {"lt": "gt", "le": "ge", "gt": "lt", "ge": "le"}
+
+
+def _conjuncts(cond):
+    if isinstance(cond, E.Binary) and cond.op == "and":
+        return _conjuncts(cond.a) + _conjuncts(cond.b)
+    return [cond]
+
+
+def _facts(cond):
+    """(expr, op, bound) facts ``expr <op> bound`` with op in lt/le/gt/ge from a guard."""
+    out = []
+    for c in _conjuncts(cond):
+        if isinstance(c, E.Binary) and c.op in _FLIP and c.a.dtype == "int64":
+            out.append((c.a, c.op, c.b))
+            out.append((c.b, _FLIP[c.op], c.a))
+    return out
+
+
+class _Collector:
+    def __init__(self, func):
+        self.func = func
+        self.params = set(func.buffer_params)
+        self.allowed = set(shape_vars(func))
+        self.scope = Scope()
+        self.loop_vars = []
+        self.lets = {}
+        self.guards = []
+        self.conditions = {}
+
+    # ------------------------------------------------------------ traversal
+    def stmt(self, s):
+        if isinstance(s, S.For):
+            self.expr(s.start)
+            self.expr(s.extent)
+            self.scope.bind(s.loop_var, substitute(s.start, self.lets),
+                            substitute(s.extent, self.lets))
+            self.loop_vars.append(s.loop_var)
+            self.stmt(s.body)
+            self.loop_vars.pop()
+        elif isinstance(s, S.LetStmt):
+            self.expr(s.value)
+            self.lets[s.var] = substitute(s.value, self.lets)
+            self.stmt(s.body)
+        elif isinstance(s, S.IfThenElse):
+            self.expr(s.condition)
+            self.guarded(s.condition, lambda: self.stmt(s.then_case))
+            if s.else_case is not None:
+                self.guarded(E.Not(s.condition), lambda: self.stmt(s.else_case))
+        elif isinstance(s, S.BufferStore):
+            self.access(s.buffer, s.indices, "written")
+            for i in s.indices:
+                self.expr(i)
+            self.expr(s.value)
+        elif isinstance(s, S.SeqStmt):
+            for x in s.stmts:
+                self.stmt(x)
+        elif isinstance(s, S.Allocate):
+            self.stmt(s.body)
+        elif isinstance(s, S.Evaluate):
+            self.expr(s.value)
+
+    def guarded(self, cond, fn):
+        self.guards.append(cond)
+        fn()
+        self.guards.pop()
+
+    def expr(self, e):
+        if isinstance(e, E.BufferLoad):
+            self.access(e.buffer, e.indices, "read")
+            for i in e.indices:
+                self.expr(i)
+        elif isinstance(e, E.Select):
+            self.expr(e.cond)
+            self.guarded(e.cond, lambda: self.expr(e.true_value))
+            self.guarded(E.Not(e.cond), lambda: self.expr(e.false_value))
+        elif isinstance(e, E.Binary) and e.op in ("and", "or"):
+            self.expr(e.a)
+            self.guarded(e.a if e.op == "and" else E.Not(e.a), lambda: self.expr(e.b))
+        elif isinstance(e, E.PrimExpr):
+            for f in (getattr(e, "a", None), getattr(e, "b", None), getattr(e, "value", None)):
+                if isinstance(f, E.PrimExpr):
+                    self.expr(f)
+            for f in getattr(e, "args", ()):
+                self.expr(f)
+
+    # ------------------------------------------------------------ bounds
+    def access(self, buf, indices, verb):
+        if buf not in self.params:
+            return
+        for d, index in enumerate(indices):
+            index = substitute(index, self.lets)
+            bounds = self.bounds(index)
+            if bounds is None:
+                continue
+            lo, hi = bounds
+            extent = buf.shape[d]
+            where = f"dimension {d} of {buf.name}"
+            if hi is not None:
+                self.require(E.ge(extent, self.scope.simplify(hi + 1)),
+                             f"{buf.name} is {verb} up to index {expr_text(hi)} in {where}")
+            if lo is not None:
+                self.require(E.ge(lo, E.IntImm(0)),
+                             f"{buf.name} is {verb} at index {expr_text(lo)} in {where}")
+
+    def bounds(self, index):
+        relaxed = self.scope.relax(index, self.loop_vars)
+        lo, hi = relaxed if relaxed is not None else (None, None)
+        for g in self.guards:
+            for x, op, bound in _facts(g):
+                shift = self.scope.simplify(index - x)
+                if not isinstance(shift, E.IntImm):
+                    continue
+                if op in ("lt", "le"):
+                    cand = self.extreme(bound + shift - (1 if op == "lt" else 0), 1)
+                    hi = cand if cand is not None else hi
+                else:
+                    cand = self.extreme(bound + shift + (1 if op == "gt" else 0), 0)
+                    lo = cand if cand is not None else lo
+        if lo is None and hi is None:
+            return None
+        return lo, hi
+
+    def extreme(self, e, which):
+        """The max (which=1) or min (which=0) of ``e`` over the loops in scope."""
+        relaxed = self.scope.relax(e, self.loop_vars)
+        return None if relaxed is None else relaxed[which]
+
+    def require(self, cond, message):
+        cond = self.scope.simplify(cond)
+        if any(isinstance(n, E.Var) and n not in self.allowed for n in walk(cond)):
+            return
+        if self.scope.can_prove(cond) or cond in self.conditions:
+            return
+        self.conditions[cond] = message
+
+
+@prim_func_pass
+def entry_conditions(func):
+    """Record the shape requirements of ``func`` (see the module docstring)."""
+    if has_blocks(func) or func.attr("entry_conditions") is not None:
+        return func
+    c = _Collector(func)
+    c.stmt(func.body)
+    return set_attrs(func, entry_conditions=tuple(c.conditions.items()))

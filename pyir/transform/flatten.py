@@ -1,0 +1,62 @@
+"""Flatten buffers to one dimension.
+
+Every buffer (parameters and allocations) becomes a 1-D buffer of ``prod(shape)``
+elements in row-major order, and every access uses the linear index. The declared
+parameter shapes stay in the function attribute "param_shapes" (one tuple per parameter,
+``()`` for scalars): they are what callers see.
+"""
+
+import dataclasses
+from functools import reduce
+
+from ..ir import expr as E
+from ..ir import stmt as S
+from ..ir.node import rewrite
+from .common import param_shapes, prim_func_pass, replace_func, set_attrs
+
+
+def _product(shape):
+    return reduce(lambda a, b: a * b, shape, E.IntImm(1)) if shape else E.IntImm(1)
+
+
+def _linear_index(shape, indices):
+    index = None
+    for extent, i in zip(shape, indices):
+        index = i if index is None else index * extent + i
+    return E.IntImm(0) if index is None else index
+
+
+class _Flattener:
+    def __init__(self):
+        self.flat = {}
+
+    def buffer(self, buf):
+        if buf not in self.flat:
+            if len(buf.shape) == 1:
+                self.flat[buf] = buf
+            else:
+                self.flat[buf] = dataclasses.replace(buf, shape=(_product(buf.shape),))
+        return self.flat[buf]
+
+    def __call__(self, node):
+        if isinstance(node, E.BufferLoad):
+            return E.BufferLoad(self.buffer(node.buffer),
+                                (_linear_index(node.buffer.shape, node.indices),))
+        if isinstance(node, S.BufferStore):
+            return S.BufferStore(self.buffer(node.buffer), node.value,
+                                 (_linear_index(node.buffer.shape, node.indices),))
+        if isinstance(node, S.Allocate):
+            return S.Allocate(self.buffer(node.buffer), node.body)
+        return None
+
+
+@prim_func_pass
+def flatten_buffers(func):
+    """Make every buffer one-dimensional (see the module docstring)."""
+    if func.attr("param_shapes") is not None:
+        return func
+    shapes = param_shapes(func)
+    f = _Flattener()
+    body = rewrite(func.body, f)
+    params = tuple(f.buffer(p) if isinstance(p, E.Buffer) else p for p in func.params)
+    return set_attrs(replace_func(func, body=body, params=params), param_shapes=shapes)

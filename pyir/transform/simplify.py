@@ -1,0 +1,59 @@
+"""Simplify every expression of a lowered prim function with `pyir.arith`, knowing the
+ranges of the loops around it; drop ``if`` branches that are provably never taken and
+loops that never run."""
+
+import dataclasses
+
+from ..ir import expr as E
+from ..ir import stmt as S
+from ..ir.node import rewrite
+from ._arith import Scope, is_const
+from .common import has_blocks, no_op, prim_func_pass, replace_func
+
+
+class _Simplifier:
+    def __init__(self):
+        self.scope = Scope()
+
+    def expr(self, e):
+        return self.scope.simplify(rewrite(e, self._inner))
+
+    def _inner(self, node):
+        if isinstance(node, E.BufferLoad):
+            return E.BufferLoad(node.buffer, tuple(self.scope.simplify(i) for i in node.indices))
+        return None
+
+    def stmt(self, s):
+        if isinstance(s, S.For):
+            start, extent = self.expr(s.start), self.expr(s.extent)
+            if is_const(extent) and extent.value <= 0:
+                return no_op()
+            self.scope.bind(s.loop_var, start, extent)
+            return dataclasses.replace(s, start=start, extent=extent, body=self.stmt(s.body))
+        if isinstance(s, S.IfThenElse):
+            cond = self.expr(s.condition)
+            if is_const(cond):
+                chosen = s.then_case if cond.value else s.else_case
+                return no_op() if chosen is None else self.stmt(chosen)
+            return S.IfThenElse(cond, self.stmt(s.then_case),
+                                None if s.else_case is None else self.stmt(s.else_case))
+        if isinstance(s, S.SeqStmt):
+            return S.seq(*(self.stmt(x) for x in s.stmts))
+        if isinstance(s, S.BufferStore):
+            return S.BufferStore(s.buffer, self.expr(s.value),
+                                 tuple(self.expr(i) for i in s.indices))
+        if isinstance(s, S.LetStmt):
+            return S.LetStmt(s.var, self.expr(s.value), self.stmt(s.body))
+        if isinstance(s, S.Allocate):
+            return S.Allocate(s.buffer, self.stmt(s.body))
+        if isinstance(s, S.Evaluate):
+            return S.Evaluate(self.expr(s.value))
+        return s
+
+
+@prim_func_pass
+def simplify(func):
+    """Simplify a prim function without blocks (see the module docstring)."""
+    if has_blocks(func):
+        return func
+    return replace_func(func, body=_Simplifier().stmt(func.body))

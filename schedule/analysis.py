@@ -1,0 +1,207 @@
+"""Schedule-specific analyses built on `pyir.arith`: loop ranges, block bindings in terms of
+loops, affine and complete bindings, regions relaxed over loops, and the dependences
+between blocks that decide whether loops may be reordered or run in parallel."""
+
+from pyir.arith import Analyzer
+from pyir.arith.region import detect_linear
+from pyir.ir import Binary, For, IntImm, Range, Var, walk
+from pyir.ir.node import rewrite
+from pyir.script.parser.tensor_regions import infer_regions as infer
+
+from .tree import realizes_under
+
+
+def substitute(node, mapping):
+    """``node`` with each Var in ``mapping`` replaced."""
+    if not mapping:
+        return node
+    return rewrite(node, lambda n: mapping.get(n) if isinstance(n, Var) else None)
+
+
+def uses(expr, variables):
+    """True if ``expr`` mentions any of ``variables``."""
+    vs = set(variables)
+    return any(isinstance(n, Var) and n in vs for n in walk(expr))
+
+
+def analyzer_for(loops):
+    """An Analyzer knowing the range of every loop in ``loops``."""
+    ana = Analyzer()
+    for loop in loops:
+        ana.bind(loop.loop_var, Range(loop.start, loop.extent))
+    return ana
+
+
+def is_true(expr):
+    return isinstance(expr, IntImm) and expr.dtype == "bool" and expr.value == 1
+
+
+def bindings(realize):
+    """{block iterator var: its binding}."""
+    return {iv.var: v for iv, v in zip(realize.block.iter_vars, realize.iter_values)}
+
+
+def linear_form(expr, loop_vars, ana):
+    """``(coeffs, rest)`` with ``expr == sum(coeffs[v] * v) + rest`` where every coefficient
+    is a constant int and ``rest`` uses none of ``loop_vars``; None if not so affine."""
+    coeffs = {}
+    rest = ana.simplify(expr)
+    for v in loop_vars:
+        found = detect_linear(rest, v, ana)
+        if found is None:
+            return None
+        coeff, rest = found
+        coeff = ana.simplify(coeff)
+        if not isinstance(coeff, IntImm):
+            return None
+        if coeff.value:
+            coeffs[v] = coeff.value
+    if uses(rest, loop_vars):
+        return None
+    return coeffs, rest
+
+
+def affine_bindings(realize, loops, ana):
+    """{iter var: (coeffs, rest)} when every binding is affine in ``loops``, else None."""
+    loop_vars = [lp.loop_var for lp in loops]
+    out = {}
+    for iv, value in zip(realize.block.iter_vars, realize.iter_values):
+        form = linear_form(value, loop_vars, ana)
+        if form is None:
+            return None
+        out[iv.var] = form
+    return out
+
+
+def complete_binding(realize, loops, ana):
+    """True if the loops bind every iterator over exactly its domain ``[0, extent)``: each
+    binding is a mixed-radix combination of loops starting at 0 (a split), loops are not
+    shared between iterators, and any excess is cut off by the predicate."""
+    forms = affine_bindings(realize, loops, ana)
+    if forms is None:
+        return False
+    extents = {lp.loop_var: lp.extent for lp in loops}
+    starts = {lp.loop_var: lp.start for lp in loops}
+    used = set()
+    guards = conjuncts(realize.predicate)
+    for iv in realize.block.iter_vars:
+        coeffs, rest = forms[iv.var]
+        if not ana.can_prove_equal(rest, 0) or used & set(coeffs):
+            return False
+        used |= set(coeffs)
+        span = IntImm(1)
+        for v, c in sorted(coeffs.items(), key=lambda kv: kv[1]):
+            if not ana.can_prove_equal(starts[v], 0) or not ana.can_prove_equal(span, c):
+                return False
+            span = ana.simplify(span * extents[v])
+        if ana.can_prove_equal(span, iv.extent):
+            continue
+        value = realize.iter_values[realize.block.iter_vars.index(iv)]
+        if not any(_is_guard(g, value, iv.extent, ana) for g in guards):
+            return False
+    return True
+
+
+def _is_guard(cond, value, extent, ana):
+    return (isinstance(cond, Binary) and cond.op == "lt" and ana.can_prove_equal(cond.a, value)
+            and ana.can_prove_equal(cond.b, extent))
+
+
+def conjuncts(pred):
+    """The terms of ``pred`` joined by ``and``."""
+    if isinstance(pred, Binary) and pred.op == "and":
+        return conjuncts(pred.a) + conjuncts(pred.b)
+    return [] if is_true(pred) else [pred]
+
+
+def relax_range(rng, ana, relax_vars):
+    """A Range covering ``rng`` while ``relax_vars`` run over their bound ranges, or None."""
+    lo, _ = ana.symbolic_bound(rng.start, relax_vars)
+    _, hi = ana.symbolic_bound(ana.simplify(rng.start + rng.extent - 1), relax_vars)
+    if lo is None or hi is None:
+        return None
+    return Range(lo, ana.simplify(hi - lo + 1))
+
+
+def region_in_loops(realize, region):
+    """A block's BufferRegion with its iterators replaced by their bindings."""
+    return substitute(region, bindings(realize))
+
+
+def accesses(realize):
+    """[(buffer, region-in-loops, is_write)] of one block instance."""
+    out = [(r.buffer, region_in_loops(realize, r).region, False) for r in realize.block.reads]
+    out += [(r.buffer, region_in_loops(realize, r).region, True) for r in realize.block.writes]
+    return out
+
+
+def written_buffers(stmt):
+    return {r.buffer for p in realizes_under(stmt, nested=True) for r in p[-1].block.writes}
+
+
+def read_buffers(stmt):
+    return {r.buffer for p in realizes_under(stmt, nested=True) for r in p[-1].block.reads}
+
+
+def block_touches(stmt, buffer):
+    return buffer in written_buffers(stmt) or buffer in read_buffers(stmt)
+
+
+def reduce_loop_vars(realize):
+    """The variables used in the bindings of the block's reduction iterators."""
+    out = set()
+    for iv, v in zip(realize.block.iter_vars, realize.iter_values):
+        if iv.kind == "R":
+            out |= {n for n in walk(v) if isinstance(n, Var)}
+    return out
+
+
+def iteration_conflict(root, outer_loops, moved, allow_reduce_reorder):
+    """Why running the iterations of loops ``moved`` (vars) below ``root`` in another order
+    could change results, or None if it cannot.
+
+    Every buffer written below ``root`` must be accessed, in each iteration of the moved
+    loops, at the same region by every block touching it (regions relaxed over the other
+    loops below ``root``). A block whose reduction iterators depend on a moved loop is
+    allowed (``allow_reduce_reorder``: reductions are reassociated) only while it is the
+    only block touching its output.
+    """
+    moved = set(moved)
+    per_buffer = {}
+    for rel in realizes_under(root):
+        realize = rel[-1]
+        inner = [n for n in rel if isinstance(n, For)]
+        ana = analyzer_for(list(outer_loops) + inner)
+        relax_vars = [lp.loop_var for lp in inner if lp.loop_var not in moved]
+        red = reduce_loop_vars(realize) & moved
+        for buf, region, is_write in accesses(realize):
+            relaxed = [relax_range(r, ana, relax_vars) for r in region]
+            per_buffer.setdefault(buf, []).append((realize.block, relaxed, is_write, red, ana))
+    for buf, accs in per_buffer.items():
+        if not any(a[2] for a in accs):
+            continue
+        blocks = {id(a[0]) for a in accs}
+        for block, _, is_write, red, _ in accs:
+            if is_write and red and (not allow_reduce_reorder or len(blocks) > 1):
+                names = ", ".join(sorted(v.name for v in red))
+                return (f"block \"{block.name}\" reduces into {buf.name} over loop {names}, "
+                        "so its iterations depend on each other")
+        first = accs[0]
+        for other in accs[1:]:
+            if not _same_region(first[1], other[1], other[4]):
+                return (f"blocks \"{first[0].name}\" and \"{other[0].name}\" access "
+                        f"{buf.name} at regions that differ between iterations, so their "
+                        "order matters")
+    return None
+
+
+def _same_region(a, b, ana):
+    if any(r is None for r in a) or any(r is None for r in b):
+        return False
+    return all(ana.can_prove_equal(x.start, y.start) and ana.can_prove_equal(x.extent, y.extent)
+               for x, y in zip(a, b))
+
+
+def infer_regions(block):
+    """(reads, writes) of ``block`` inferred from its body as the parser infers them."""
+    return infer(block.iter_vars, block.body, block.init, block.alloc_buffers)

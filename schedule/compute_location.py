@@ -1,0 +1,436 @@
+"""Compute-location primitives: compute_at, reverse_compute_at, compute_inline,
+reverse_compute_inline. Each moves or merges whole blocks after checking the producer /
+consumer dependences with `pyir.arith`."""
+
+import dataclasses
+
+from pyir.ir import (Block, BlockRealize, BufferStore, For, IntImm, Range, SeqStmt, Var, and_,
+                     ge, lt, max_, min_, seq, walk)
+from pyir.ir.node import rewrite
+
+from .analysis import (analyzer_for, complete_binding, is_true, reduce_loop_vars,
+                       region_in_loops, relax_range, substitute)
+from .common import (check_no_interference, drop_buffer, index_vars, item_index, only_block,
+                     readers, realize_path, refresh_reads, replace_loads, same_scope, writers)
+from .errors import ScheduleError
+from .tree import find_block, find_loop, loops_of, realizes_under, replace, top_level, with_body
+
+
+def _loop_checks(prim, func, name, loop_var):
+    bpath = realize_path(func, name, prim)
+    lpath = find_loop(func.body, loop_var)
+    subject = f"block \"{name}\" at loop {loop_var.name}"
+    if any(n is lpath[-1] for n in bpath):
+        raise ScheduleError(prim, subject, "the block is already inside this loop", lpath[-1])
+    if not same_scope(bpath, lpath):
+        raise ScheduleError(prim, subject, "the block and the loop are in different enclosing "
+                            "blocks", lpath[-1])
+    items, ib = item_index(bpath)
+    _, il = item_index(lpath)
+    if ib == il:
+        raise ScheduleError(prim, subject, "the block and the loop share an outer loop; move the "
+                            "block to a loop of another loop nest", items[ib])
+    only_block(prim, subject, items[ib], bpath[-1])
+    ana = analyzer_for(loops_of(bpath))
+    if not complete_binding(bpath[-1], loops_of(bpath), ana):
+        raise ScheduleError(prim, subject, "the block's loops do not bind its iterators "
+                            "one-to-one over their domains (affine splits of loops starting "
+                            "at 0)", items[ib])
+    return bpath, lpath, items, ib, il, subject
+
+
+def _union(ranges_list, ana):
+    """Per dimension, the smallest Range covering all of ``ranges_list``."""
+    out = []
+    for dim in zip(*ranges_list):
+        lo, hi = dim[0].start, ana.simplify(dim[0].start + dim[0].extent)
+        for r in dim[1:]:
+            end = ana.simplify(r.start + r.extent)
+            if not ana.can_prove_equal(r.start, lo):
+                lo = ana.simplify(min_(lo, r.start))
+            if not ana.can_prove_equal(end, hi):
+                hi = ana.simplify(max_(hi, end))
+        out.append((lo, ana.simplify(hi - lo)))
+    return out
+
+
+def _region_at(realizes_rel, outer, buffer, want_write):
+    """Regions of ``buffer`` read (or written) by blocks below a loop during one iteration of
+    it: [(start, extent)] per dimension, or None if some access cannot be bounded."""
+    ranges = []
+    for rel in realizes_rel:
+        realize = rel[-1]
+        inner = [n for n in rel if isinstance(n, For)]
+        ana = analyzer_for(outer + inner)
+        regions = realize.block.writes if want_write else realize.block.reads
+        for r in regions:
+            if r.buffer is not buffer:
+                continue
+            relaxed = [relax_range(x, ana, [lp.loop_var for lp in inner])
+                       for x in region_in_loops(realize, r).region]
+            if any(x is None for x in relaxed):
+                return None
+            ranges.append(relaxed)
+    return _union(ranges, analyzer_for(outer))
+
+
+def _new_nest(realize, dim_of_iter, region, outer, loop_var_names):
+    """Fresh loops binding ``realize``'s iterators: an iterator that indexes dimension d of
+    the region runs over ``region[d]``, any other over its whole domain; a guard keeps each
+    inside its domain unless that is proven."""
+    block = realize.block
+    new_vars, values, extents = [], [], []
+    for k, iv in enumerate(block.iter_vars):
+        ax = Var(f"ax{k}" if loop_var_names is None else loop_var_names[k])
+        d = dim_of_iter.get(iv.var)
+        start, extent = (IntImm(0), iv.extent) if d is None else region[d]
+        new_vars.append(ax)
+        extents.append(extent)
+        values.append(start + ax if not _zero(start) else ax)
+    ana = analyzer_for(outer)
+    for ax, e in zip(new_vars, extents):
+        ana.bind(ax, Range(0, e))
+    values = [ana.simplify(v) for v in values]
+    guards = []
+    for iv, v in zip(block.iter_vars, values):
+        for cond in (ge(v, 0), lt(v, iv.extent)):
+            if not ana.can_prove(cond):
+                guards.append(cond)
+    pred = None
+    for g in guards:
+        pred = g if pred is None else and_(pred, g)
+    body = BlockRealize(tuple(values), pred if pred is not None else IntImm(1, "bool"), block)
+    for ax, e in reversed(list(zip(new_vars, extents))):
+        body = For(ax, IntImm(0), ana.simplify(e), "serial", body)
+    return body
+
+
+def _zero(e):
+    return isinstance(e, IntImm) and e.value == 0
+
+
+def _insert(func, body, loop_var, nest, position):
+    lpath = find_loop(body, loop_var)
+    loop = lpath[-1]
+    items = list(loop.body.stmts) if isinstance(loop.body, SeqStmt) else [loop.body]
+    pos = position(items)
+    new_loop = dataclasses.replace(loop, body=seq(*items[:pos], nest, *items[pos:]))
+    return with_body(func, replace(lpath, new_loop))
+
+
+def compute_at(func, name, loop_var):
+    """Move a producer block under a loop of its consumers, computing in each iteration only
+    the region they read in that iteration.
+
+    Before::
+
+        for i, j in T.grid(n, m):
+            with T.block("B"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                B[vi, vj] = A[vi, vj] * T.float32(2)
+        for i, j in T.grid(n, m):
+            with T.block("C"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                C[vi, vj] = B[vi, vj] + T.float32(1)
+
+    After ``sch.compute_at(sch.get_block("B"), i)`` (the i of block C)::
+
+        for i in range(n):
+            for ax0, ax1 in T.grid(1, m):
+                with T.block("B"):
+                    vi = T.axis.spatial(n, i + ax0)
+                    vj = T.axis.spatial(m, ax1)
+                    B[vi, vj] = A[vi, vj] * T.float32(2)
+            for j in range(m):
+                with T.block("C"): ...
+
+    Legal when the block writes one intermediate buffer (not a parameter) with an index
+    that is its iterators, every reader of it is under the loop, and nothing between the
+    old and the new place touches what the block reads or writes.
+    """
+    prim = "compute_at"
+    bpath, lpath, items, ib, il, subject = _loop_checks(prim, func, name, loop_var)
+    realize, loop = bpath[-1], lpath[-1]
+    block = realize.block
+    if ib > il:
+        raise ScheduleError(prim, subject, "the block runs after this loop; compute_at moves a "
+                            "producer into a loop of its consumers (see reverse_compute_at)",
+                            items[ib])
+    if len(block.writes) != 1:
+        raise ScheduleError(prim, subject, "the block must write exactly one buffer",
+                            items[ib])
+    buf = block.writes[0].buffer
+    if buf in func.params:
+        raise ScheduleError(prim, subject, f"the block writes {buf.name}, a parameter of "
+                            f"{func.name}; only blocks producing an intermediate buffer can "
+                            "be computed at a loop", items[ib])
+    dims = index_vars(block.writes[0], block.iter_vars, prim, subject, "the written buffer")
+    if {iv.var for iv in block.iter_vars if iv.kind == "S"} - set(dims):
+        raise ScheduleError(prim, subject, f"a spatial iterator of the block does not index "
+                            f"{buf.name}", items[ib])
+    users = [r for s in items[ib + 1:] for r in readers(s, buf)]
+    inside = [p for p in realizes_under(loop.body) if any(
+        r.buffer is buf for r in p[-1].block.reads)]
+    inside_ids = {id(r) for p in realizes_under(loop.body, nested=True) for r in p}
+    outside = [r.block.name for r in users if id(r) not in inside_ids]
+    if not inside:
+        raise ScheduleError(prim, subject, f"no block under loop {loop_var.name} reads "
+                            f"{buf.name}", loop)
+    if outside:
+        raise ScheduleError(prim, subject, f"block(s) {', '.join(repr(o) for o in outside)} "
+                            f"outside loop {loop_var.name} also read {buf.name}", loop)
+    check_no_interference(prim, subject, items[ib + 1:il], [r.buffer for r in block.reads],
+                          [buf])
+    outer = loops_of(lpath) + [loop]
+    region = _region_at(inside, outer, buf, want_write=False)
+    if region is None:
+        raise ScheduleError(prim, subject, f"cannot bound the region of {buf.name} read in one "
+                            f"iteration of loop {loop_var.name}", loop)
+    nest = _new_nest(realize, {v: d for d, v in enumerate(dims)}, region, outer, None)
+    produced_inputs = {r.buffer for r in block.reads}
+
+    def position(stmts):
+        last_writer = max([k for k, s in enumerate(stmts)
+                           if any(writers(s, b) for b in produced_inputs)], default=-1)
+        first_reader = min(k for k, s in enumerate(stmts) if readers(s, buf))
+        if last_writer >= first_reader:
+            raise ScheduleError(prim, subject, f"under loop {loop_var.name}, {buf.name} is read "
+                                "before the block's own inputs are written", loop)
+        return last_writer + 1
+
+    body = replace(bpath[:top_level(bpath) + 1], None)
+    return _insert(func, body, loop_var, nest, position), None
+
+
+def reverse_compute_at(func, name, loop_var):
+    """Move a consumer block under a loop of its producers, consuming in each iteration the
+    region they produce in that iteration.
+
+    Before::
+
+        for i, j in T.grid(n, m):
+            with T.block("B"): ...   # writes B[vi, vj]
+        for i, j in T.grid(n, m):
+            with T.block("C"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                C[vi, vj] = B[vi, vj] + T.float32(1)
+
+    After ``sch.reverse_compute_at(sch.get_block("C"), i)`` (the i of block B)::
+
+        for i in range(n):
+            for j in range(m):
+                with T.block("B"): ...
+            for ax0, ax1 in T.grid(1, m):
+                with T.block("C"):
+                    vi = T.axis.spatial(n, i + ax0)
+                    vj = T.axis.spatial(m, ax1)
+                    C[vi, vj] = B[vi, vj] + T.float32(1)
+
+    Legal when the block reads what blocks under the loop produce with an index that is its
+    iterators, those producers finish each element within one iteration of the loop, and
+    nothing between the loop and the block touches what the block reads or writes.
+    """
+    prim = "reverse_compute_at"
+    bpath, lpath, items, ib, il, subject = _loop_checks(prim, func, name, loop_var)
+    realize, loop = bpath[-1], lpath[-1]
+    block = realize.block
+    if ib < il:
+        raise ScheduleError(prim, subject, "the block runs before this loop; reverse_compute_at "
+                            "moves a consumer into a loop of its producers (see compute_at)",
+                            items[ib])
+    produced = [r for r in block.reads if writers(loop.body, r.buffer)]
+    if not produced:
+        raise ScheduleError(prim, subject, f"no block under loop {loop_var.name} writes a "
+                            "buffer this block reads", loop)
+    outer = loops_of(lpath) + [loop]
+    outer_vars = {lp.loop_var for lp in outer}
+    region_of_iter = {}
+    for r in produced:
+        buf = r.buffer
+        for k, s in enumerate(items):
+            if k != il and writers(s, buf):
+                raise ScheduleError(prim, subject, f"{buf.name} is also written outside loop "
+                                    f"{loop_var.name}", s)
+        for w in writers(loop.body, buf):
+            if reduce_loop_vars(w) & outer_vars:
+                raise ScheduleError(prim, subject, f"block \"{w.block.name}\" finishes "
+                                    f"{buf.name} only after all iterations of loop "
+                                    f"{loop_var.name} (it reduces over it)", loop)
+        dims = index_vars(r, block.iter_vars, prim, subject, "the consumed buffer")
+        region = _region_at(realizes_under(loop.body), outer, buf, want_write=True)
+        if region is None:
+            raise ScheduleError(prim, subject, f"cannot bound the region of {buf.name} written "
+                                f"in one iteration of loop {loop_var.name}", loop)
+        ana = analyzer_for(outer)
+        for d, v in enumerate(dims):
+            if v in region_of_iter:
+                a, b = region_of_iter[v], region[d]
+                if not (ana.can_prove_equal(a[0], b[0]) and ana.can_prove_equal(a[1], b[1])):
+                    raise ScheduleError(prim, subject, "the buffers the block reads are "
+                                        "produced over different regions per iteration", loop)
+            region_of_iter[v] = region[d]
+    check_no_interference(prim, subject, items[il + 1:ib], [r.buffer for r in block.reads],
+                          [w.buffer for w in block.writes])
+    order = list(region_of_iter)
+    dim_of_iter = {v: k for k, v in enumerate(order)}
+    nest = _new_nest(realize, dim_of_iter, [region_of_iter[v] for v in order], outer, None)
+    body = replace(bpath[:top_level(bpath) + 1], None)
+    return _insert(func, body, loop_var, nest, lambda stmts: len(stmts)), None
+
+
+def _elementwise(prim, subject, realize, ir):
+    block = realize.block
+    if block.init is not None or any(iv.kind == "R" for iv in block.iter_vars):
+        raise ScheduleError(prim, subject, "the block is a reduction; only elementwise blocks "
+                            "(one store, spatial iterators) can be inlined", ir)
+    if not isinstance(block.body, BufferStore) or len(block.writes) != 1:
+        raise ScheduleError(prim, subject, "the block's body must be a single buffer store",
+                            ir)
+    if block.alloc_buffers:
+        raise ScheduleError(prim, subject, "the block allocates buffers of its own", ir)
+    return block.body
+
+
+def compute_inline(func, name):
+    """Inline an elementwise producer into the blocks that read its buffer, and drop the
+    buffer.
+
+    Before::
+
+        for i in range(n):
+            with T.block("B"):
+                vi = T.axis.spatial(n, i)
+                B[vi] = A[vi] * T.float32(2)
+        for i in range(n):
+            with T.block("C"):
+                vi = T.axis.spatial(n, i)
+                C[vi] = B[vi] + T.float32(1)
+
+    After ``sch.compute_inline(sch.get_block("B"))``::
+
+        for i in range(n):
+            with T.block("C"):
+                vi = T.axis.spatial(n, i)
+                C[vi] = A[vi] * T.float32(2) + T.float32(1)
+    """
+    prim = "compute_inline"
+    path = realize_path(func, name, prim)
+    realize = path[-1]
+    block = realize.block
+    subject = f"block \"{name}\""
+    store = _elementwise(prim, subject, realize, realize)
+    buf = store.buffer
+    if buf in func.params:
+        raise ScheduleError(prim, subject, f"the block writes {buf.name}, a parameter of "
+                            f"{func.name}; its values must stay in memory", realize)
+    if not is_true(realize.predicate):
+        raise ScheduleError(prim, subject, "the block has a predicate, so it does not compute "
+                            "every element it could be asked for", realize)
+    dims = index_vars(block.writes[0], block.iter_vars, prim, subject, "the written buffer")
+    if len(dims) != len(block.iter_vars):
+        raise ScheduleError(prim, subject, f"every iterator must index {buf.name}", realize)
+    if any(getattr(n, "buffer", None) is buf for n in walk(store.value)):
+        raise ScheduleError(prim, subject, f"the block reads {buf.name}, the buffer it writes",
+                            realize)
+    items, ib = item_index(path)
+    for k, s in enumerate(items):
+        others = [w for w in writers(s, buf) if w is not realize]
+        if others:
+            raise ScheduleError(prim, subject, f"block \"{others[0].block.name}\" also writes "
+                                f"{buf.name}", s)
+        if k < ib and readers(s, buf):
+            raise ScheduleError(prim, subject, f"block \"{readers(s, buf)[0].block.name}\" reads "
+                                f"{buf.name} before this block writes it", s)
+    if readers(items[ib], buf):
+        raise ScheduleError(prim, subject, f"a block in the same loop nest reads {buf.name}",
+                            items[ib])
+
+    def inline(load):
+        return substitute(store.value, dict(zip(dims, load.indices)))
+
+    body = replace(path, None)
+    body = replace_loads(body, buf, inline)
+    body = _refresh(body, buf)
+    return with_body(func, drop_buffer(body, buf)), None
+
+
+def _refresh(body, buf):
+    """Blocks that declared reads of ``buf`` get their reads recomputed."""
+    return rewrite(body, lambda n: refresh_reads(n, {buf})
+                   if isinstance(n, Block) and any(r.buffer is buf for r in n.reads) else None)
+
+
+def reverse_compute_inline(func, name):
+    """Inline an elementwise consumer into the producer of the buffer it reads: the producer
+    stores the consumer's result directly, and the intermediate buffer is dropped.
+
+    Before::
+
+        for i in range(n):
+            with T.block("B"):
+                vi = T.axis.spatial(n, i)
+                B[vi] = A[vi] * T.float32(2)
+        for i in range(n):
+            with T.block("C"):
+                vi = T.axis.spatial(n, i)
+                C[vi] = B[vi] + T.float32(1)
+
+    After ``sch.reverse_compute_inline(sch.get_block("C"))``::
+
+        for i in range(n):
+            with T.block("B"):
+                vi = T.axis.spatial(n, i)
+                C[vi] = A[vi] * T.float32(2) + T.float32(1)
+    """
+    prim = "reverse_compute_inline"
+    path = realize_path(func, name, prim)
+    realize = path[-1]
+    block = realize.block
+    subject = f"block \"{name}\""
+    store = _elementwise(prim, subject, realize, realize)
+    if not is_true(realize.predicate):
+        raise ScheduleError(prim, subject, "the block has a predicate", realize)
+    items, ib = item_index(path)
+    candidates = [r for r in block.reads if r.buffer not in func.params and any(
+        writers(s, r.buffer) for s in items[:ib])]
+    if len(candidates) != 1:
+        what = "no" if not candidates else "more than one"
+        raise ScheduleError(prim, subject, f"the block reads {what} intermediate buffer "
+                            "produced before it; it must read exactly one", realize)
+    buf = candidates[0].buffer
+    dims = index_vars(candidates[0], block.iter_vars, prim, subject, "the consumed buffer")
+    if set(dims) != {iv.var for iv in block.iter_vars}:
+        raise ScheduleError(prim, subject, f"every iterator must index {buf.name}", realize)
+    loads = [n for n in walk(store.value) if getattr(n, "buffer", None) is buf]
+    if any(tuple(ld.indices) != tuple(dims) for ld in loads):
+        raise ScheduleError(prim, subject, f"the block reads {buf.name} at more than one "
+                            "index", realize)
+    producers = [w for s in items for w in writers(s, buf)]
+    if len(producers) != 1:
+        raise ScheduleError(prim, subject, f"{buf.name} must have exactly one producer block",
+                            realize)
+    producer = producers[0]
+    ppath = find_block(func.body, producer.block.name)
+    pstore = _elementwise(prim, f"producer block \"{producer.block.name}\"", producer, producer)
+    users = [r for s in items for r in readers(s, buf)]
+    if len(users) != 1:
+        raise ScheduleError(prim, subject, f"other blocks read {buf.name} too", realize)
+    _, ip = item_index(ppath)
+    check_no_interference(prim, subject, items[ip + 1:ib],
+                          [r.buffer for r in block.reads if r.buffer is not buf],
+                          [w.buffer for w in block.writes])
+    if readers(items[ip], store.buffer) and items[ip] is not items[ib]:
+        raise ScheduleError(prim, subject, f"the producer's loops also read {store.buffer.name}",
+                            items[ip])
+    mapping = dict(zip(dims, pstore.indices))
+    value = replace_loads(store.value, buf, lambda _ld: pstore.value)
+    new_store = BufferStore(store.buffer, substitute(value, mapping),
+                            tuple(substitute(i, mapping) for i in store.indices))
+    pblock = producer.block
+    new_block = dataclasses.replace(pblock, body=new_store, writes=tuple(
+        substitute(w, mapping) for w in block.writes))
+    new_block = refresh_reads(new_block, {buf})
+    body = replace(path, None)
+    ppath = find_block(body, producer.block.name)
+    body = replace(ppath, dataclasses.replace(ppath[-1], block=new_block))
+    return with_body(func, drop_buffer(body, buf)), None

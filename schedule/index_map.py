@@ -1,0 +1,150 @@
+"""Index maps: ``(i, j) -> (j // 16, i, j % 16)``, written as text parsed with lark or as a
+Python lambda over index variables.
+
+The text notation has names, integer literals, ``+ - * // %`` and parentheses; an
+`IndexMap` prints back to that notation, which is how traces store it.
+"""
+
+import inspect
+
+from lark import Lark, Transformer
+from lark.exceptions import LarkError
+
+from pyir.ir import Binary, IntImm, PrimExpr, Var, convert
+
+from .analysis import substitute
+from .errors import ScheduleError
+
+_GRAMMAR = r"""
+start: names "->" exprs
+names: NAME ("," NAME)* ","?
+exprs: sum ("," sum)* ","?
+?sum: product
+    | sum "+" product   -> add
+    | sum "-" product   -> sub
+?product: unary
+    | product "*" unary   -> mul
+    | product "//" unary  -> floordiv
+    | product "%" unary   -> floormod
+?unary: atom
+    | "-" unary -> neg
+?atom: NAME -> name
+    | INT -> int
+    | "(" sum ")"
+%import common.CNAME -> NAME
+%import common.INT
+%import common.WS
+%ignore WS
+"""
+
+_PARSER = Lark(_GRAMMAR, parser="lalr")
+
+
+class _Build(Transformer):
+    def __init__(self):
+        super().__init__()
+        self.vars = {}
+
+    def names(self, items):
+        out = []
+        for tok in items:
+            if str(tok) in self.vars:
+                raise ValueError(f"index variable {tok} is listed twice")
+            self.vars[str(tok)] = Var(str(tok))
+            out.append(self.vars[str(tok)])
+        return out
+
+    def exprs(self, items):
+        return list(items)
+
+    def start(self, items):
+        return items[0], items[1]
+
+    def name(self, items):
+        if str(items[0]) not in self.vars:
+            raise ValueError(f"{items[0]} is not one of the index variables")
+        return self.vars[str(items[0])]
+
+    def int(self, items):
+        return IntImm(int(items[0]))
+
+    def neg(self, items):
+        return IntImm(0) - items[0]
+
+    def add(self, items):
+        return items[0] + items[1]
+
+    def sub(self, items):
+        return items[0] - items[1]
+
+    def mul(self, items):
+        return items[0] * items[1]
+
+    def floordiv(self, items):
+        return items[0] // items[1]
+
+    def floormod(self, items):
+        return items[0] % items[1]
+
+
+class IndexMap:
+    """A map from ``len(inputs)`` indices to ``len(outputs)`` indices."""
+
+    def __init__(self, inputs, outputs):
+        self.inputs = tuple(inputs)
+        self.outputs = tuple(convert(o) for o in outputs)
+
+    @staticmethod
+    def parse(spec, primitive="index_map"):
+        """An IndexMap from text, a lambda, or an IndexMap."""
+        if isinstance(spec, IndexMap):
+            return spec
+        if isinstance(spec, str):
+            try:
+                tree = _PARSER.parse(spec)
+                inputs, outputs = _Build().transform(tree)
+            except (LarkError, ValueError) as e:
+                detail = str(e).strip().splitlines()[0]
+                raise ScheduleError(primitive, f"index map {spec!r}", "cannot read it: "
+                                    f"{detail}; write it like \"i, j -> j // 16, i, j % 16\"")
+            return IndexMap(inputs, outputs)
+        if callable(spec):
+            names = list(inspect.signature(spec).parameters)
+            inputs = [Var(n) for n in names]
+            out = spec(*inputs)
+            outputs = out if isinstance(out, (tuple, list)) else (out,)
+            return IndexMap(inputs, outputs)
+        raise ScheduleError(primitive, repr(spec), "an index map is a text like "
+                            "\"i, j -> j, i\" or a lambda")
+
+    def apply(self, indices):
+        """The output indices for input indices ``indices``."""
+        mapping = dict(zip(self.inputs, indices))
+        return tuple(substitute(o, mapping) for o in self.outputs)
+
+    def text(self):
+        """The map in the text notation (what `parse` reads)."""
+        return (", ".join(v.name for v in self.inputs) + " -> "
+                + ", ".join(_fmt(o, 0) for o in self.outputs))
+
+    def __repr__(self):
+        return f"IndexMap({self.text()!r})"
+
+
+_PREC = {"add": 1, "sub": 1, "mul": 2, "floordiv": 2, "floormod": 2}
+_SYM = {"add": "+", "sub": "-", "mul": "*", "floordiv": "//", "floormod": "%"}
+
+
+def _fmt(e, prec):
+    if isinstance(e, Var):
+        return e.name
+    if isinstance(e, IntImm):
+        return str(e.value) if e.value >= 0 or prec == 0 else f"({e.value})"
+    if isinstance(e, Binary) and e.op in _PREC:
+        p = _PREC[e.op]
+        text = f"{_fmt(e.a, p)} {_SYM[e.op]} {_fmt(e.b, p + 1)}"
+        return f"({text})" if p < prec else text
+    if isinstance(e, PrimExpr):
+        raise ScheduleError("index_map", repr(e), "index maps may use only + - * // % on "
+                            "the index variables and integers")
+    raise ScheduleError("index_map", repr(e), "not an index expression")

@@ -1,0 +1,290 @@
+"""Loop primitives: split, fuse, reorder, loop kinds (parallel, vectorize, unroll) and
+annotations. Each is a function ``(PrimFunc, ...) -> (PrimFunc, new handles)`` that checks
+legality first and raises `ScheduleError` without building anything when the step is
+illegal."""
+
+import dataclasses
+from functools import reduce
+
+from pyir.ir import For, IntImm, Range, Var, and_, ge, lt
+
+from .analysis import analyzer_for, is_true, iteration_conflict, substitute, uses
+from .errors import ScheduleError
+from .tree import (find_block, find_loop, loops_of, map_realizes, realizes_under, replace,
+                   with_body)
+
+TAIL_ANNOTATION = "pyir.split_tail"
+
+
+def _loop_subject(loop, path):
+    blocks = [p[-1].block.name for p in realizes_under(loop.body)]
+    where = f" (around block{'s' if len(blocks) > 1 else ''} " \
+            f"{', '.join(repr(b) for b in blocks)})" if blocks else ""
+    return f"loop {loop.loop_var.name}{where}"
+
+
+def split(func, var, factors):
+    """Split a loop into nested loops whose extents are ``factors``.
+
+    One factor may be None; it is inferred as ``ceildiv(extent, product of the others)``.
+    When the product is not provably the extent (a symbolic extent, or a factor that does
+    not divide it), the blocks below get the tail guard ``T.where(fused < extent)`` and the
+    outer loop the annotation ``"pyir.split_tail"`` (the extent of one outer iteration), so
+    that codegen can run a guard-free main part and a tail.
+
+    Before::
+
+        for i in range(n):
+            with T.block("B"):
+                vi = T.axis.spatial(n, i)
+                B[vi] = A[vi] * T.float32(2)
+
+    After ``sch.split(i, factors=[None, 32])``::
+
+        for i_0 in T.serial((n + 31) // 32, annotations={"pyir.split_tail": 32}):
+            for i_1 in range(32):
+                with T.block("B"):
+                    vi = T.axis.spatial(n, i_0 * 32 + i_1)
+                    T.where(i_0 * 32 + i_1 < n)
+                    B[vi] = A[vi] * T.float32(2)
+    """
+    path = find_loop(func.body, var)
+    loop = path[-1]
+    subject = _loop_subject(loop, path)
+    factors = list(factors)
+    if len(factors) < 2:
+        raise ScheduleError("split", subject, "give at least two factors", loop)
+    if sum(f is None for f in factors) > 1:
+        raise ScheduleError("split", subject, "at most one factor may be None (inferred)", loop)
+    if any(f is not None and (not isinstance(f, int) or f < 1) for f in factors):
+        raise ScheduleError("split", subject, f"factors must be positive ints or None, got "
+                            f"{factors}", loop)
+    if loop.kind != "serial":
+        raise ScheduleError("split", subject, f"the loop is {loop.kind}; split a serial loop "
+                            "and set the kind on the new loops", loop)
+    ana = analyzer_for(loops_of(path) + [loop])
+    known = reduce(lambda a, b: a * b, [f for f in factors if f is not None], 1)
+    extent = ana.simplify(loop.extent)
+    if None in factors:
+        inferred = ana.simplify((extent + (known - 1)) // known)
+        exts = [inferred if f is None else IntImm(f) for f in factors]
+    else:
+        exts = [IntImm(f) for f in factors]
+        if not ana.can_prove(ge(IntImm(known), extent)):
+            raise ScheduleError("split", subject, f"the factors multiply to {known}, which is "
+                                f"not provably at least the extent {_text(extent)}", loop)
+    total = ana.simplify(reduce(lambda a, b: a * b, exts))
+    guard = not ana.can_prove_equal(total, extent)
+    blocks = realizes_under(loop.body)
+    if guard and not blocks:
+        raise ScheduleError("split", subject, "the extent may not divide evenly and the loop "
+                            "has no block whose predicate could guard the tail", loop)
+    new_vars = [Var(f"{var.name}_{k}") for k in range(len(factors))]
+    fused = new_vars[0]
+    for v, e in zip(new_vars[1:], exts[1:]):
+        fused = fused * e + v
+    value = fused if _is_zero(loop.start) else loop.start + fused
+    body = substitute(loop.body, {var: value})
+    if guard:
+        body = add_predicate(body, lt(fused, extent))
+    for v, e in reversed(list(zip(new_vars, exts))):
+        body = For(v, IntImm(0), e, "serial", body)
+    if guard:
+        inner = ana.simplify(reduce(lambda a, b: a * b, exts[1:]))
+        body = dataclasses.replace(body, annotations=((TAIL_ANNOTATION, _int(inner)),))
+    return with_body(func, replace(path, body)), new_vars
+
+
+def _int(e):
+    return e.value if isinstance(e, IntImm) else _text(e)
+
+
+def _is_zero(e):
+    return isinstance(e, IntImm) and e.value == 0
+
+
+def _text(e):
+    try:
+        return e.script()
+    except Exception:  # printing is best effort inside an error message
+        return repr(e)
+
+
+def add_predicate(stmt, cond):
+    """``stmt`` with ``cond`` and-ed to the predicate of each outermost block below it."""
+    def guard(realize):
+        pred = cond if is_true(realize.predicate) else and_(realize.predicate, cond)
+        return dataclasses.replace(realize, predicate=pred)
+    return map_realizes(stmt, guard)
+
+
+def fuse(func, vars_):
+    """Fuse perfectly nested loops (outermost first) into one loop.
+
+    Before::
+
+        for i, j in T.grid(n, m):
+            with T.block("B"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                B[vi, vj] = A[vi, vj]
+
+    After ``sch.fuse(i, j)``::
+
+        for i_j_fused in range(m * n):
+            with T.block("B"):
+                vi = T.axis.spatial(n, i_j_fused // m)
+                vj = T.axis.spatial(m, i_j_fused % m)
+                B[vi, vj] = A[vi, vj]
+    """
+    paths = [find_loop(func.body, v) for v in vars_]
+    loops = [p[-1] for p in paths]
+    subject = "loops " + ", ".join(v.name for v in vars_)
+    if len(set(map(id, vars_))) != len(vars_):
+        raise ScheduleError("fuse", subject, "a loop is listed twice", loops[0])
+    for outer, inner in zip(loops, loops[1:]):
+        if outer.body is not inner:
+            raise ScheduleError("fuse", subject, f"loop {inner.loop_var.name} is not the whole "
+                                f"body of loop {outer.loop_var.name}; fuse needs perfectly "
+                                "nested loops listed outermost first", outer)
+    for lp in loops:
+        if lp.kind != "serial":
+            raise ScheduleError("fuse", subject, f"loop {lp.loop_var.name} is {lp.kind}; only "
+                                "serial loops can be fused", lp)
+        if uses(lp.extent, vars_) or uses(lp.start, vars_):
+            raise ScheduleError("fuse", subject, f"the range of loop {lp.loop_var.name} depends "
+                                "on another loop being fused", loops[0])
+    ana = analyzer_for(loops_of(paths[0]) + loops)
+    exts = [ana.simplify(lp.extent) for lp in loops]
+    total = ana.simplify(reduce(lambda a, b: a * b, exts))
+    fused = Var("_".join(v.name for v in vars_) + "_fused")
+    ana.bind(fused, Range(0, total))
+    mapping = {}
+    for k, lp in enumerate(loops):
+        value = fused
+        stride = reduce(lambda a, b: a * b, exts[k + 1:], IntImm(1))
+        if k + 1 < len(loops):
+            value = value // stride
+        if k > 0:
+            value = value % exts[k]
+        value = ana.simplify(value)
+        mapping[lp.loop_var] = value if _is_zero(lp.start) else lp.start + value
+    body = substitute(loops[-1].body, mapping)
+    new = For(fused, IntImm(0), total, "serial", body)
+    return with_body(func, replace(paths[0], new)), [fused]
+
+
+def reorder(func, vars_):
+    """Reorder loops of one nest. The listed loops must lie on one chain of perfectly
+    nested loops; they take each other's places in the listed order and loops not listed
+    stay where they are.
+
+    Before::
+
+        for i, j, k in T.grid(n, m, p):
+            with T.block("C"):
+                ...
+
+    After ``sch.reorder(k, i)``::
+
+        for k, j, i in T.grid(p, m, n):
+            with T.block("C"):
+                ...
+
+    Illegal when a block's accesses differ between iterations in a way that makes their
+    order matter (a block reading what another wrote in an earlier iteration).
+    """
+    paths = [find_loop(func.body, v) for v in vars_]
+    subject = "loops " + ", ".join(v.name for v in vars_)
+    if len(set(map(id, vars_))) != len(vars_):
+        raise ScheduleError("reorder", subject, "a loop is listed twice", paths[0][-1])
+    order = sorted(range(len(paths)), key=lambda k: len(paths[k]))
+    top, bottom = paths[order[0]], paths[order[-1]]
+    if not all(any(n is paths[k][-1] for n in bottom) for k in order):
+        raise ScheduleError("reorder", subject, "the loops are not nested in one another "
+                            "(they must be on one chain of loops)", top[-1])
+    chain = list(bottom[len(top) - 1:])
+    for outer, inner in zip(chain, chain[1:]):
+        if not isinstance(outer, For) or outer.body is not inner:
+            raise ScheduleError("reorder", subject, f"loop {chain[0].loop_var.name} does not "
+                                f"contain loop {chain[-1].loop_var.name} alone: the loops in "
+                                "between must be perfectly nested", chain[0])
+    chain_vars = [lp.loop_var for lp in chain]
+    for lp in chain:
+        if uses(lp.extent, chain_vars) or uses(lp.start, chain_vars):
+            raise ScheduleError("reorder", subject, f"the range of loop {lp.loop_var.name} "
+                                "depends on another loop of the nest", chain[0])
+    why = iteration_conflict(chain[0], loops_of(top), vars_, allow_reduce_reorder=True)
+    if why:
+        raise ScheduleError("reorder", subject, why + "; reordering could change the "
+                            "results", chain[0])
+    positions = [k for k, lp in enumerate(chain) if lp.loop_var in set(vars_)]
+    placed = list(chain)
+    by_var = {lp.loop_var: lp for lp in chain}
+    for pos, v in zip(positions, vars_):
+        placed[pos] = by_var[v]
+    body = chain[-1].body
+    for lp in reversed(placed):
+        body = dataclasses.replace(lp, body=body)
+    return with_body(func, replace(top, body)), None
+
+
+_KINDS = {"parallel": "parallel", "vectorize": "vectorized", "unroll": "unroll"}
+
+
+def set_kind(func, var, prim):
+    """Run a loop as ``parallel`` (on the thread pool), ``vectorized`` or ``unroll``.
+
+    Before::
+
+        for i in range(n):
+            with T.block("B"): ...
+
+    After ``sch.parallel(i)``::
+
+        for i in T.parallel(n):
+            with T.block("B"): ...
+
+    Parallel and vectorized loops must not carry dependences: no block below may reduce
+    over the loop, and blocks sharing a buffer must touch the same region in each
+    iteration. Unrolling keeps the order and is always legal.
+    """
+    path = find_loop(func.body, var)
+    loop = path[-1]
+    subject = _loop_subject(loop, path)
+    if prim != "unroll":
+        why = iteration_conflict(loop, loops_of(path), [var], allow_reduce_reorder=False)
+        if why:
+            raise ScheduleError(prim, subject, why + f"; the iterations of loop {var.name} "
+                                "cannot run at the same time", loop)
+    new = dataclasses.replace(loop, kind=_KINDS[prim])
+    return with_body(func, replace(path, new)), None
+
+
+def annotate(func, target, key, value):
+    """Attach ``key: value`` to a block or loop (``value`` a plain int, float, str or bool;
+    a key already present is replaced).
+
+    Before::
+
+        for i in range(n): ...
+
+    After ``sch.annotate(i, "pragma_unroll", 4)``::
+
+        for i in T.serial(n, annotations={"pragma_unroll": 4}): ...
+    """
+    what, ident = target
+    subject = f"block \"{ident}\"" if what == "block" else f"loop {ident.name}"
+    if not isinstance(key, str) or not isinstance(value, (int, float, str, bool)):
+        raise ScheduleError("annotate", subject, "the key must be a str and the value a plain "
+                            f"int, float, str or bool, got {key!r}: {value!r}")
+    if what == "block":
+        path = find_block(func.body, ident)
+        node = path[-1].block if hasattr(path[-1], "block") else path[-1]
+    else:
+        path = find_loop(func.body, ident)
+        node = path[-1]
+    annotations = tuple((k, v) for k, v in node.annotations if k != key) + ((key, value),)
+    new = dataclasses.replace(node, annotations=annotations)
+    if what == "block" and hasattr(path[-1], "block"):
+        new = dataclasses.replace(path[-1], block=new)
+    return with_body(func, replace(path, new)), None

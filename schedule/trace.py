@@ -1,0 +1,136 @@
+"""The trace: every step of a schedule, as replayable Python text and as JSON.
+
+Instructions are stored already encoded: a handle argument is ``{"rv": "l1"}``, everything
+else is a plain JSON value (index maps as their text form). `str(trace)` is a function
+``def apply(sch): ...``; `Trace.apply_to` replays it on another schedule.
+"""
+
+import json
+from dataclasses import dataclass
+
+from .errors import ScheduleError
+
+
+@dataclass(frozen=True)
+class Instruction:
+    """One step: ``outputs = sch.<kind>(*args, **kwargs)``. ``single`` marks a step that
+    returns one handle rather than a list."""
+
+    kind: str
+    args: tuple
+    kwargs: tuple
+    outputs: tuple
+    single: bool = False
+
+    def text(self):
+        call = ", ".join([_fmt(a) for a in self.args] +
+                         [f"{k}={_fmt(v)}" for k, v in self.kwargs])
+        line = f"sch.{self.kind}({call})"
+        if not self.outputs:
+            return line
+        if self.single:
+            return f"{self.outputs[0]} = {line}"
+        names = ", ".join(self.outputs)
+        return f"{names}{',' if len(self.outputs) == 1 else ''} = {line}"
+
+    def to_json(self):
+        return {"kind": self.kind, "args": list(self.args), "kwargs": dict(self.kwargs),
+                "outputs": list(self.outputs), "single": self.single}
+
+    @staticmethod
+    def from_json(d):
+        return Instruction(d["kind"], tuple(d["args"]), tuple(d["kwargs"].items()),
+                           tuple(d["outputs"]), d.get("single", False))
+
+
+def _fmt(value):
+    if isinstance(value, dict) and "rv" in value:
+        return value["rv"]
+    if isinstance(value, list):
+        return "[" + ", ".join(_fmt(v) for v in value) + "]"
+    if isinstance(value, str):
+        return json.dumps(value)
+    return repr(value)
+
+
+class Trace:
+    """The steps of a schedule in order (see the module docstring)."""
+
+    def __init__(self, instructions=()):
+        self.instructions = list(instructions)
+
+    def __len__(self):
+        return len(self.instructions)
+
+    def __iter__(self):
+        return iter(self.instructions)
+
+    def __getitem__(self, k):
+        return self.instructions[k]
+
+    def __str__(self):
+        body = [f"    {inst.text()}" for inst in self.instructions] or ["    pass"]
+        return "def apply(sch):\n" + "\n".join(body) + "\n"
+
+    def __repr__(self):
+        return f"Trace({len(self)} steps)"
+
+    def copy(self):
+        return Trace(self.instructions)
+
+    def apply_to(self, sch):
+        """Replay every step on ``sch`` (a `Schedule`); return ``sch``."""
+        env = {}
+        for inst in self.instructions:
+            args = [_decode(a, env) for a in inst.args]
+            kwargs = {k: _decode(v, env) for k, v in inst.kwargs}
+            result = getattr(sch, inst.kind)(*args, **kwargs)
+            outs = [result] if inst.single else list(result or ())
+            if len(outs) != len(inst.outputs):
+                raise ScheduleError("trace replay", f"step sch.{inst.kind}",
+                                    f"returned {len(outs)} handle(s) where the trace "
+                                    f"recorded {len(inst.outputs)}")
+            env.update(zip(inst.outputs, outs))
+        return sch
+
+    def to_json(self):
+        """The trace as a JSON string."""
+        return json.dumps([inst.to_json() for inst in self.instructions], indent=1)
+
+    @staticmethod
+    def from_json(text):
+        return Trace(Instruction.from_json(d) for d in json.loads(text))
+
+    def show(self):
+        from rich.console import Console
+        from rich.syntax import Syntax
+        Console().print(Syntax(str(self).rstrip("\n"), "python", theme="monokai"))
+
+    def _repr_html_(self):
+        return highlighted_html(str(self), "python")
+
+
+def _decode(value, env):
+    if isinstance(value, dict) and "rv" in value:
+        return env[value["rv"]]
+    if isinstance(value, list):
+        return [_decode(v, env) for v in value]
+    return value
+
+
+def highlighted_html(text, lexer):
+    """``text`` highlighted by rich as HTML (for notebooks)."""
+    from rich.console import Console
+    from rich.syntax import Syntax
+    console = Console(record=True, file=_Null(), width=120)
+    console.print(Syntax(text.rstrip("\n"), lexer, theme="default"))
+    return console.export_html(inline_styles=True, code_format="<pre style=\"font-family:"
+                               "monospace;font-size:12px\">{code}</pre>")
+
+
+class _Null:
+    def write(self, _):
+        return 0
+
+    def flush(self):
+        pass

@@ -1,0 +1,162 @@
+"""Statements of a prim function body found and replaced by identity.
+
+A *path* is the tuple of statements from the body down to a node. Nodes are values, so two
+equal subtrees may sit in one body; paths tell them apart. `replace` rebuilds only the
+statements along a path.
+"""
+
+import dataclasses
+
+from pyir.ir import (Allocate, Block, BlockRealize, For, IfThenElse, LetStmt, PrimFunc,
+                     SeqStmt, seq)
+
+_STMT_FIELDS = {For: ("body",), Block: ("init", "body"), BlockRealize: ("block",),
+                IfThenElse: ("then_case", "else_case"), LetStmt: ("body",),
+                Allocate: ("body",)}
+
+
+def stmt_children(s):
+    """The statements directly inside ``s``, in execution order."""
+    if isinstance(s, SeqStmt):
+        return list(s.stmts)
+    return [getattr(s, f) for f in _STMT_FIELDS.get(type(s), ()) if getattr(s, f) is not None]
+
+
+def iter_paths(root, prefix=()):
+    """Every statement below ``root`` (inclusive) with its path, pre-order."""
+    path = prefix + (root,)
+    yield path
+    for child in stmt_children(root):
+        yield from iter_paths(child, path)
+
+
+def find_block(body, name):
+    """Path to the BlockRealize of block ``name`` (or to a bare root Block), or None."""
+    for path in iter_paths(body):
+        node = path[-1]
+        if isinstance(node, BlockRealize) and node.block.name == name:
+            return path
+        if isinstance(node, Block) and node.name == name and (
+                len(path) == 1 or not isinstance(path[-2], BlockRealize)):
+            return path
+    return None
+
+
+def find_loop(body, loop_var):
+    """Path to the For whose loop variable is ``loop_var``, or None."""
+    for path in iter_paths(body):
+        if isinstance(path[-1], For) and path[-1].loop_var is loop_var:
+            return path
+    return None
+
+
+def realizes_under(stmt, nested=False):
+    """Paths (relative to ``stmt``) of the BlockRealizes below ``stmt``; only the outermost
+    ones unless ``nested``."""
+    out = []
+
+    def visit(s, prefix):
+        path = prefix + (s,)
+        if isinstance(s, BlockRealize):
+            out.append(path)
+            if not nested:
+                return
+        for c in stmt_children(s):
+            visit(c, path)
+
+    visit(stmt, ())
+    return out
+
+
+def scope_depth(path):
+    """Index in ``path`` of the innermost Block enclosing the last node (not its own block);
+    -1 when the node is not inside any block."""
+    for k in range(len(path) - 2, -1, -1):
+        if isinstance(path[k], Block) and path[k] is not getattr(path[-1], "block", None):
+            return k
+    return -1
+
+
+def loops_of(path):
+    """The For nodes between the enclosing block (or the function) and the last node."""
+    return [n for n in path[scope_depth(path) + 1:-1] if isinstance(n, For)]
+
+
+_WRAPPERS = (SeqStmt, Allocate, LetStmt)
+
+
+def top_level(path):
+    """Index in ``path`` of the statement that is an item of the enclosing scope (the
+    node's outermost ancestor within its scope, looking through sequences and the
+    allocations and lets that wrap the statements after them)."""
+    k = scope_depth(path) + 1
+    while k < len(path) - 1 and isinstance(path[k], _WRAPPERS):
+        k += 1
+    return k
+
+
+def scope_items(path):
+    """The items of the enclosing scope's body in order (see `top_level`)."""
+    return flatten(path[scope_depth(path) + 1])
+
+
+def flatten(stmt):
+    """``stmt`` as a list of items, looking through sequences, allocations and lets."""
+    if isinstance(stmt, SeqStmt):
+        return [x for s in stmt.stmts for x in flatten(s)]
+    if isinstance(stmt, (Allocate, LetStmt)):
+        return flatten(stmt.body)
+    return [stmt]
+
+
+def replace(path, new):
+    """The root of ``path`` rebuilt with its last node replaced by ``new`` (a statement, a
+    list of statements spliced into a sequence, or None to delete it; a loop left empty
+    is deleted as well)."""
+    for k in range(len(path) - 2, -1, -1):
+        new = _replace_child(path[k], path[k + 1], new)
+    if isinstance(new, list):
+        return seq(*new) if new else SeqStmt(())
+    return new
+
+
+def _replace_child(parent, old, new):
+    items = new if isinstance(new, list) else ([] if new is None else [new])
+    if isinstance(parent, SeqStmt):
+        stmts = []
+        for s in parent.stmts:
+            if s is old:
+                for item in items:
+                    stmts.extend(item.stmts if isinstance(item, SeqStmt) else [item])
+            else:
+                stmts.append(s)
+        if not stmts:
+            return None
+        return stmts[0] if len(stmts) == 1 else SeqStmt(tuple(stmts))
+    value = None if not items else items[0] if len(items) == 1 else SeqStmt(tuple(items))
+    for f in _STMT_FIELDS[type(parent)]:
+        if getattr(parent, f) is old:
+            if value is None and f in ("body", "then_case", "block"):
+                if isinstance(parent, Block):
+                    return dataclasses.replace(parent, body=SeqStmt(()))
+                return None
+            return dataclasses.replace(parent, **{f: value})
+    raise AssertionError("path is not a chain of parents")
+
+
+def with_body(func, body):
+    return PrimFunc(func.name, func.params, body, func.attrs)
+
+
+def map_realizes(stmt, fn):
+    """``stmt`` with each outermost BlockRealize ``r`` below it replaced by ``fn(r)``."""
+    if isinstance(stmt, BlockRealize):
+        return fn(stmt)
+    if isinstance(stmt, SeqStmt):
+        return SeqStmt(tuple(map_realizes(s, fn) for s in stmt.stmts))
+    changes = {}
+    for f in _STMT_FIELDS.get(type(stmt), ()):
+        child = getattr(stmt, f)
+        if child is not None:
+            changes[f] = map_realizes(child, fn)
+    return dataclasses.replace(stmt, **changes) if changes else stmt

@@ -1,0 +1,95 @@
+"""The ``R`` namespace of the script language (graph level): ``@R.function`` and the names
+used inside graph functions.
+
+Struct-info annotations (``R.Tensor``, ``R.Tuple``, ``R.Shape``, ``R.Prim``, ``R.Object``)
+are harmless objects, because Python evaluates annotations when it runs the ``def``. Every
+other name is only meaningful to the parser: calling it from Python raises pyir.Error.
+"""
+
+import sys
+
+from pyir.errors import Error
+
+from .parser.module import parse_decorated_function
+
+
+def function(func):
+    """Parse a graph function into a `pyir.ir.Function` (never runs it). Inside an
+    ``@I.ir_module`` class the function is returned as is; the module parses it."""
+    frame = sys._getframe(1)
+    if "__module__" in frame.f_locals and "__qualname__" in frame.f_locals:
+        return func
+    return parse_decorated_function(func, frame)
+
+
+class _Annotation:
+    """What an annotation evaluates to at ``def`` time; the parser reads the source."""
+
+    def __init__(self, kind, *args, **kwargs):
+        self.kind, self.args, self.kwargs = kind, args, kwargs
+
+    def __repr__(self):
+        items = [repr(a) for a in self.args] + [f"{k}={v!r}" for k, v in self.kwargs.items()]
+        return f"R.{self.kind}({', '.join(items)})"
+
+
+def Tensor(shape=None, dtype=None, ndim=-1):  # noqa: N802  (script spelling)
+    return _Annotation("Tensor", shape, dtype, ndim=ndim)
+
+
+def Tuple(*fields):  # noqa: N802
+    return _Annotation("Tuple", *fields)
+
+
+def Shape(values=None, ndim=-1):  # noqa: N802
+    return _Annotation("Shape", values, ndim=ndim)
+
+
+def Prim(dtype):  # noqa: N802
+    return _Annotation("Prim", dtype)
+
+
+Object = _Annotation("Object")
+
+
+class _ParserOnly:
+    """A name that only the parser understands, e.g. ``R.call_tir``."""
+
+    def __init__(self, name):
+        self._name = name
+
+    def __call__(self, *args, **kwargs):
+        raise Error(f"R.{self._name} is only valid inside @R.function")
+
+    def __repr__(self):
+        return f"<R.{self._name}: only valid inside @R.function>"
+
+
+class _Namespace:
+    def __init__(self, prefix, names):
+        for name in names:
+            setattr(self, name, _ParserOnly(prefix + name))
+
+
+#: Names of ``R`` handled by the parser (besides the annotations above and the operators).
+CALLS = ("dataflow", "output", "call_tir", "call_dps_packed", "call_packed", "match_cast",
+         "shape", "prim_value")
+
+
+def _install():
+    from pyir.ir.ops import OPS
+    module = sys.modules[__name__]
+    for name in CALLS:
+        setattr(module, name, _ParserOnly(name))
+    nested = {}
+    for name in OPS:
+        prefix, _, leaf = name.rpartition(".")
+        if prefix:
+            nested.setdefault(prefix, []).append(leaf)
+        else:
+            setattr(module, name, _ParserOnly(name))
+    for prefix, leaves in nested.items():
+        setattr(module, prefix, _Namespace(prefix + ".", leaves))
+
+
+_install()

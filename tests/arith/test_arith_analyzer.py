@@ -1,0 +1,135 @@
+"""Bounds and proofs of pyir.arith.Analyzer, including symbolic extents."""
+
+import pytest
+
+import pyir
+from pyir.arith import Analyzer, IntBound
+from pyir.ir import IntImm, Range, Select, Var, and_, eq, ge, le, lt, max_, min_, or_
+
+from arith_helpers import fmt
+
+i, j, k, n, m, x, y = (Var(s) for s in ("i", "j", "k", "n", "m", "x", "y"))
+
+
+def test_const_int_bound():
+    ana = Analyzer()
+    ana.bind(i, Range(0, 16))
+    ana.bind(j, Range(0, 8))
+    assert ana.const_int_bound(i * 8 + j) == IntBound(0, 127)
+    assert ana.const_int_bound(i - j) == IntBound(-7, 15)
+    assert ana.const_int_bound((i * 8 + j) // 4) == IntBound(0, 31)
+    assert ana.const_int_bound(x % 8) == IntBound(0, 7)
+    assert ana.const_int_bound(x % -8) == IntBound(-7, 0)
+    assert ana.const_int_bound(i % 32) == IntBound(0, 15)
+    assert ana.const_int_bound(x) == IntBound(None, None)
+    assert ana.const_int_bound(i * x) == IntBound(None, None)
+    assert ana.const_int_bound(min_(i, 3)) == IntBound(0, 3)
+    assert ana.const_int_bound(max_(i, x)) == IntBound(0, None)
+    assert ana.const_int_bound(Select(lt(x, 0), i, j + 100)) == IntBound(0, 107)
+    assert ana.const_int_bound(lt(x, y)) == IntBound(0, 1)
+    assert ana.const_int_bound(x // (i + 1)) == IntBound(None, None)
+    ana.bind(x, IntBound(0, None))
+    assert ana.const_int_bound(x // (i + 1)) == IntBound(0, None)
+    assert ana.const_int_bound(Var("u", "uint8")) == IntBound(0, 255)
+
+
+def test_bound_through_symbolic_ranges():
+    ana = Analyzer()
+    ana.bind(n, IntBound(1, 100))
+    ana.bind(i, Range(0, n))
+    ana.bind(j, Range(i, n - i))          # j in [i, n)
+    assert ana.const_int_bound(j) == IntBound(0, 99)
+    assert ana.can_prove(lt(j, n))
+    assert ana.can_prove(ge(j, i))
+    assert not ana.can_prove(lt(j, n - 1))
+
+
+def test_split_with_divisible_symbolic_extent_is_proven():
+    ana = Analyzer()
+    ana.bind(n, IntBound(0, None))
+    ana.bind(i, Range(0, n // 8))
+    ana.bind(j, Range(0, 8))
+    assert ana.can_prove(lt(i * 8 + j, n))
+    assert ana.can_prove(ge(i * 8 + j, 0))
+    assert fmt(ana.symbolic_bound(i * 8 + j)) == ("0", "(((n // 8) * 8) - 1)")
+
+
+def test_split_with_tail_is_not_proven():
+    ana = Analyzer()
+    ana.bind(n, IntBound(0, None))
+    ana.bind(i, Range(0, (n + 7) // 8))
+    ana.bind(j, Range(0, 8))
+    assert not ana.can_prove(lt(i * 8 + j, n))
+    assert not ana.can_prove(ge(i * 8 + j, n))       # not disproven either
+    assert ana.can_prove(lt(i * 8 + j, n + 7))
+
+
+def test_loop_bound_proofs():
+    ana = Analyzer()
+    ana.bind(i, Range(0, n))
+    assert ana.can_prove(lt(i, n))
+    assert ana.can_prove(le(i + 1, n))
+    assert not ana.can_prove(lt(i + 1, n))
+    assert not ana.can_prove(lt(i, n - 1))
+    ana.bind(j, Range(0, m))
+    assert ana.can_prove(lt(i * m + j, n * m))    # fused index stays in bounds
+    assert not ana.can_prove(lt(i * m + j, n * m - 1))
+
+
+def test_can_prove_is_sound_on_unknowns():
+    ana = Analyzer()
+    assert not ana.can_prove(lt(x, y))
+    assert not ana.can_prove(ge(x * x, 1))
+    assert ana.can_prove(or_(lt(x, y), ge(x, y)))
+    assert ana.can_prove(and_(eq(x, x), le(x, x + 1)))
+
+
+def test_can_prove_equal():
+    ana = Analyzer()
+    assert ana.can_prove_equal((x // 8) * 8 + x % 8, x)
+    assert ana.can_prove_equal((x + 1) * (y - 1), x * y - x + y - 1)
+    assert ana.can_prove_equal(x * 2, x + x)
+    assert not ana.can_prove_equal(x, y)
+    assert ana.can_prove_equal(IntImm(4), 4)
+
+
+def test_bind_expression_substitutes():
+    ana = Analyzer()
+    ana.bind(x, i * 4 + j)
+    ana.bind(j, Range(0, 4))
+    assert fmt(ana.simplify(x // 4)) == "i"
+    assert fmt(ana.simplify(x % 4)) == "j"
+    assert ana.const_int_bound(x - i * 4) == IntBound(0, 3)
+
+
+def test_scope_restores_bindings():
+    ana = Analyzer()
+    ana.bind(i, Range(0, 4))
+    with ana.scope():
+        ana.bind(i, Range(0, 100))
+        ana.bind(j, Range(0, 2))
+        assert ana.const_int_bound(i + j) == IntBound(0, 100)
+    assert ana.const_int_bound(i) == IntBound(0, 3)
+    assert ana.const_int_bound(j) == IntBound(None, None)
+
+
+def test_symbolic_bound_of_nonlinear_parts():
+    ana = Analyzer()
+    ana.bind(i, Range(0, n))
+    ana.bind(j, Range(0, 4))
+    assert fmt(ana.symbolic_bound(min_(i, 5) + j)) == ("0", "(min((n - 1), 5) + 3)")
+    assert fmt(ana.symbolic_bound((i * 4 + j) // 2)) == ("0", "((n * 2) - 1)")
+    assert fmt(ana.symbolic_bound(x + i)) == ("x", "((x + n) - 1)")
+    assert ana.symbolic_bound(i * x) == (None, None)
+
+
+def test_errors():
+    ana = Analyzer()
+    with pytest.raises(pyir.Error, match="Var"):
+        ana.bind("i", Range(0, 4))
+    with pytest.raises(pyir.Error, match="contains it"):
+        ana.bind(x, x + 1)
+    with pytest.raises(pyir.Error, match="bool condition"):
+        ana.can_prove(x + 1)
+    with pytest.raises(pyir.Error, match="int32"):
+        ana.bind(Var("v", "int32"), Range(0, 4))

@@ -1,0 +1,198 @@
+"""End-to-end: lower, generate LLVM IR, JIT with MCJIT, run on numpy arrays."""
+
+import math
+
+import numpy as np
+import pytest
+
+import kernels as K
+from jit import Compiled, run
+from pyir import Error
+from pyir.codegen.llvm import codegen
+from pyir.codegen.target import Target, TargetError
+from pyir.ir import Binary, Buffer, BufferStore, Call, For, IntImm, PrimFunc, StringImm, Var
+from pyir.ir import Evaluate
+
+DTYPES = ["float32", "float64", "float16", "int8", "int32", "int64", "uint8", "bool"]
+SIZES = [1, 13, 1031]
+rng = np.random.default_rng(0)
+
+
+def rand(shape, dtype):
+    if dtype == "bool":
+        return rng.random(shape) > 0.5
+    if np.dtype(dtype).kind in "iu":
+        info = np.iinfo(dtype)
+        return rng.integers(max(info.min, -100), min(info.max, 100), shape).astype(dtype)
+    return rng.standard_normal(shape).astype(dtype)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_elementwise_every_dtype(dtype):
+    op = "or" if dtype == "bool" else "add"
+    c = Compiled(K.module(K.elementwise(dtype, op=op)))
+    for n in SIZES:
+        a, b, out = rand(n, dtype), rand(n, dtype), np.zeros(n, dtype)
+        assert c("ew", a, b, out) == 0
+        np.testing.assert_array_equal(out, (a | b) if dtype == "bool" else (a + b).astype(dtype))
+
+
+@pytest.mark.parametrize("shape", [(1, 1), (7, 13), (3, 1031)])
+@pytest.mark.parametrize("schedule", [True, False])
+def test_elementwise_2d_symbolic(shape, schedule):
+    c = Compiled(K.module(K.elementwise("float32", ("n", "m"), "mul")),
+                 default_schedule=schedule)
+    a, b, out = rand(shape, "float32"), rand(shape, "float32"), np.zeros(shape, "float32")
+    assert c("ew", a, b, out) == 0
+    np.testing.assert_allclose(out, a * b)
+
+
+def test_parallel_and_vectorized_loops_in_llvm_ir():
+    c = Compiled(K.module(K.elementwise("float32", ("n", "m"))))
+    assert '@"pyir_parallel_for"' in c.llvm_ir and '@"ew.par0"' in c.llvm_ir
+    assert "<16 x float>" in c.llvm_ir
+    one_d = Compiled(K.module(K.elementwise("float64", ("n",))))
+    assert "<8 x double>" in one_d.llvm_ir and "pyir_parallel_for" in one_d.llvm_ir
+    a, b, out = rand(1031, "float64"), rand(1031, "float64"), np.zeros(1031)
+    assert one_d("ew", a, b, out) == 0
+    np.testing.assert_allclose(out, a + b)
+
+
+def test_static_shape_vector_loop_with_tail():
+    c = Compiled(K.module(K.elementwise("float32", (5, 37), "sub")))
+    a, b, out = rand((5, 37), "float32"), rand((5, 37), "float32"), np.zeros((5, 37), "float32")
+    assert c("ew", a, b, out) == 0
+    np.testing.assert_allclose(out, a - b)
+
+
+@pytest.mark.parametrize("n,m,k", [(1, 1, 1), (17, 5, 31), (64, 48, 1009)])
+def test_matmul_symbolic(n, m, k):
+    a, b, out = rand((n, k), "float32"), rand((k, m), "float32"), np.zeros((n, m), "float32")
+    run(K.module(K.matmul()), "matmul", a, b, out)
+    np.testing.assert_allclose(out, a @ b, rtol=1e-4, atol=1e-4)
+
+
+def test_matmul_static():
+    a, b, out = rand((16, 8), "float64"), rand((8, 24), "float64"), np.zeros((16, 24))
+    run(K.module(K.matmul(16, 24, 8, "float64")), "matmul", a, b, out)
+    np.testing.assert_allclose(out, a @ b)
+
+
+@pytest.mark.parametrize("dtype,acc", [("float32", "float32"), ("int8", "int32")])
+def test_row_sum(dtype, acc):
+    c = Compiled(K.module(K.row_sum(dtype, acc)))
+    for shape in [(1, 1), (3, 13), (2, 1500)]:
+        x, s = rand(shape, dtype), np.zeros(shape[0], acc)
+        assert c("row_sum", x, s) == 0
+        np.testing.assert_allclose(s, x.astype(acc).sum(1), rtol=1e-4)
+
+
+def test_allocated_heap_buffer():
+    c = Compiled(K.module(K.scaled_copy_via_temp()))
+    assert "aligned_alloc" in c.llvm_ir and '@"free"' in c.llvm_ir
+    for n in SIZES:
+        a, b = rand(n, "float32"), np.zeros(n, "float32")
+        assert c("via_temp", a, b) == 0
+        np.testing.assert_allclose(b, a * 2 + 1)
+
+
+def test_allocated_stack_buffer():
+    c = Compiled(K.module(K.allocate_plain(8)))
+    assert "alloca [8 x float]" in c.llvm_ir and "aligned_alloc" not in c.llvm_ir
+    a, b = rand(29, "float32"), np.zeros(29, "float32")
+    assert c("alloc_plain", a, b) == 0
+    np.testing.assert_allclose(b, a + np.arange(29) % 8)
+
+
+def test_if_else():
+    a, b = rand(1031, "float32"), np.zeros(1031, "float32")
+    run(K.module(K.clamp_if()), "clamp_if", a, b)
+    np.testing.assert_allclose(b, np.where(a > 0, a, -3 * a))
+
+
+def test_failed_entry_condition_returns_its_number():
+    c = Compiled(K.module(K.window_sum()))
+    (cond,) = c.infos["window"].conditions
+    assert "X" in cond.message
+    x, y = rand(12, "float32"), np.zeros(10, "float32")
+    assert c("window", x, y) == 0
+    np.testing.assert_allclose(y, x[:-2] + x[1:-1] + x[2:], rtol=1e-5)
+    assert c("window", x[:11].copy(), y) == 1
+
+
+MATH = {"exp": np.exp, "log": np.log, "sqrt": np.sqrt, "tanh": np.tanh, "abs": np.abs,
+        "floor": np.floor, "ceil": np.ceil, "sigmoid": lambda x: 1 / (1 + np.exp(-x)),
+        "sin": np.sin, "cos": np.cos, "erf": np.vectorize(math.erf),
+        "rsqrt": lambda x: 1 / np.sqrt(x)}
+
+
+@pytest.mark.parametrize("op", sorted(MATH))
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_math(op, dtype):
+    a = (rng.random(37) * 3 + 0.25).astype(dtype)
+    b = np.zeros_like(a)
+    run(K.module(K.math_call(op, dtype)), f"m_{op}", a, b)
+    np.testing.assert_allclose(b, MATH[op](a), rtol=1e-5 if dtype == "float32" else 1e-12)
+
+
+def test_pow():
+    f = K.unary(lambda x: Call("float32", "pow", (x, x)), name="p")
+    a = (rng.random(20) + 0.5).astype("float32")
+    b = np.zeros_like(a)
+    run(K.module(f), "p", a, b)
+    np.testing.assert_allclose(b, a ** a, rtol=1e-5)
+
+
+@pytest.mark.parametrize("dtype", ["int32", "int64", "int8"])
+@pytest.mark.parametrize("op", ["floordiv", "floormod"])
+def test_floor_division_semantics(dtype, op):
+    a = rng.integers(-100, 100, 257).astype(dtype)
+    b = rng.integers(1, 9, 257).astype(dtype) * rng.choice([-1, 1], 257).astype(dtype)
+    out = np.zeros_like(a)
+    run(K.module(K.elementwise(dtype, op=op)), "ew", a, b, out)
+    np.testing.assert_array_equal(out, a // b if op == "floordiv" else a % b)
+
+
+def test_unrolled_loop():
+    n = Var("n")
+    A, B = Buffer("A", (n, 4), "float32"), Buffer("B", (n, 4), "float32")
+    i, j = Var("i"), Var("j")
+    body = For(i, 0, n, "serial", For(j, 0, 4, "unroll",
+                                      BufferStore(B, A[i, j] * 3.0, (i, j))))
+    a, b = rand((6, 4), "float32"), np.zeros((6, 4), "float32")
+    c = Compiled(K.module(PrimFunc("unr", (A, B), body)))
+    assert c("unr", a, b) == 0
+    np.testing.assert_allclose(b, a * 3)
+
+
+@pytest.mark.parametrize("level", ["none", "fast", "O1", "O3"])
+def test_ir_levels_agree(level):
+    a, b, out = rand((9, 33), "float32"), rand((9, 33), "float32"), np.zeros((9, 33), "float32")
+    run(K.module(K.elementwise("float32", ("n", "m"))), "ew", a, b, out, level=level)
+    np.testing.assert_allclose(out, a + b)
+
+
+def test_scalar_parameter_and_call_extern():
+    n = Var("n")
+    A = Buffer("A", (n,), "float32")
+    s = Var("s", "float32")
+    call = Evaluate(Call("int32", "call_extern", (StringImm("demo.fill"), A[IntImm(0)], s, n)))
+    text, _ = codegen(K.module(PrimFunc("ext", (A, s), call)), externs={"demo.fill": "fill"})
+    assert 'call i32 @"fill"(ptr' in text and 'declare i32 @"fill"(ptr' in text
+
+
+def test_explicit_target_and_vector_width():
+    t = Target.from_string("llvm -mcpu=znver4 -mattr=+avx512f")
+    assert t.cpu == "znver4" and t.vector_bits == 512
+    assert Target.from_string("llvm -mattr=+avx2").vector_bits == 256
+    host = Target.from_string("llvm")
+    assert host.features
+    with pytest.raises(TargetError, match="only 'llvm'"):
+        Target.from_string("cuda")
+    with pytest.raises(Error, match="unknown option"):
+        Target.from_string("llvm -O3")
+
+
+def test_unlowered_function_is_an_error():
+    with pytest.raises(Error, match="matmul still has blocks"):
+        codegen(K.module(K.matmul()))

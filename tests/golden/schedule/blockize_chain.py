@@ -1,0 +1,27 @@
+from pyir.script import ir as I, tensor as T
+
+
+@I.ir_module
+class Module:
+    @T.prim_func
+    def chain(A: T.Buffer(("n", "m"), "float32"), C: T.Buffer(("n", "m"), "float32")):
+        T.func_attr({"scheduled": True})
+        B = T.alloc_buffer((n, m), "float32")
+        for i in range(n):
+            with T.block("B_o"):
+                vi_o = T.axis.remap("S", [i])
+                T.reads(A[vi_o, 0:m])
+                T.writes(B[vi_o, 0:m])
+                for j in range(m):
+                    with T.block("B"):
+                        vi = T.axis.spatial(n, vi_o)
+                        vj = T.axis.spatial(m, j)
+                        T.reads(A[vi, vj])
+                        T.writes(B[vi, vj])
+                        B[vi, vj] = A[vi, vj] * 2.0
+        for i, j in T.grid(n, m):
+            with T.block("C"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                T.reads(B[vi, vj])
+                T.writes(C[vi, vj])
+                C[vi, vj] = B[vi, vj] + 1.0

@@ -1,0 +1,29 @@
+from pyir.script import ir as I, tensor as T
+
+
+@I.ir_module
+class Module:
+    @T.prim_func
+    def conv1d(X: T.Buffer(("n",), "float32"),
+               W: T.Buffer((3,), "float32"),
+               Y: T.Buffer(("n",), "float32")):
+        T.func_attr({"scheduled": True})
+        P = T.alloc_buffer((n + 2,), "float32")
+        for i in range(n + 2):
+            with T.block("P"):
+                vi = T.axis.remap("S", [i])
+                T.reads(X[vi - 1])
+                T.writes(P[vi])
+                P[vi] = T.if_then_else(vi >= 1 and vi <= n, X[vi - 1], T.float32(0.0))
+        for i in range(n):
+            with T.block("Y_init"):
+                vi = T.axis.remap("S", [i])
+                T.reads()
+                T.writes(Y[vi])
+                Y[vi] = T.float32(0.0)
+            for r in range(3):
+                with T.block("Y"):
+                    vi, vr = T.axis.remap("SR", [i, r])
+                    T.reads(Y[vi], P[vi + vr], W[vr])
+                    T.writes(Y[vi])
+                    Y[vi] = Y[vi] + P[vi + vr] * W[vr]

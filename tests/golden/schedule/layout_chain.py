@@ -1,0 +1,21 @@
+from pyir.script import ir as I, tensor as T
+
+
+@I.ir_module
+class Module:
+    @T.prim_func
+    def chain(A: T.Buffer(("n", "m"), "float32"), C: T.Buffer(("n", "m"), "float32")):
+        T.func_attr({"scheduled": True})
+        B = T.alloc_buffer((m, n), "float32")
+        for i, j in T.grid(n, m):
+            with T.block("B"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                T.reads(A[vi, vj])
+                T.writes(B[vj, vi])
+                B[vj, vi] = A[vi, vj] * 2.0
+        for i, j in T.grid(n, m):
+            with T.block("C"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                T.reads(B[vj, vi])
+                T.writes(C[vi, vj])
+                C[vi, vj] = B[vj, vi] + 1.0

@@ -1,0 +1,34 @@
+from pyir.script import ir as I, tensor as T
+
+
+@I.ir_module
+class Module:
+    @T.prim_func
+    def conv1d(X: T.Buffer(("n",), "float32"),
+               W: T.Buffer((3,), "float32"),
+               Y: T.Buffer(("n",), "float32")):
+        T.func_attr({"scheduled": True})
+        Y_rf = T.alloc_buffer((3, n), "float32")
+        P = T.alloc_buffer((n + 2,), "float32")
+        for i in range(n + 2):
+            with T.block("P"):
+                vi = T.axis.remap("S", [i])
+                T.reads(X[vi - 1])
+                T.writes(P[vi])
+                P[vi] = T.if_then_else(vi >= 1 and vi <= n, X[vi - 1], T.float32(0.0))
+        for i, r in T.grid(n, 3):
+            with T.block("Y_rf"):
+                vi, vr = T.axis.remap("SS", [i, r])
+                T.reads(Y_rf[vr, vi], P[vi + vr], W[vr])
+                T.writes(Y_rf[vr, vi])
+                with T.init():
+                    Y_rf[vr, vi] = T.float32(0.0)
+                Y_rf[vr, vi] = Y_rf[vr, vi] + P[vi + vr] * W[vr]
+        for ax0, r in T.grid(n, 3):
+            with T.block("Y"):
+                vi, vr = T.axis.remap("SR", [ax0, r])
+                T.reads(Y[vi], Y_rf[vr, vi])
+                T.writes(Y[vi])
+                with T.init():
+                    Y[vi] = T.float32(0.0)
+                Y[vi] = Y[vi] + Y_rf[vr, vi]

@@ -1,0 +1,155 @@
+"""`pyir.build`: prim functions end to end (also exported and loaded in a fresh process),
+the compile cache, what build refuses, and the cost of ``import pyir``."""
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import pyir
+from pyir.ir import (
+    Block,
+    BlockRealize,
+    Buffer,
+    BufferStore,
+    FloatImm,
+    For,
+    Function,
+    GraphVar,
+    IntImm,
+    IRModule,
+    IterVar,
+    PrimFunc,
+    SeqExpr,
+    TensorStructInfo,
+    Var,
+)
+from pyir.runtime import cache, engine
+
+
+def add_one(name="add_one", a="A", b="B"):
+    """B[i] = A[i] + 1, written as a plain loop."""
+    n, i = Var("n"), Var("i")
+    A, B = Buffer(a, (n,), "float32"), Buffer(b, (n,), "float32")
+    return PrimFunc(name, (A, B), For(i, IntImm(0), n, "serial",
+                                      BufferStore(B, A[i] + FloatImm(1.0), (i,))))
+
+
+@pytest.fixture(autouse=True)
+def empty_cache():
+    cache.clear()
+    yield
+    cache.clear()
+
+
+def test_build_prim_function_runs():
+    lib = pyir.build(add_one(), default_schedule=False)
+    a = np.arange(100, dtype=np.float32)
+    b = np.empty_like(a)
+    lib["add_one"](a, b)
+    np.testing.assert_array_equal(b, a + 1)
+    assert lib.function_names() == ["add_one"]
+    assert lib["add_one"].info.params[1].writes and not lib["add_one"].info.params[0].writes
+
+
+def test_build_marks_written_buffers_for_the_read_only_check():
+    lib = pyir.build(add_one(), default_schedule=False)
+    out = np.zeros(3, np.float32)
+    out.setflags(write=False)
+    with pytest.raises(pyir.ArgumentValueError, match="'B' is written .* read-only"):
+        lib["add_one"](np.zeros(3, np.float32), out)
+
+
+def test_cache_hit_does_no_llvm_work(monkeypatch):
+    import pyir.codegen.llvm as llvm_codegen
+    calls = []
+    real = llvm_codegen.codegen
+    monkeypatch.setattr(llvm_codegen, "codegen", lambda *a, **k: calls.append(1) or real(*a, **k))
+    func = add_one()
+    first = pyir.build(func, default_schedule=False)
+    compiled = engine.compile_count
+    assert pyir.build(func, default_schedule=False) is first
+    assert pyir.build(add_one(), default_schedule=False) is first, "structurally equal copy"
+    assert engine.compile_count == compiled and len(calls) == 1
+
+
+def test_cache_distinguishes_options_names_and_bypass():
+    func = add_one()
+    first = pyir.build(func, default_schedule=False)
+    compiled = engine.compile_count
+    assert pyir.build(func, default_schedule=False, opt_level=1) is not first
+    renamed = pyir.build(add_one(a="X"), default_schedule=False)
+    assert renamed is not first and "X" in repr(renamed["add_one"])
+    assert pyir.build(func, default_schedule=False, use_cache=False) is not first
+    assert engine.compile_count == compiled + 3
+
+
+def test_module_with_two_functions():
+    mod = IRModule.from_dict({"f": add_one("f"), "g": add_one("g")})
+    lib = pyir.build(mod, default_schedule=False)
+    assert lib.function_names() == ["f", "g"]
+
+
+def test_graph_functions_are_refused_clearly():
+    x = GraphVar("x", TensorStructInfo((4,), "float32"))
+    main = Function("main", (x,), SeqExpr((), x), TensorStructInfo((4,), "float32"))
+    mod = IRModule.from_dict({"main": main, "add_one": add_one()})
+    with pytest.raises(pyir.Error, match="graph functions \\(main\\) cannot be compiled yet"):
+        pyir.build(mod)
+
+
+def test_build_refuses_other_objects():
+    with pytest.raises(pyir.Error, match="expects an IRModule.*got str"):
+        pyir.build("not a module")
+
+
+def scale_rows():
+    """Y[i, j] = X[i, j] * 2 as one block: the default schedule makes i parallel and j
+    vectorized."""
+    n, m, i, j, vi, vj = Var("n"), Var("m"), Var("i"), Var("j"), Var("vi"), Var("vj")
+    X, Y = Buffer("X", (n, m), "float32"), Buffer("Y", (n, m), "float32")
+    block = Block("Y", (IterVar(vi, n, "S"), IterVar(vj, m, "S")), (), (),
+                  BufferStore(Y, X[vi, vj] * FloatImm(2.0), (vi, vj)))
+    body = For(i, IntImm(0), n, "serial", For(j, IntImm(0), m, "serial",
+                                              BlockRealize((i, j), IntImm(1, "bool"), block)))
+    return PrimFunc("scale_rows", (X, Y), body)
+
+
+LOAD_AND_RUN = """
+import sys
+import numpy as np
+import pyir
+lib = pyir.load_module(sys.argv[1])
+x = np.random.rand(1001, 67).astype(np.float32)
+y = np.empty_like(x)
+lib["scale_rows"](x, y)
+np.testing.assert_array_equal(y, x * 2)
+try:
+    lib["scale_rows"](x, y[:, :5])
+except pyir.ArgumentValueError as e:
+    assert "m is 67 from X.shape[1] but 5 from Y.shape[1]" in str(e), e
+print("ok")
+"""
+
+
+def test_parallel_module_exported_and_loaded_in_fresh_process(tmp_path):
+    lib = pyir.build(scale_rows())
+    assert "pyir_parallel_for" in lib.source("llvm")
+    x = np.random.rand(33, 129).astype(np.float32)
+    y = np.empty_like(x)
+    lib["scale_rows"](x, y)
+    np.testing.assert_array_equal(y, x * 2)
+    path = tmp_path / "scale.so"
+    lib.export_library(path)
+    done = subprocess.run([sys.executable, "-c", LOAD_AND_RUN, str(path)], check=False,
+                          capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "ok"
+
+
+def test_import_pyir_loads_neither_llvmlite_nor_numpy():
+    code = "import sys, pyir; print('llvmlite' in sys.modules, 'numpy' in sys.modules)"
+    done = subprocess.run([sys.executable, "-c", code], check=False, capture_output=True,
+                          text=True, timeout=60)
+    assert done.stdout.split() == ["False", "False"], done.stderr

@@ -1,0 +1,223 @@
+"""Executable on hand-written kernels: results, DLPack and scalar inputs, threads, benchmark,
+source, export to a shared object and loading it in a fresh process."""
+
+import pathlib
+import subprocess
+import sys
+import textwrap
+import threading
+
+import numpy as np
+import pytest
+
+import pyir
+from pyir.runtime import BenchmarkResult
+
+
+class DLPackOnly:
+    def __init__(self, array):
+        self._array = array
+
+    def __dlpack__(self, **kwargs):
+        return self._array.__dlpack__(**kwargs)
+
+    def __dlpack_device__(self):
+        return self._array.__dlpack_device__()
+
+
+@pytest.mark.parametrize("n", [0, 1, 7, 1031])
+def test_add_matches_numpy(lib, n):
+    a, b = np.random.rand(n).astype(np.float32), np.random.rand(n).astype(np.float32)
+    c = np.empty(n, np.float32)
+    assert lib["add"](a, b, c) is None
+    np.testing.assert_array_equal(c, a + b)
+
+
+def test_dlpack_arguments_are_bound_zero_copy(lib):
+    a = np.arange(6, dtype=np.float32)
+    out = np.zeros(6, np.float32)
+    lib["add"](DLPackOnly(a), DLPackOnly(a), DLPackOnly(out))
+    np.testing.assert_array_equal(out, 2 * a)
+
+
+@pytest.mark.parametrize("alpha", [2, 2.5, np.float32(2.5), np.float64(-1.0), np.int64(3)])
+def test_float_scalar_parameter(lib, alpha):
+    x = np.arange(5, dtype=np.float32)
+    y = np.ones(5, np.float32)
+    lib["axpy"](alpha, x, y)
+    np.testing.assert_allclose(y, np.float32(alpha) * x + 1)
+
+
+@pytest.mark.parametrize("value", [-128, 0, 127, np.int8(5), True])
+def test_int_scalar_parameter(lib, value):
+    out = np.zeros(4, np.int8)
+    lib["fill_i8"](value, out)
+    assert (out == int(value)).all()
+
+
+def test_static_and_symbolic_dimensions(lib):
+    a = np.arange(12, dtype=np.float32).reshape(3, 4)
+    out = np.empty(3, np.float32)
+    lib["rowsum"](a, out)
+    np.testing.assert_array_equal(out, a.sum(axis=1))
+    b = np.empty(10)
+    lib["repeat2"](np.arange(5.0), b)
+    np.testing.assert_array_equal(b, np.repeat(np.arange(5.0), 2))
+
+
+def test_entry_condition_holds(lib):
+    x = np.arange(10, dtype=np.float32)
+    y = np.empty(8, np.float32)
+    lib["window"](x, y)
+    np.testing.assert_array_equal(y, x[:-2] + x[1:-1] + x[2:])
+
+
+def test_concurrent_calls_from_threads(lib):
+    n = 20000
+    errors = []
+
+    def work(k):
+        a = np.full(n, k, np.float32)
+        c = np.empty(n, np.float32)
+        for _ in range(200):
+            lib["add"](a, a, c)
+            if not (c == 2 * k).all():
+                errors.append(k)
+                return
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+
+
+def test_function_names_and_repr(lib):
+    assert lib.function_names()[:2] == ["add", "axpy"]
+    assert "add" in lib and "nope" not in lib
+    assert "add" in repr(lib)
+    assert repr(lib["add"]) == ("<pyir PrimFunction add(A: float32[n], B: float32[n], "
+                                "C: float32[n])>")
+
+
+def test_benchmark_result(lib):
+    a = np.ones(1000, np.float32)
+    result = lib.benchmark("add", a, a, np.empty_like(a), repeat=5)
+    assert isinstance(result, BenchmarkResult)
+    assert len(result.runs) == 5 and result.number >= 1
+    assert 0 < result.min <= result.median <= result.max < 1e-2
+    assert result.iqr >= 0
+    assert "median" in repr(result) and "add" in repr(result)
+    html = result._repr_html_()
+    assert "median" in html and "<" in html
+
+
+def test_benchmark_checks_arguments(lib):
+    with pytest.raises(pyir.ArgumentValueError, match="n is 3 from A.shape"):
+        lib.benchmark("add", np.ones(3, np.float32), np.ones(4, np.float32),
+                      np.ones(3, np.float32))
+
+
+def test_source(lib):
+    assert "define i32 @add" in lib.source("llvm")
+    assert "define" in lib.source("llvm-opt")
+    asm = lib.source("asm")
+    assert "add:" in asm and "ret" in asm
+    with pytest.raises(pyir.Error, match="unknown source kind"):
+        lib.source("cuda")
+
+
+LOADER = """
+import sys
+import numpy as np
+import pyir
+lib = pyir.load_module(sys.argv[1])
+assert "llvmlite" not in sys.modules, "loading must not need llvmlite"
+a = np.arange(1000, dtype=np.float32)
+c = np.empty_like(a)
+lib["add"](a, a, c)
+np.testing.assert_array_equal(c, a + a)
+x = np.arange(12, dtype=np.float32).reshape(3, 4)
+s = np.empty(3, np.float32)
+lib["rowsum"](x, s)
+np.testing.assert_array_equal(s, x.sum(axis=1))
+try:
+    lib["window"](np.zeros(4, np.float32), np.zeros(4, np.float32))
+except pyir.ArgumentValueError as e:
+    assert "X is read up to index p + 1" in str(e), e
+else:
+    raise AssertionError("entry condition not checked")
+try:
+    lib["add"](a, a[:5], c)
+except pyir.ArgumentValueError as e:
+    assert "n is 1000 from A.shape[0] but 5 from B.shape[0]" in str(e), e
+print("ok", lib.function_names())
+"""
+
+
+def test_export_and_load_in_fresh_process(lib, tmp_path):
+    path = tmp_path / "kernels.so"
+    lib.export_library(path)
+    assert path.exists()
+    done = subprocess.run([sys.executable, "-c", textwrap.dedent(LOADER), str(path)],
+                          check=False, capture_output=True, text=True, timeout=120,
+                          cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("ok ['add', 'axpy'")
+
+
+def test_loaded_module_has_no_source(lib, tmp_path):
+    path = tmp_path / "k.so"
+    lib.export_library(path)
+    loaded = pyir.load_module(path)
+    with pytest.raises(pyir.Error, match="no source is available"):
+        loaded.source("llvm")
+    out = np.zeros(3, np.int8)
+    loaded["fill_i8"](9, out)
+    assert (out == 9).all()
+
+
+def test_load_module_errors(tmp_path):
+    with pytest.raises(pyir.Error, match="cannot load"):
+        pyir.load_module(tmp_path / "missing.so")
+    libm = pathlib.Path("/lib/x86_64-linux-gnu/libm.so.6")
+    if libm.exists():
+        with pytest.raises(pyir.Error, match="not a library exported by pyir"):
+            pyir.load_module(libm)
+
+
+EXTERN_IR = r"""
+declare float @pyir_test_cbrt(float)
+
+define i32 @cube_root(ptr noalias %slots) {
+entry:
+  %x = load ptr, ptr %slots
+  %v = load float, ptr %x
+  %r = call float @pyir_test_cbrt(float %v)
+  store float %r, ptr %x
+  ret i32 0
+}
+"""
+
+
+def test_jit_resolves_extern_symbols():
+    import ctypes
+    import ctypes.util
+
+    from pyir.codegen.abi import FuncInfo, ParamInfo
+    from pyir.ir import IntImm
+    from pyir.runtime import Executable
+    libm = ctypes.CDLL(ctypes.util.find_library("m"))
+    address = ctypes.cast(libm.cbrtf, ctypes.c_void_p).value
+    info = FuncInfo("cube_root", (ParamInfo("x", "buffer", "float32", (IntImm(1),), True),), ())
+    lib = Executable.jit(EXTERN_IR, [info], "llvm", symbols={"pyir_test_cbrt": address})
+    x = np.array([27.0], np.float32)
+    lib["cube_root"](x)
+    assert x[0] == pytest.approx(3.0)
+
+
+def test_bad_llvm_ir_is_a_pyir_error():
+    from pyir.runtime import Executable
+    with pytest.raises(pyir.Error, match="LLVM rejected the IR of module"):
+        Executable.jit("define i32 @f(ptr %s) { ret i64 0 }", [], "llvm")

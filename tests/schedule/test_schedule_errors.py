@@ -1,0 +1,214 @@
+"""Illegal steps: each raises ScheduleError naming the primitive, the block or loop and the
+rule, and leaves the schedule exactly as it was."""
+
+import pytest
+
+from pyir.ir import structural_equal
+from pyir.schedule import ScheduleError
+
+from sched_helpers import fresh
+
+
+def loops(s, block):
+    return s.get_loops(s.get_block(block))
+
+
+def split_two_none(s):
+    s.split(loops(s, "C")[0], factors=[None, None])
+
+
+def split_too_small(s):
+    s.split(loops(s, "C")[0], factors=[4, 4])
+
+
+def split_parallel(s):
+    i = loops(s, "C")[0]
+    s.parallel(i)
+    s.split(i, factors=[None, 4])
+
+
+def fuse_not_nested(s):
+    i, j, k = loops(s, "C")
+    s.fuse(i, k)
+
+
+def reorder_two_nests(s):
+    s.reorder(loops(s, "C")[1], loops(s, "B")[0])
+
+
+def parallel_reduction(s):
+    s.parallel(loops(s, "C")[2])
+
+
+def vectorize_reduction(s):
+    s.vectorize(loops(s, "S")[1])
+
+
+def compute_at_after(s):
+    s.compute_at(s.get_block("C"), loops(s, "B")[0])
+
+
+def compute_at_no_reader(s):
+    s.compute_at(s.get_block("B"), loops(s, "D")[0])
+
+
+def compute_at_inside(s):
+    s.compute_at(s.get_block("B"), loops(s, "B")[1])
+
+
+def rca_before(s):
+    s.reverse_compute_at(s.get_block("B"), loops(s, "C")[0])
+
+
+def rca_reduction_loop(s):
+    s.reverse_compute_at(s.get_block("D"), loops(s, "Y")[2])
+
+
+def inline_reduction(s):
+    s.compute_inline(s.get_block("Y"))
+
+
+def inline_output(s):
+    s.compute_inline(s.get_block("C"))
+
+
+def rinline_reduction_producer(s):
+    s.reverse_compute_inline(s.get_block("D"))
+
+
+def cache_unknown_buffer(s):
+    s.cache_read(s.get_block("C"), "Z", "local")
+
+
+def cache_bad_scope(s):
+    s.cache_read(s.get_block("C"), "A", "shared")
+
+
+def decompose_no_init(s):
+    b = s.get_block("B")
+    s.decompose_reduction(b, s.get_loops(b)[0])
+
+
+def decompose_not_around(s):
+    s.decompose_reduction(s.get_block("Y"), loops(s, "D")[0])
+
+
+def rfactor_spatial(s):
+    s.rfactor(loops(s, "S")[0], 0)
+
+
+def layout_param(s):
+    s.transform_layout(s.get_block("C"), "A", "i, j -> j, i")
+
+
+def layout_not_one_to_one(s):
+    s.transform_layout(s.get_block("B"), "B", "i, j -> i + j")
+
+
+def layout_bad_text(s):
+    s.transform_layout(s.get_block("B"), "B", "i, j => j, i")
+
+
+def blockize_two_blocks(s):
+    s.compute_at(s.get_block("B"), loops(s, "C")[0])
+    s.blockize(loops(s, "C")[0])
+
+
+def sample_symbolic(s):
+    s.sample_perfect_tile(loops(s, "C")[0], n=2)
+
+
+def stale_after_fuse(s):
+    i, j = loops(s, "B")
+    s.fuse(i, j)
+    s.split(i, factors=[None, 2])
+
+
+def stale_after_undo(s):
+    i, j = loops(s, "B")
+    i0, i1 = s.split(i, factors=[None, 2])
+    s.undo()
+    s.parallel(i0)
+
+
+def stale_after_inline(s):
+    b = s.get_block("B")
+    s.compute_inline(b)
+    s.get_loops(b)
+
+
+CASES = [
+    ("matmul", split_two_none, ["split", "loop i", "at most one factor"]),
+    ("static_mm", split_too_small, ["split", "loop i", "not provably at least"]),
+    ("matmul", split_parallel, ["split", "loop i", "is parallel"]),
+    ("matmul", fuse_not_nested, ["fuse", "loops i, r", "not the whole body"]),
+    ("chain", reorder_two_nests, ["reorder", "not nested"]),
+    ("matmul", parallel_reduction, ["parallel", "loop r", "reduces into C over loop r"]),
+    ("rowsum", vectorize_reduction, ["vectorize", "loop k", "reduces into S"]),
+    ("chain", compute_at_after, ["compute_at", "block \"C\" at loop i", "runs after"]),
+    ("bias_relu", compute_at_no_reader, ["compute_at", "no block under loop i reads B"]),
+    ("chain", compute_at_inside, ["compute_at", "already inside"]),
+    ("chain", rca_before, ["reverse_compute_at", "runs before this loop"]),
+    ("mm_relu", rca_reduction_loop, ["reverse_compute_at", "reduces over it"]),
+    ("mm_relu", inline_reduction, ["compute_inline", "block \"Y\"", "reduction"]),
+    ("chain", inline_output, ["compute_inline", "block \"C\"", "parameter"]),
+    ("mm_relu", rinline_reduction_producer, ["reverse_compute_inline", "producer block \"Y\"",
+                                             "reduction"]),
+    ("matmul", cache_unknown_buffer, ["cache_read", "no buffer 'Z'"]),
+    ("matmul", cache_bad_scope, ["cache_read", "buffer A", "unknown storage scope 'shared'"]),
+    ("chain", decompose_no_init, ["decompose_reduction", "block \"B\"", "no init"]),
+    ("mm_relu", decompose_not_around, ["decompose_reduction", "not around the block"]),
+    ("rowsum", rfactor_spatial, ["rfactor", "loop i", "reduction iterators only"]),
+    ("matmul", layout_param, ["transform_layout", "parameter", "cache_read"]),
+    ("chain", layout_not_one_to_one, ["transform_layout", "one-to-one"]),
+    ("chain", layout_bad_text, ["transform_layout", "cannot read it"]),
+    ("chain", blockize_two_blocks, ["blockize", "loop i", "exactly one block"]),
+    ("matmul", sample_symbolic, ["sample_perfect_tile", "not a constant"]),
+    ("chain", stale_after_fuse, ["split", "loop i", "stale", "l3 = sch.fuse(l1, l2)"]),
+    ("chain", stale_after_undo, ["parallel", "stale", "undone"]),
+    ("chain", stale_after_inline, ["get_loops", "block \"B\"", "stale", "compute_inline"]),
+]
+
+
+class _Recorder:
+    """Forwards to a Schedule, remembering its state before each call."""
+
+    def __init__(self, sch):
+        self.sch, self.before = sch, None
+
+    def __getattr__(self, name):
+        attr = getattr(self.sch, name)
+        if not callable(attr):
+            return attr
+
+        def call(*args, **kwargs):
+            self.before = (self.sch.mod, len(self.sch.trace), str(self.sch.trace))
+            return attr(*args, **kwargs)
+        return call
+
+
+@pytest.mark.parametrize("kernel,steps,words", CASES, ids=[c[1].__name__ for c in CASES])
+def test_illegal_step(kernel, steps, words):
+    rec = _Recorder(fresh(kernel))
+    with pytest.raises(ScheduleError) as info:
+        steps(rec)
+    message = str(info.value)
+    for word in words:
+        assert word in message, f"{word!r} not in:\n{message}"
+    mod, length, text = rec.before
+    assert rec.sch.mod is mod and structural_equal(rec.sch.mod, mod)
+    assert len(rec.sch.trace) == length and str(rec.sch.trace) == text
+
+
+def test_error_shows_the_ir_concerned():
+    sch = fresh("matmul")
+    with pytest.raises(ScheduleError) as info:
+        sch.parallel(sch.get_loops(sch.get_block("C"))[2])
+    text = str(info.value)
+    assert "for r in range(k):" in text and "with T.block(\"C\"):" in text
+    assert len(text.splitlines()) <= 16
+
+
+def test_error_is_a_pyir_error():
+    import pyir
+    assert issubclass(ScheduleError, pyir.Error)

@@ -1,0 +1,361 @@
+"""Each primitive on at least three kernels: printed IR against golden files, the print ->
+parse round trip, trace replay, and built results equal to the unscheduled build."""
+
+import pytest
+
+from sched_helpers import check_results, check_roundtrip, fresh
+
+
+def loops(s, block):
+    return s.get_loops(s.get_block(block))
+
+
+def split_matmul(s):
+    i, j, k = loops(s, "C")
+    s.split(i, factors=[None, 32])
+
+
+def split_chain(s):
+    i, j = loops(s, "C")
+    s.split(j, factors=[None, 4])
+
+
+def split_rowsum(s):
+    i, k = loops(s, "S")
+    s.split(k, factors=[4, None, 8])
+
+
+def split_conv(s):
+    i, r = loops(s, "Y")
+    s.split(i, factors=[3, None])
+
+
+def fuse_chain(s):
+    s.fuse(*loops(s, "B"))
+
+
+def fuse_matmul(s):
+    i, j, k = loops(s, "C")
+    s.fuse(i, j)
+
+
+def fuse_static(s):
+    s.fuse(*loops(s, "C"))
+
+
+def reorder_matmul(s):
+    i, j, k = loops(s, "C")
+    s.reorder(k, i)
+
+
+def reorder_chain(s):
+    i, j = loops(s, "C")
+    s.reorder(j, i)
+
+
+def reorder_rowsum(s):
+    i, k = loops(s, "S")
+    s.reorder(k, i)
+
+
+def tile_static(s):
+    i, j, k = loops(s, "C")
+    i0, i1 = s.split(i, factors=[None, 8])
+    j0, j1 = s.split(j, factors=[None, 16])
+    s.reorder(i0, j0, k, i1, j1)
+
+
+def parallel_matmul(s):
+    s.parallel(loops(s, "C")[0])
+
+
+def parallel_chain(s):
+    s.parallel(loops(s, "B")[0])
+    s.parallel(loops(s, "C")[1])
+
+
+def parallel_fused(s):
+    s.parallel(s.fuse(*loops(s, "D")))
+
+
+def vectorize_chain(s):
+    s.vectorize(loops(s, "C")[1])
+
+
+def vectorize_matmul(s):
+    s.vectorize(loops(s, "C")[1])
+
+
+def vectorize_rowsum(s):
+    s.vectorize(loops(s, "S")[0])
+
+
+def unroll_conv(s):
+    s.unroll(loops(s, "Y")[1])
+
+
+def unroll_rowsum(s):
+    s.unroll(loops(s, "S")[1])
+
+
+def unroll_matmul(s):
+    s.unroll(loops(s, "C")[1])
+
+
+def annotate_matmul(s):
+    s.annotate(loops(s, "C")[2], "pragma_unroll", 4)
+
+
+def annotate_chain(s):
+    s.annotate(s.get_block("B"), "note", "elementwise")
+
+
+def annotate_rowsum(s):
+    s.annotate(loops(s, "S")[0], "hint", True)
+
+
+def compute_at_chain(s):
+    s.compute_at(s.get_block("B"), loops(s, "C")[0])
+
+
+def compute_at_bias(s):
+    s.compute_at(s.get_block("C"), loops(s, "D")[1])
+    s.compute_at(s.get_block("B"), loops(s, "D")[1])
+
+
+def compute_at_conv(s):
+    i, r = loops(s, "Y")
+    i0, i1 = s.split(i, factors=[None, 5])
+    s.compute_at(s.get_block("P"), i0)
+
+
+def compute_at_mm_relu(s):
+    i, j = loops(s, "D")
+    s.compute_at(s.get_block("Y"), j)
+
+
+def rca_chain(s):
+    s.reverse_compute_at(s.get_block("C"), loops(s, "B")[1])
+
+
+def rca_bias(s):
+    s.reverse_compute_at(s.get_block("C"), loops(s, "B")[0])
+    s.reverse_compute_at(s.get_block("D"), loops(s, "B")[0])
+
+
+def rca_mm_relu(s):
+    i, j, r = loops(s, "Y")
+    i0, i1 = s.split(i, factors=[None, 4])
+    s.reverse_compute_at(s.get_block("D"), i0)
+
+
+def inline_chain(s):
+    s.compute_inline(s.get_block("B"))
+
+
+def inline_bias(s):
+    s.compute_inline(s.get_block("B"))
+    s.compute_inline(s.get_block("C"))
+
+
+def inline_conv(s):
+    s.compute_inline(s.get_block("P"))
+
+
+def rinline_chain(s):
+    s.reverse_compute_inline(s.get_block("C"))
+
+
+def rinline_bias(s):
+    s.reverse_compute_inline(s.get_block("D"))
+    s.reverse_compute_inline(s.get_block("C"))
+
+
+def rinline_split(s):
+    s.split(loops(s, "B")[1], factors=[None, 16])
+    s.reverse_compute_inline(s.get_block("C"))
+
+
+def cache_read_matmul(s):
+    s.cache_read(s.get_block("C"), "A", "local")
+
+
+def cache_read_chain(s):
+    s.cache_read(s.get_block("C"), 0, "global")
+
+
+def cache_read_conv(s):
+    s.cache_read(s.get_block("Y"), "W", "local")
+
+
+def cache_read_at(s):
+    c = s.cache_read(s.get_block("C"), "B", "local")
+    s.compute_at(c, loops(s, "C")[2])
+
+
+def cache_write_matmul(s):
+    s.cache_write(s.get_block("C"), 0, "local")
+
+
+def cache_write_chain(s):
+    s.cache_write(s.get_block("B"), "B", "local")
+
+
+def cache_write_rowsum(s):
+    s.cache_write(s.get_block("S"), "S", "local")
+
+
+def decompose_matmul(s):
+    c = s.get_block("C")
+    s.decompose_reduction(c, s.get_loops(c)[2])
+
+
+def decompose_outer(s):
+    c = s.get_block("Y")
+    s.decompose_reduction(c, s.get_loops(c)[0])
+
+
+def decompose_rowsum(s):
+    b = s.get_block("S")
+    i, k = s.get_loops(b)
+    k0, k1 = s.split(k, factors=[None, 16])
+    s.decompose_reduction(b, k0)
+
+
+def decompose_conv(s):
+    b = s.get_block("Y")
+    s.decompose_reduction(b, s.get_loops(b)[1])
+
+
+def rfactor_rowsum(s):
+    i, k = loops(s, "S")
+    k0, k1 = s.split(k, factors=[None, 32])
+    s.rfactor(k1, 0)
+
+
+def rfactor_rowsum_outer(s):
+    i, k = loops(s, "S")
+    k0, k1 = s.split(k, factors=[None, 32])
+    s.rfactor(k0, 1)
+
+
+def rfactor_static(s):
+    i, j, k = loops(s, "C")
+    k0, k1 = s.split(k, factors=[None, 8])
+    s.rfactor(k1, 2)
+
+
+def rfactor_conv(s):
+    s.rfactor(loops(s, "Y")[1], 0)
+
+
+def layout_bias(s):
+    s.transform_layout(s.get_block("B"), "B", "i, j -> j // 16, i, j % 16")
+
+
+def layout_chain(s):
+    s.transform_layout(s.get_block("B"), ("write", 0), lambda i, j: (j, i))
+
+
+def layout_mm_relu(s):
+    s.transform_layout(s.get_block("D"), ("read", 0), "i, j -> j // 8, i, j % 8")
+
+
+def layout_conv(s):
+    s.transform_layout(s.get_block("P"), "P", "i -> i // 4, i % 4")
+
+
+def layout_cache(s):
+    c = s.cache_read(s.get_block("C"), "B", "global")
+    s.transform_layout(c, ("write", 0), "k, j -> j // 16, k, j % 16")
+
+
+def blockize_static(s):
+    i, j, k = loops(s, "C")
+    i0, i1 = s.split(i, factors=[None, 8])
+    s.blockize(i1)
+
+
+def blockize_chain(s):
+    i, j = loops(s, "B")
+    s.blockize(j)
+
+
+def blockize_rowsum(s):
+    i, k = loops(s, "S")
+    k0, k1 = s.split(k, factors=[None, 16])
+    s.blockize(k1)
+
+
+def sample_static(s):
+    i, j, k = loops(s, "C")
+    s.split(j, factors=s.sample_perfect_tile(j, n=3, max_innermost_factor=16))
+
+
+def sample_rowsum(s):
+    i, k = loops(s, "S")
+    s.split(k, factors=s.sample_perfect_tile(k, n=2, max_innermost_factor=8))
+
+
+def sample_bias(s):
+    i, j = loops(s, "D")
+    s.split(j, factors=s.sample_perfect_tile(j, n=2))
+
+
+CASES = {
+    "split_matmul": ("matmul", split_matmul), "split_chain": ("chain", split_chain),
+    "split_rowsum": ("rowsum", split_rowsum), "split_conv": ("conv1d", split_conv),
+    "fuse_chain": ("chain", fuse_chain), "fuse_matmul": ("matmul", fuse_matmul),
+    "fuse_static": ("static_mm", fuse_static),
+    "reorder_matmul": ("matmul", reorder_matmul), "reorder_chain": ("chain", reorder_chain),
+    "reorder_rowsum": ("rowsum", reorder_rowsum), "tile_static": ("static_mm", tile_static),
+    "parallel_matmul": ("matmul", parallel_matmul), "parallel_chain": ("chain", parallel_chain),
+    "parallel_fused": ("bias_relu", parallel_fused),
+    "vectorize_chain": ("chain", vectorize_chain),
+    "vectorize_matmul": ("matmul", vectorize_matmul),
+    "vectorize_rowsum": ("rowsum", vectorize_rowsum),
+    "unroll_conv": ("conv1d", unroll_conv), "unroll_rowsum": ("rowsum", unroll_rowsum),
+    "unroll_matmul": ("matmul", unroll_matmul),
+    "annotate_matmul": ("matmul", annotate_matmul), "annotate_chain": ("chain", annotate_chain),
+    "annotate_rowsum": ("rowsum", annotate_rowsum),
+    "compute_at_chain": ("chain", compute_at_chain),
+    "compute_at_bias": ("bias_relu", compute_at_bias),
+    "compute_at_conv": ("conv1d", compute_at_conv),
+    "compute_at_mm_relu": ("mm_relu", compute_at_mm_relu),
+    "rca_chain": ("chain", rca_chain), "rca_bias": ("bias_relu", rca_bias),
+    "rca_mm_relu": ("mm_relu", rca_mm_relu),
+    "inline_chain": ("chain", inline_chain), "inline_bias": ("bias_relu", inline_bias),
+    "inline_conv": ("conv1d", inline_conv),
+    "rinline_chain": ("chain", rinline_chain), "rinline_bias": ("bias_relu", rinline_bias),
+    "rinline_split": ("bias_relu", rinline_split),
+    "cache_read_matmul": ("matmul", cache_read_matmul),
+    "cache_read_chain": ("chain", cache_read_chain),
+    "cache_read_conv": ("conv1d", cache_read_conv), "cache_read_at": ("matmul", cache_read_at),
+    "cache_write_matmul": ("matmul", cache_write_matmul),
+    "cache_write_chain": ("chain", cache_write_chain),
+    "cache_write_rowsum": ("rowsum", cache_write_rowsum),
+    "decompose_matmul": ("matmul", decompose_matmul),
+    "decompose_outer": ("mm_relu", decompose_outer),
+    "decompose_rowsum": ("rowsum", decompose_rowsum), "decompose_conv": ("conv1d", decompose_conv),
+    "rfactor_rowsum": ("rowsum", rfactor_rowsum),
+    "rfactor_rowsum_outer": ("rowsum", rfactor_rowsum_outer),
+    "rfactor_static": ("static_mm", rfactor_static), "rfactor_conv": ("conv1d", rfactor_conv),
+    "layout_bias": ("bias_relu", layout_bias), "layout_chain": ("chain", layout_chain),
+    "layout_mm_relu": ("mm_relu", layout_mm_relu), "layout_conv": ("conv1d", layout_conv),
+    "layout_cache": ("matmul", layout_cache),
+    "blockize_static": ("static_mm", blockize_static), "blockize_chain": ("chain", blockize_chain),
+    "blockize_rowsum": ("rowsum", blockize_rowsum),
+    "sample_static": ("static_mm", sample_static), "sample_rowsum": ("rowsum", sample_rowsum),
+    "sample_bias": ("bias_relu", sample_bias),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_primitive(case, golden):
+    kernel, steps = CASES[case]
+    sch = fresh(kernel)
+    steps(sch)
+    assert sch.mod[kernel].attr("scheduled") is True
+    golden(f"schedule/{case}.py", sch.mod.script())
+    check_roundtrip(sch, kernel)
+    check_results(sch, kernel)

@@ -1,0 +1,143 @@
+"""Handles, the trace (text, replay, JSON), undo, fork, diff and notebook display."""
+
+import pytest
+
+from pyir.ir import IRModule, assert_structural_equal, structural_equal
+from pyir.schedule import BlockRV, LoopRV, Schedule, ScheduleError, Trace
+from pyir.script import from_source
+
+import sched_kernels
+from sched_helpers import check_results, check_roundtrip, fresh
+
+
+def design_steps(sch):
+    blk = sch.get_block("C", func_name="matmul")
+    i, j, k = sch.get_loops(blk)
+    i0, i1 = sch.split(i, factors=[None, 32])
+    j0, j1 = sch.split(j, factors=[None, 64])
+    sch.reorder(i0, j0, k, i1, j1)
+    sch.parallel(i0)
+    sch.vectorize(j1)
+    return blk
+
+
+def test_trace_text_replays():
+    sch = fresh("matmul")
+    design_steps(sch)
+    text = str(sch.trace)
+    assert text.splitlines()[:3] == [
+        "def apply(sch):",
+        '    b0 = sch.get_block("C", func_name="matmul")',
+        "    l1, l2, l3 = sch.get_loops(b0)"]
+    assert "    l4, l5 = sch.split(l1, factors=[None, 32])" in text
+    assert "    sch.reorder(l4, l6, l3, l5, l7)" in text
+    namespace = {}
+    exec(text, namespace)
+    other = fresh("matmul")
+    namespace["apply"](other)
+    assert_structural_equal(other.mod, sch.mod)
+    check_roundtrip(sch, "matmul")
+    check_results(sch, "matmul", sizes=(1, 31, 67))
+
+
+def test_trace_json_round_trip():
+    sch = fresh("bias_relu")
+    sch.compute_at(sch.get_block("B"), sch.get_loops(sch.get_block("C"))[0])
+    sch.transform_layout(sch.get_block("B"), "B", lambda i, j: (j // 16, i, j % 16))
+    loop = sch.get_loops(sch.get_block("D"))[1]
+    sch.split(loop, factors=sch.sample_perfect_tile(loop, n=2, max_innermost_factor=8))
+    loaded = Trace.from_json(sch.trace.to_json())
+    assert str(loaded) == str(sch.trace)
+    assert "i, j -> j // 16, i, j % 16" in str(loaded)
+    assert "decision=" in str(loaded)
+    assert_structural_equal(loaded.apply_to(fresh("bias_relu")).mod, sch.mod)
+
+
+def test_prim_func_is_wrapped_and_marked():
+    sch = Schedule(sched_kernels.chain)
+    assert isinstance(sch.mod, IRModule) and sch.mod.names() == ["chain"]
+    assert sch.mod["chain"].attr("scheduled") is None
+    sch.parallel(sch.get_loops(sch.get_block("B"))[0])
+    assert sch.mod["chain"].attr("scheduled") is True
+
+
+def test_handles_survive_later_steps():
+    sch = fresh("chain")
+    b, c = sch.get_block("B"), sch.get_block("C")
+    i, j = sch.get_loops(c)
+    sch.split(j, factors=[None, 4])
+    sch.compute_at(b, i)
+    sch.parallel(i)
+    assert [lp.loop_var.name for lp in sch.get_loops(b)] == ["i", "ax0", "ax1"]
+    assert isinstance(b, BlockRV) and isinstance(i, LoopRV)
+    assert [h.name for h in sch.get_child_blocks(i)] == ["B", "C"]
+    check_roundtrip(sch, "chain")
+    check_results(sch, "chain")
+
+
+def test_undo_restores_state_and_trace():
+    sch = fresh("chain")
+    start = sch.mod
+    i, j = sch.get_loops(sch.get_block("B"))
+    after_query = len(sch.trace)
+    sch.fuse(i, j)
+    sch.undo()
+    assert sch.mod is start and len(sch.trace) == after_query
+    sch.split(i, factors=[None, 2])
+    assert len(sch.trace) == after_query + 1
+    with pytest.raises(ScheduleError, match="no step to undo"):
+        fresh("chain").undo()
+
+
+def test_fork_is_independent():
+    sch = fresh("matmul")
+    i = sch.get_loops(sch.get_block("C"))[0]
+    side = sch.fork()
+    side.split(i, factors=[None, 8])
+    assert not structural_equal(side.mod, sch.mod)
+    sch.parallel(i)
+    assert "parallel" not in str(side.trace) and "split" not in str(sch.trace)
+    assert_structural_equal(side.trace.apply_to(fresh("matmul")).mod, side.mod)
+
+
+def test_diff_show_and_html(capsys):
+    sch = fresh("chain")
+    sch.parallel(sch.get_loops(sch.get_block("B"))[0])
+    diff = sch.diff()
+    changed = [line[0] + line[1:].strip() for line in diff.splitlines()]
+    assert "-for i, j in T.grid(n, m):" in changed
+    assert "+for i in T.parallel(n):" in changed
+    assert "<pre" in diff._repr_html_()
+    diff.show()
+    sch.show()
+    assert "T.parallel" in capsys.readouterr().out
+    assert "parallel" in sch._repr_html_() and "<pre" in sch.trace._repr_html_()
+
+
+def test_sampling_is_seeded():
+    def tiles(seed):
+        sch = fresh("static_mm", seed=seed)
+        return [sch.sample_perfect_tile(lp, n=3) for lp in sch.get_loops(sch.get_block("C"))]
+
+    assert tiles(3) == tiles(3)
+    for factors in tiles(5):
+        assert len(factors) == 3
+    assert {str(t) for t in (tiles(s) for s in range(8))} != {str(tiles(0))}
+
+
+def test_get_block_errors():
+    sch = fresh("chain")
+    with pytest.raises(ScheduleError, match="no such block.*blocks: B, C"):
+        sch.get_block("X")
+    with pytest.raises(ScheduleError, match="no prim function"):
+        sch.get_block("B", func_name="nope")
+
+
+def test_module_with_two_functions_needs_func_name():
+    mod = IRModule.from_dict({"chain": sched_kernels.chain, "matmul": sched_kernels.matmul})
+    sch = Schedule(mod)
+    with pytest.raises(ScheduleError, match="pass func_name"):
+        sch.get_block("C")
+    sch.parallel(sch.get_loops(sch.get_block("C", func_name="matmul"))[0])
+    assert sch.mod["matmul"].attr("scheduled") and not sch.mod["chain"].attr("scheduled")
+    assert_structural_equal(from_source(sch.mod.script()), sch.mod)

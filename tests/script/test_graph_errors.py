@@ -1,0 +1,284 @@
+"""Parse errors in graph (R) code: each names the file and line, underlines the offending
+part of the source line, and says what is wrong."""
+
+import inspect
+import textwrap
+
+import pytest
+
+from pyir.errors import Error
+from pyir.script import ParseError, from_source
+from pyir.script import graph as R
+
+HEADER = "from pyir.script import ir as I, tensor as T, graph as R\n\n"
+MARK = "# <-"
+
+
+def parse_error(src):
+    """Parse ``src`` (one line of it marked with ``# <-``); return the ParseError and the
+    marked line number."""
+    text = HEADER + textwrap.dedent(src)
+    with pytest.raises(ParseError) as info:
+        from_source(text, "model.py")
+    marked = [i for i, line in enumerate(text.splitlines(), 1) if MARK in line]
+    return info.value, marked[0]
+
+
+def check(src, words, underlined):
+    err, line = parse_error(src)
+    assert (err.filename, err.line) == ("model.py", line)
+    for w in words:
+        assert w in err.message, err.message
+    _, source, caret = str(err).splitlines()[:3]
+    assert source.startswith(f"{line:>5} | ")
+    assert source[caret.index("^"):caret.rindex("^") + 1] == underlined
+    return err
+
+
+def test_unknown_r_name():
+    err = check("""
+        @R.function
+        def f(x: R.Tensor((4,), "float32")):
+            y = R.frobnicate(x)  # <-
+            return y
+        """, ["unknown graph-level name R.frobnicate"], "R.frobnicate")
+    assert "R.nn.softmax" in err.hint
+
+
+def test_unknown_dtype():
+    check("""
+        @R.function
+        def f(x: R.Tensor((4,), "float31")):  # <-
+            return x
+        """, ["unknown dtype 'float31'"], '"float31"')
+
+
+def test_unknown_call_tir_callee_lists_prim_functions():
+    err = check("""
+        @I.ir_module
+        class Module:
+            @T.prim_func
+            def relu(X: T.Buffer((4,), "float32"), Y: T.Buffer((4,), "float32")):
+                for i in range(4):
+                    with T.block("Y"):
+                        vi = T.axis.spatial(4, i)
+                        Y[vi] = T.max(X[vi], T.float32(0))
+
+            @R.function
+            def main(x: R.Tensor((4,), "float32")):
+                y = R.call_tir(cls.rleu, (x,), out_sinfo=R.Tensor((4,), "float32"))  # <-
+                return y
+        """, ["unknown prim function 'rleu'", "relu"], "cls.rleu")
+    assert "@T.prim_func" in err.hint
+
+
+def test_call_tir_of_a_graph_function():
+    check("""
+        @I.ir_module
+        class Module:
+            @R.function
+            def helper(x: R.Tensor((4,), "float32")):
+                return x
+
+            @R.function
+            def main(x: R.Tensor((4,), "float32")):
+                y = R.call_tir(Module.helper, (x,), out_sinfo=R.Tensor((4,), "float32"))  # <-
+                return y
+        """, ["'helper' is a graph function"], "Module.helper")
+
+
+def test_call_packed_inside_dataflow():
+    check("""
+        @R.function
+        def f(x: R.Tensor((4,), "float32")):
+            with R.dataflow():
+                y = R.call_packed("log", x, sinfo_args=R.Tensor((4,), "float32"))  # <-
+                R.output(y)
+            return y
+        """, ["R.call_packed may have effects", "not allowed inside a dataflow block"],
+        'R.call_packed("log", x, sinfo_args=R.Tensor((4,), "float32"))')
+
+
+def test_dataflow_variable_used_after_its_block():
+    err = check("""
+        @R.function
+        def f(x: R.Tensor((4,), "float32")):
+            with R.dataflow():
+                y = R.exp(x)
+                z = R.exp(y)
+                R.output(z)
+            return y  # <-
+        """, ["'y' is a dataflow variable of the block at line 6"], "y")
+    assert "R.output" in err.hint
+
+
+def test_undefined_variable():
+    check("""
+        @R.function
+        def f(x: R.Tensor((4,), "float32")):
+            y = R.add(x, xx)  # <-
+            return y
+        """, ["undefined variable 'xx'"], "xx")
+
+
+def test_tuple_index_out_of_range():
+    check("""
+        @R.function
+        def f(x: R.Tensor((4,), "float32")):
+            t = (x, x)
+            return t[2]  # <-
+        """, ["tuple index 2 is out of range", "2 field(s)"], "t[2]")
+
+
+def test_indexing_a_tensor():
+    check("""
+        @R.function
+        def f(x: R.Tensor((4,), "float32")):
+            y = x[0]  # <-
+            return y
+        """, ["cannot index", "it is not a tuple"], "x[0]")
+
+
+def test_missing_out_sinfo():
+    check("""
+        @R.function
+        def f(x: R.Tensor((4,), "float32")):
+            y = R.call_dps_packed("scale", (x,))  # <-
+            return y
+        """, ["R.call_dps_packed needs out_sinfo"], 'R.call_dps_packed("scale", (x,))')
+
+
+def test_output_not_last():
+    check("""
+        @R.function
+        def f(x: R.Tensor((4,), "float32")):
+            with R.dataflow():
+                y = R.exp(x)
+                R.output(y)  # <-
+                z = R.exp(y)
+            return y
+        """, ["R.output(...) must be the last statement"], "R.output(y)")
+
+
+def test_output_outside_dataflow():
+    check("""
+        @R.function
+        def f(x: R.Tensor((4,), "float32")):
+            R.output(x)  # <-
+            return x
+        """, ["must be the last statement of a `with R.dataflow():` block"], "R.output(x)")
+
+
+def test_output_of_an_unbound_name():
+    check("""
+        @R.function
+        def f(x: R.Tensor((4,), "float32")):
+            with R.dataflow():
+                y = R.exp(x)
+                R.output(y, x)  # <-
+            return y
+        """, ["'x' is not bound in this dataflow block"], "x")
+
+
+def test_reassignment_inside_dataflow():
+    check("""
+        @R.function
+        def f(x: R.Tensor((4,), "float32")):
+            with R.dataflow():
+                y = R.exp(x)
+                y = R.exp(y)  # <-
+                R.output(y)
+            return y
+        """, ["'y' is already bound in this dataflow block (line 7)"], "y")
+
+
+def test_broadcast_mismatch_names_both_shapes():
+    check("""
+        @R.function
+        def f(x: R.Tensor(("n", 4), "float32"), w: R.Tensor(("n", 5), "float32")):
+            y = R.add(x, w)  # <-
+            return y
+        """, ['R.Tensor((n, 4), "float32")', 'R.Tensor((n, 5), "float32")', "do not broadcast"],
+        "R.add(x, w)")
+
+
+def test_matmul_inner_dimension_mismatch():
+    check("""
+        @R.function
+        def f(x: R.Tensor(("n", "k"), "float32"), w: R.Tensor(("m", "k"), "float32")):
+            y = R.matmul(x, w)  # <-
+            return y
+        """, ["R.matmul: inner dimensions", 'R.Tensor((m, k), "float32")'], "R.matmul(x, w)")
+
+
+def test_undefined_shape_variable_in_body():
+    err = check("""
+        @R.function
+        def f(x: R.Tensor(("n",), "float32")):
+            y = R.call_dps_packed("f", (x,), out_sinfo=R.Tensor((n, q), "float32"))  # <-
+            return y
+        """, ["undefined shape variable 'q'"], "q")
+    assert "R.match_cast" in err.hint
+
+
+def test_annotation_contradicting_the_value():
+    check("""
+        @R.function
+        def f(x: R.Tensor(("n",), "float32")):
+            y: R.Tensor((4,), "float32") = R.exp(x)  # <-
+            return y
+        """, ['annotation R.Tensor((4,), "float32") does not match', 'R.Tensor((n,), "float32")'],
+        'R.Tensor((4,), "float32")')
+
+
+def test_return_annotation_contradicting_the_body():
+    check("""
+        @R.function
+        def f(x: R.Tensor(("n",), "float32")) -> R.Tensor(("n",), "int32"):  # <-
+            return x
+        """, ["does not match"], 'R.Tensor(("n",), "int32")')
+
+
+def test_match_cast_that_can_never_succeed():
+    check("""
+        @R.function
+        def f(x: R.Tensor(("n", "m"), "float32")):
+            y = R.match_cast(x, R.Tensor(("k",), "float32"))  # <-
+            return y
+        """, ["R.match_cast can never succeed", 'R.Tensor((n, m), "float32")'],
+        'R.match_cast(x, R.Tensor(("k",), "float32"))')
+
+
+def test_missing_parameter_annotation():
+    check("""
+        @R.function
+        def f(x):  # <-
+            return x
+        """, ["parameter 'x' needs a struct info annotation"], "x")
+
+
+def test_shape_expression_cannot_call_python():
+    check("""
+        @R.function
+        def f(x: R.Tensor((__import__("os").getpid(), 4), "float32")):  # <-
+            return x
+        """, ["not a valid shape expression"], '__import__("os").getpid()')
+
+
+def test_error_in_a_decorated_function_points_into_this_file():
+    with pytest.raises(ParseError) as info:
+        @R.function
+        def f(x: R.Tensor((4,), "float32")):
+            y = R.nn.softmax(x, axis=3)
+            return y
+    line = inspect.currentframe().f_lineno - 2
+    err = info.value
+    assert (err.filename, err.line) == (__file__, line)
+    assert "R.nn.softmax: axis 3 is out of range" in err.message
+
+
+def test_r_names_outside_a_function():
+    with pytest.raises(Error, match="R.call_tir is only valid inside @R.function"):
+        R.call_tir(None, (), out_sinfo=None)
+    with pytest.raises(Error, match="R.nn.softmax is only valid inside @R.function"):
+        R.nn.softmax(None)

@@ -1,0 +1,378 @@
+"""Parse errors of the tensor-level dialect: each names the file and line, shows the source
+line with a caret under the mistake, and says what was expected."""
+
+import inspect
+import textwrap
+
+import pytest
+
+from pyir.script import ParseError, from_source
+from pyir.script import tensor as T
+
+HEADER = "from pyir.script import tensor as T\n\n\n"
+
+
+def text_error(body):
+    """The ParseError of ``from_source`` on a prim function ``f`` whose body is ``body``,
+    and the text it parsed."""
+    text = HEADER + "@T.prim_func\n" + textwrap.dedent(body).lstrip("\n")
+    with pytest.raises(ParseError) as info:
+        from_source(text)
+    return info.value, text
+
+
+def line_of(text, needle):
+    lines = [k for k, line in enumerate(text.splitlines(), 1) if needle in line]
+    assert lines, f"{needle!r} is not in the text"
+    return lines[0]
+
+
+def check(err, text, needle, *words, filename="<string>"):
+    """``err`` points at the first line of ``text`` holding ``needle``, with a caret, and
+    its message holds ``words``."""
+    assert err.filename == filename
+    assert err.line == line_of(text, needle)
+    shown = str(err)
+    for word in words:
+        assert word in shown, f"{word!r} missing from:\n{shown}"
+    source_line, caret_line = shown.splitlines()[1:3]
+    assert needle.strip() in source_line
+    assert caret_line.strip() and set(caret_line.strip()) == {"^"}
+    assert shown.startswith(f"{filename}:{err.line}:")
+
+
+def decorated_line(func, needle):
+    """The file line of ``needle`` inside test function ``func``'s source."""
+    lines, start = inspect.getsourcelines(func)
+    return start + next(k for k, line in enumerate(lines) if needle in line)
+
+
+# ---------------------------------------------------------------- decorated functions
+def test_undefined_variable_in_decorated_function():
+    with pytest.raises(ParseError) as info:
+        @T.prim_func
+        def f(A: T.Buffer((4,), "float32")):
+            for i in range(4):
+                A[i] = A[i] * scale_factor  # noqa: F821
+    err = info.value
+    assert err.filename == __file__
+    assert err.line == decorated_line(test_undefined_variable_in_decorated_function,
+                                      "* scale_factor")
+    assert "undefined variable 'scale_factor'" in str(err)
+    assert "a plain constant (number, string, tuple) from the enclosing Python scope" in str(err)
+    assert "A[i] = A[i] * scale_factor" in str(err).splitlines()[1]
+
+
+def test_non_plain_python_object_in_decorated_function():
+    helper = [object()]
+    with pytest.raises(ParseError) as info:
+        @T.prim_func
+        def f(A: T.Buffer((4,), "float32")):
+            for i in range(4):
+                A[i] = helper
+    err = info.value
+    assert err.line == decorated_line(test_non_plain_python_object_in_decorated_function,
+                                      "A[i] = helper")
+    assert "helper is a list from the Python scope" in str(err)
+    assert "only plain constants" in str(err)
+
+
+def test_python_function_is_never_called_from_decorated_function():
+    calls = []
+
+    def side_effect():
+        calls.append(1)
+        return 4
+
+    with pytest.raises(ParseError) as info:
+        @T.prim_func
+        def f(A: T.Buffer((4,), "float32")):
+            for i in range(side_effect()):
+                A[i] = 0.0
+    assert calls == []
+    assert info.value.line == decorated_line(
+        test_python_function_is_never_called_from_decorated_function, "range(side_effect())")
+    assert "only T.* builtins can be called" in str(info.value)
+
+
+# ---------------------------------------------------------------- from_source text
+def test_wrong_remap_kinds_length():
+    err, text = text_error("""
+        def f(A: T.Buffer((4, 4), "float32")):
+            for i, j in T.grid(4, 4):
+                with T.block("A"):
+                    vi, vj = T.axis.remap("SSS", [i, j])
+                    A[vi, vj] = 0.0
+    """)
+    check(err, text, "T.axis.remap(", "kinds 'SSS' has 3 letter(s) but 2 iterator(s)",
+          "one letter S or R per iterator")
+
+
+def test_wrong_remap_kinds_letter():
+    err, text = text_error("""
+        def f(A: T.Buffer((4, 4), "float32")):
+            for i, j in T.grid(4, 4):
+                with T.block("A"):
+                    vi, vj = T.axis.remap("SX", [i, j])
+                    A[vi, vj] = 0.0
+    """)
+    check(err, text, "T.axis.remap(", "contains 'X'", "only 'S' (spatial) and 'R' (reduce)")
+
+
+def test_remap_of_a_non_loop_variable():
+    err, text = text_error("""
+        def f(A: T.Buffer((4,), "float32")):
+            for i in range(4):
+                with T.block("A"):
+                    vi = T.axis.remap("S", [i + 1])
+                    A[vi] = 0.0
+    """)
+    check(err, text, "T.axis.remap(", "binds block iterators to loop variables",
+          "T.axis.spatial(extent, binding)")
+
+
+def test_unknown_t_name():
+    err, text = text_error("""
+        def f(A: T.Buffer((4,), "float32")):
+            for i in range(4):
+                A[i] = T.maximum(A[i], 0.0)
+    """)
+    check(err, text, "T.maximum", "unknown name T.maximum; did you mean T.max?")
+
+
+def test_unknown_t_name_in_loop():
+    err, text = text_error("""
+        def f(A: T.Buffer((4, 4), "float32")):
+            for i, j in T.gird(4, 4):
+                A[i, j] = 0.0
+    """)
+    check(err, text, "T.gird", "unknown name T.gird; did you mean T.grid?")
+
+
+def test_unknown_dtype():
+    err, text = text_error("""
+        def f(A: T.Buffer((4,), "float31")):
+            T.evaluate(0)
+    """)
+    check(err, text, "float31", "unknown dtype 'float31'; did you mean 'float32'?", "int64")
+
+
+def test_assignment_to_attribute():
+    err, text = text_error("""
+        def f(A: T.Buffer((4,), "float32")):
+            A.x = 1
+    """)
+    check(err, text, "A.x = 1", "only buffer elements (A[i] = value) and scalar names")
+
+
+def test_assignment_to_element_of_scalar():
+    err, text = text_error("""
+        def f(A: T.Buffer(("n",), "float32"), n: T.int64):
+            n[0] = 1
+    """)
+    check(err, text, "n[0] = 1", "cannot assign to an element: n is a scalar (int64), not a "
+                                 "buffer")
+
+
+def test_wrong_number_of_grid_loop_variables():
+    err, text = text_error("""
+        def f(A: T.Buffer((4, 4), "float32")):
+            for i, j in T.grid(4, 4, 4):
+                A[i, j] = 0.0
+    """)
+    check(err, text, "T.grid(4, 4, 4)", "T.grid has 3 extent(s) but 2 loop variable(s)")
+
+
+def test_wrong_rank_indexing():
+    err, text = text_error("""
+        def f(A: T.Buffer((4, 4), "float32")):
+            for i in range(4):
+                A[i] = 0.0
+    """)
+    check(err, text, "A[i] = 0.0", "buffer A has 2 dimension(s) but is indexed with 1",
+          "A[i0, i1]")
+
+
+def test_dtype_mismatch_suggests_cast():
+    err, text = text_error("""
+        def f(A: T.Buffer((4,), "float32"), B: T.Buffer((4,), "int32")):
+            for i in range(4):
+                A[i] = A[i] + B[i]
+    """)
+    check(err, text, "A[i] + B[i]", "dtype mismatch: the operands are float32 and int32",
+          "T.cast(x, \"float32\")")
+
+
+def test_store_of_wrong_dtype():
+    err, text = text_error("""
+        def f(A: T.Buffer((4,), "float32"), B: T.Buffer((4,), "float64")):
+            for i in range(4):
+                A[i] = B[i]
+    """)
+    check(err, text, "A[i] = B[i]", "storing a float64 value into float32 buffer A",
+          "T.cast(value, \"float32\")")
+
+
+def test_non_int64_index():
+    err, text = text_error("""
+        def f(A: T.Buffer((4,), "float32")):
+            A[T.int32(1)] = 0.0
+    """)
+    check(err, text, "A[T.int32(1)]", "index 0 of A must be int64, but this expression is int32")
+
+
+def test_return_in_prim_function():
+    err, text = text_error("""
+        def f(A: T.Buffer((4,), "float32")):
+            return A
+    """)
+    check(err, text, "return A", "a prim function does not return a value", "C[i] = value")
+
+
+def test_while_loop():
+    err, text = text_error("""
+        def f(A: T.Buffer((4,), "float32")):
+            while True:
+                A[0] = 1.0
+    """)
+    check(err, text, "while True", "a while loop is not supported in tensor-level (T) code")
+
+
+def test_init_outside_block():
+    err, text = text_error("""
+        def f(A: T.Buffer((4,), "float32")):
+            for i in range(4):
+                with T.init():
+                    A[i] = 0.0
+    """)
+    check(err, text, "with T.init()", "T.init() is only valid directly inside a with T.block")
+
+
+def test_axis_outside_block():
+    err, text = text_error("""
+        def f(A: T.Buffer((4,), "float32")):
+            for i in range(4):
+                vi = T.axis.spatial(4, i)
+                A[vi] = 0.0
+    """)
+    check(err, text, "T.axis.spatial(4, i)",
+          "T.axis.spatial is only valid directly inside a with T.block")
+
+
+def test_calling_a_non_t_function():
+    err, text = text_error("""
+        def f(A: T.Buffer((4,), "float32")):
+            for i in range(4):
+                A[i] = float(i)
+    """)
+    check(err, text, "float(i)", "only T.* builtins can be called in a prim function")
+
+
+def test_duplicate_block_iterator():
+    err, text = text_error("""
+        def f(A: T.Buffer((4, 4), "float32")):
+            for i, j in T.grid(4, 4):
+                with T.block("A"):
+                    vi = T.axis.spatial(4, i)
+                    vi = T.axis.spatial(4, j)
+                    A[vi, vi] = 0.0
+    """)
+    check(err, text, "vi = T.axis.spatial(4, j)", "block 'A' declares iterator 'vi' twice")
+
+
+def test_where_with_block_iterator():
+    err, text = text_error("""
+        def f(A: T.Buffer((4,), "float32")):
+            for i in range(4):
+                with T.block("A"):
+                    vi = T.axis.spatial(4, i)
+                    T.where(vi < 3)
+                    A[vi] = 0.0
+    """)
+    check(err, text, "T.where(vi < 3)", "T.where uses block iterator vi", "loop variables only")
+
+
+def test_float_literal_into_int_buffer():
+    err, text = text_error("""
+        def f(A: T.Buffer((4,), "int32")):
+            for i in range(4):
+                A[i] = 0.5
+    """)
+    check(err, text, "A[i] = 0.5", "the float literal 0.5 cannot be used as int32")
+
+
+def test_true_division_of_integers():
+    err, text = text_error("""
+        def f(A: T.Buffer((4,), "int64")):
+            for i in range(4):
+                A[i] = i / 2
+    """)
+    check(err, text, "i / 2", "'/' is true division and needs float operands, not int64",
+          "// for floor division")
+
+
+def test_if_condition_must_be_bool():
+    err, text = text_error("""
+        def f(A: T.Buffer((4,), "float32")):
+            for i in range(4):
+                if i:
+                    A[i] = 0.0
+    """)
+    check(err, text, "if i:", "an if condition must be bool, not int64")
+
+
+def test_unmatched_handle():
+    err, text = text_error("""
+        def f(a: T.handle):
+            T.evaluate(0)
+    """)
+    check(err, text, "def f(a: T.handle)", "handle 'a' is never matched to a buffer")
+
+
+def test_shape_variable_bound_by_no_parameter():
+    err, text = text_error("""
+        def f(A: T.Buffer((4,), "float32")):
+            n = T.int64()
+            for i in range(n):
+                A[0] = 0.0
+    """)
+    check(err, text, "n = T.int64()", "shape variable n is used in the body but appears in no "
+                                      "parameter's shape")
+
+
+def test_reassigning_a_loop_variable():
+    err, text = text_error("""
+        def f(A: T.Buffer((4,), "float32")):
+            for i in range(4):
+                i = i + 1
+                A[0] = 0.0
+    """)
+    check(err, text, "i = i + 1", "i is a loop variable, block iterator, parameter or shape "
+                                  "variable and cannot be reassigned")
+
+
+def test_statement_call_used_as_expression():
+    err, text = text_error("""
+        def f(A: T.Buffer((4,), "float32")):
+            for i in range(4):
+                A[i] = T.reads(A[i])
+    """)
+    check(err, text, "T.reads(A[i])", "T.reads cannot be used here",
+          "as a statement directly inside a with T.block")
+
+
+def test_unused_expression_value():
+    err, text = text_error("""
+        def f(A: T.Buffer((4,), "float32")):
+            T.max(A[0], A[1])
+    """)
+    check(err, text, "T.max(A[0], A[1])", "the value of T.max(...) is not used", "T.evaluate")
+
+
+def test_unmatched_handle_used_as_value():
+    err, text = text_error("""
+        def f(a: T.handle, B: T.Buffer((4,), "float32")):
+            B[0] = a
+    """)
+    check(err, text, "B[0] = a", "a is a T.handle; it has no value until it is matched",
+          "T.match_buffer(a, shape, dtype)")

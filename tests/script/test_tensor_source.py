@@ -1,0 +1,154 @@
+"""Where prim functions come from: indented definitions, notebook cells, `from_source`
+text (which is only parsed, never run), and the runtime ``T`` namespace."""
+
+import inspect
+import linecache
+import textwrap
+
+import pytest
+
+import pyir
+from pyir.ir import PrimFunc, assert_structural_equal
+from pyir.ir import dtype as dt
+from pyir.script import ParseError, from_source
+from pyir.script import tensor as T
+from pyir.script.parser.tensor_builtins import KNOWN_NAMES
+
+
+@pytest.mark.parametrize("where", ["annotation", "shape", "shape string", "body", "extent",
+                                   "default", "decorator", "module class"])
+def test_from_source_never_executes(tmp_path, where):
+    marker = tmp_path / "executed"
+    call = f"__import__('os').system('touch {marker}')"
+    header = "from pyir.script import ir as I, tensor as T\n\n"
+    texts = {
+        "annotation": f"@T.prim_func\ndef f(A: {call}):\n    T.evaluate(0)\n",
+        "shape": f"@T.prim_func\ndef f(A: T.Buffer(({call},), 'float32')):\n    T.evaluate(0)\n",
+        "shape string": f"@T.prim_func\ndef f(A: T.Buffer(({call!r},), 'float32')):\n"
+                        "    T.evaluate(0)\n",
+        "body": f"@T.prim_func\ndef f(A: T.Buffer((4,), 'float32')):\n    T.evaluate({call})\n",
+        "extent": f"@T.prim_func\ndef f(A: T.Buffer((4,), 'float32')):\n"
+                  f"    for i in range({call}):\n        A[i] = 0.0\n",
+        "default": f"@T.prim_func\ndef f(A: T.Buffer((4,), 'float32') = {call}):\n"
+                   "    T.evaluate(0)\n",
+        "decorator": f"@{call}\ndef f(A: T.Buffer((4,), 'float32')):\n    T.evaluate(0)\n",
+        "module class": f"@I.ir_module\nclass M:\n    x = {call}\n",
+    }
+    with pytest.raises(ParseError) as info:
+        from_source(header + texts[where])
+    assert info.value.filename == "<string>"
+    assert info.value.line >= 3
+    assert not marker.exists()
+
+
+def test_indented_definition_has_file_line_numbers():
+    def build():
+        @T.prim_func
+        def inner(A: T.Buffer((4,), "float32")):
+            for i in range(4):
+                A[i] = A[i] + 1.0
+        return inner
+
+    func = build()
+    assert isinstance(func, PrimFunc)
+    assert func.name == "inner"
+    lines, start = inspect.getsourcelines(test_indented_definition_has_file_line_numbers)
+    needle = "return" + " A"  # split so that this line does not match itself
+    bad_line = start + next(k for k, line in enumerate(lines) if line.strip() == needle)
+    with pytest.raises(ParseError) as info:
+        @T.prim_func
+        def bad(A: T.Buffer((4,), "float32")):
+            return A
+    assert info.value.filename == __file__
+    assert info.value.line == bad_line
+    assert info.value.col == 12
+    assert "return A" in str(info.value)
+
+
+def _run_cell(filename, text):
+    """Run ``text`` the way IPython runs a cell: source registered in linecache first."""
+    linecache.cache[filename] = (len(text), None, text.splitlines(keepends=True), filename)
+    namespace = {}
+    try:
+        exec(compile(text, filename, "exec"), namespace)
+    finally:
+        del linecache.cache[filename]
+    return namespace
+
+
+CELL = """\
+from pyir.script import tensor as T
+TS = 8
+
+@T.prim_func
+def cell_func(A: T.Buffer((TS,), "float32")):
+    for i in range(TS):
+        A[i] = A[i] * 2.0
+"""
+
+
+def test_notebook_cell_parses():
+    namespace = _run_cell("<ipython-input-1-abc>", CELL)
+    func = namespace["cell_func"]
+    assert isinstance(func, PrimFunc)
+    assert_structural_equal(func, from_source(func.script()))
+    assert "T.Buffer((8,), \"float32\")" in func.script()
+
+
+def test_notebook_cell_error_points_at_cell_line():
+    text = CELL.replace("A[i] * 2.0", "A[i] * B[i]")
+    with pytest.raises(ParseError) as info:
+        _run_cell("<ipython-input-2-def>", text)
+    err = info.value
+    assert err.filename == "<ipython-input-2-def>"
+    assert err.line == 7
+    assert "undefined variable 'B'" in str(err)
+    assert "A[i] = A[i] * B[i]" in str(err)
+
+
+def test_prim_func_inside_class_body_is_left_to_the_module():
+    class Holder:
+        @T.prim_func
+        def kept(A: T.Buffer((4,), "float32")):
+            T.evaluate(0)
+
+    assert callable(Holder.kept) and not isinstance(Holder.kept, PrimFunc)
+
+
+def test_shape_expression_strings_across_parameters():
+    func = from_source(textwrap.dedent("""
+        from pyir.script import tensor as T
+
+        @T.prim_func
+        def f(B: T.Buffer((n * 2, "m"), "float32"), A: T.Buffer(("n", "m + 1"), "float32")):
+            for i, j in T.grid(n * 2, m):
+                B[i, j] = A[i // 2, j + 1]
+    """))
+    n = func.params[1].shape[0]
+    assert func.params[0].shape[0] == n * 2
+    assert 'B: T.Buffer(("n * 2", "m"), "float32")' in func.script()
+    assert_structural_equal(func, from_source(func.script()))
+
+
+def test_every_parser_name_exists_in_the_t_namespace():
+    for name in KNOWN_NAMES:
+        obj = T
+        for part in name.split("."):
+            obj = getattr(obj, part)
+    for name in dt.DTYPES:
+        assert repr(getattr(T, name)) == f"T.{name}"
+
+
+@pytest.mark.parametrize("name", ["grid", "max", "exp", "axis.remap", "float32", "evaluate"])
+def test_t_builtins_refuse_to_run_outside_prim_functions(name):
+    obj = T
+    for part in name.split("."):
+        obj = getattr(obj, part)
+    with pytest.raises(pyir.Error, match=f"T.{name} is only valid inside @T.prim_func"):
+        obj(1)
+
+
+def test_buffer_annotation_is_harmless():
+    ann = T.Buffer(("n", 4), "float16", scope="local")
+    assert (ann.shape, ann.dtype, ann.scope) == (("n", 4), "float16", "local")
+    assert repr(ann) == "T.Buffer(('n', 4), 'float16', scope='local')"
