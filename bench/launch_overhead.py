@@ -1,10 +1,17 @@
 """Launch overhead of a parallel loop: an empty chunk body over n = num_threads items.
 
-`measure` is the helper bench/run.py uses; run this file for a table of its own. Each run
-times a native loop of `launches` back-to-back launches and reports the time per launch.
+`measure` is the helper bench/run.py uses; run this file for a table of its own.
+- back to back: each run times a native loop of `launches` launches (time per launch);
+- co-located: the same with every thread of the process pinned to one CPU, as happens when
+  the scheduler puts the caller and a worker on one CPU while another process holds the
+  other (the cause of a 31 µs median seen on this shared machine, when the pool spun 15 µs
+  before yielding);
+- wake from sleep: one launch after the workers went to sleep (a 5 ms pause), from
+  Python, minus the same call with n = 1 (run inline, no pool).
 """
 
 import ctypes
+import os
 import statistics
 import time
 
@@ -50,23 +57,62 @@ def _launcher():
     return ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_int64, ctypes.c_int64)(address)
 
 
-def measure(repeat=200, launches=1000):
-    """Time per launch in µs over `repeat` runs of `launches` launches each.
+def _stats(samples):
+    quartiles = statistics.quantiles(samples, n=4)
+    return {"median_us": statistics.median(samples), "min_us": min(samples),
+            "iqr_us": quartiles[2] - quartiles[0], "runs": len(samples)}
 
-    Returns a dict: median_us, min_us, iqr_us, runs, launches_per_run, threads.
-    """
-    launch_many = _launcher()
-    threads = threadpool.num_threads()
-    launch_many(launches, threads)
+
+def _back_to_back(launch_many, threads, repeat, launches):
     samples = []
     for _ in range(repeat):
         start = time.perf_counter()
         launch_many(launches, threads)
         samples.append((time.perf_counter() - start) / launches * 1e6)
-    quartiles = statistics.quantiles(samples, n=4)
-    return {"median_us": statistics.median(samples), "min_us": min(samples),
-            "iqr_us": quartiles[2] - quartiles[0], "runs": repeat,
-            "launches_per_run": launches, "threads": threads}
+    return _stats(samples)
+
+
+def _wake(launch_many, threads, repeat):
+    samples = []
+    for _ in range(repeat):
+        times = []
+        for n in (threads, 1):
+            time.sleep(0.005)
+            start = time.perf_counter()
+            launch_many(1, n)
+            times.append(time.perf_counter() - start)
+        samples.append((times[0] - times[1]) * 1e6)
+    return _stats(samples)
+
+
+def _co_located(launch_many, threads, repeat, launches):
+    """Back to back with every thread pinned to one CPU (the affinity is restored)."""
+    tasks = [int(t) for t in os.listdir("/proc/self/task")]
+    saved = {t: os.sched_getaffinity(t) for t in tasks}
+    cpu = min(saved[tasks[0]])
+    try:
+        for t in tasks:
+            os.sched_setaffinity(t, {cpu})
+        return _back_to_back(launch_many, threads, repeat, launches)
+    finally:
+        for t, cpus in saved.items():
+            os.sched_setaffinity(t, cpus)
+
+
+def measure(repeat=200, launches=1000):
+    """Time per launch in µs over `repeat` runs of `launches` launches each, back to back.
+
+    Returns a dict: median_us, min_us, iqr_us, runs, launches_per_run, threads, and the
+    same statistics for "co_located" and "wake" (see the module docstring).
+    """
+    launch_many = _launcher()
+    threads = threadpool.num_threads()
+    launch_many(launches, threads)
+    result = _back_to_back(launch_many, threads, repeat, launches)
+    result.update(launches_per_run=launches, threads=threads,
+                  co_located=_co_located(launch_many, threads, repeat // 4, launches // 4),
+                  wake=_wake(launch_many, threads, repeat // 4))
+    return result
 
 
 def main():
@@ -76,11 +122,12 @@ def main():
     result = measure()
     table = Table(title=f"parallel-loop launch overhead, {result['threads']} threads "
                         f"(target ≤ 5 µs median)")
-    for column in ("median µs", "min µs", "IQR µs", "runs × launches"):
+    for column in ("case", "median µs", "min µs", "IQR µs", "runs"):
         table.add_column(column, justify="right")
-    table.add_row(f"{result['median_us']:.3f}", f"{result['min_us']:.3f}",
-                  f"{result['iqr_us']:.3f}",
-                  f"{result['runs']} × {result['launches_per_run']}")
+    for case, r in (("back to back", result), ("co-located", result["co_located"]),
+                    ("wake from sleep", result["wake"])):
+        table.add_row(case, f"{r['median_us']:.3f}", f"{r['min_us']:.3f}",
+                      f"{r['iqr_us']:.3f}", str(r["runs"]))
     Console().print(table)
 
 

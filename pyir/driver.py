@@ -26,7 +26,8 @@ def build(mod_or_func, target="llvm", default_schedule=True, opt_level="O3",
     mod = as_module(mod_or_func)
     graph = [name for name, f in mod.functions if isinstance(f, Function)]
     if graph:
-        return _build_graph(mod, graph)
+        from .runtime.engine import ir_level
+        return _build_graph(mod, graph, target, default_schedule, ir_level(opt_level), options)
     if not mod.functions:
         raise Error("pyir.build: the module has no functions to compile")
     from .runtime.engine import ir_level
@@ -50,15 +51,20 @@ def as_module(mod_or_func):
                 f"{type(mod_or_func).__name__}")
 
 
-def _build_prims(mod, target, default_schedule, opt_level, options):
+def _build_prims(mod, target, default_schedule, opt_level, options, extra=None):
+    from pyir.ffi.extern import kernels_called, link_ir
     from .codegen.llvm import codegen
     from .codegen.target import Target
     from .runtime import Executable
     from .transform import lower
     tgt = Target.from_string(target)
-    llvm_ir, infos = codegen(lower(mod, default_schedule=default_schedule), tgt, **options)
+    kernels = kernels_called(mod)
+    options.setdefault("externs", {k.name: k.symbol for k in kernels})
+    llvm_ir, infos = codegen(lower(mod, default_schedule=default_schedule), tgt, extra=extra,
+                             **options)
     infos = [_mark_writes(info, mod[info.name]) if info.name in mod else info for info in infos]
-    return Executable.jit(llvm_ir, infos, tgt, opt_level)
+    symbols = {k.symbol: k.address for k in kernels if k.address is not None}
+    return Executable.jit(link_ir(llvm_ir, kernels), infos, tgt, opt_level, symbols)
 
 
 def _mark_writes(info, func):
@@ -69,6 +75,30 @@ def _mark_writes(info, func):
     return dataclasses.replace(info, params=params)
 
 
-def _build_graph(mod, names):
-    raise Error(f"pyir.build: graph functions ({', '.join(names)}) cannot be compiled yet; "
-                "build a module of prim functions")
+def _build_graph(mod, names, target, default_schedule, opt_level, options):
+    """Legalize operators, add the extern kernels graph code calls, compile the prim
+    functions and the graph functions (as `GraphPlan`s) into one module, and register every
+    compiled function in the ffi registry."""
+    from pyir.ffi import register_func
+    from pyir.ffi.extern import kernels_called_from_graph
+    from .codegen.graph import graph_emitter
+    from .transform.graph_plan import lower_graph
+    from .transform.legalize import legalize
+    mod = legalize(mod)
+    for kernel in kernels_called_from_graph(mod):
+        if kernel.name not in mod:
+            mod = mod.with_function(kernel.name, kernel.prim)
+    prims = IRModule(tuple((n, f) for n, f in mod.functions if isinstance(f, PrimFunc)))
+    plans = []
+
+    def emit_graphs(ctx, infos):
+        by_name = {i.name: i for i in infos}
+        plans.extend(lower_graph(mod, name, by_name) for name in names)
+        graph_emitter(plans)(ctx, infos)
+
+    exe = _build_prims(prims, target, default_schedule, opt_level, options, emit_graphs)
+    for plan in plans:
+        exe.add_graph_function(plan)
+    for name in exe.function_names():
+        register_func(name, exe[name], override=True)
+    return exe

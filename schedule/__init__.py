@@ -3,7 +3,7 @@
 ``Schedule(mod)`` holds the current module; its methods are the primitives (split, fuse,
 reorder, parallel, vectorize, unroll, annotate, compute_at, reverse_compute_at,
 compute_inline, reverse_compute_inline, cache_read, cache_write, decompose_reduction,
-rfactor, transform_layout, blockize, sample_perfect_tile). Every step is checked before it
+rfactor, transform_layout, blockize, tensorize, sample_perfect_tile). Every step is checked before it
 changes anything, recorded in ``sch.trace`` and undoable.
 """
 
@@ -11,7 +11,10 @@ from .errors import ScheduleError
 from .handles import BlockRV, ExprRV, LoopRV
 from .index_map import IndexMap
 from .state import Diff, Schedule
+from .sweep import sweep
+from .tensorize import get_tensor_intrin, list_tensor_intrins, register_tensor_intrin
 from .trace import Instruction, Trace
 
 __all__ = ["Schedule", "ScheduleError", "BlockRV", "LoopRV", "ExprRV", "IndexMap", "Trace",
-           "Instruction", "Diff"]
+           "Instruction", "Diff", "sweep", "register_tensor_intrin", "get_tensor_intrin",
+           "list_tensor_intrins"]

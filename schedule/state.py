@@ -244,6 +244,26 @@ class Schedule:
         return self._step("blockize", [loop], {}, func, lambda f: _blockize.blockize(f, var),
                           single=True)
 
+    def tensorize(self, loop_or_block, intrin):
+        """Replace the computation under a loop (or a block's innermost loops) by a call
+        of the registered tensor intrinsic ``intrin`` after checking that it matches (see
+        `pyir.schedule.tensorize`); return the block holding the call."""
+        from . import tensorize as _tensorize
+        if isinstance(loop_or_block, BlockRV):
+            func, path = self._resolve_block(loop_or_block, "tensorize")
+            desc_loops, _ = _tensorize._desc_parts(
+                _tensorize.get_tensor_intrin(intrin).desc, intrin)
+            loops = loops_of(path)
+            if len(loops) < len(desc_loops):
+                raise ScheduleError("tensorize", f"block \"{loop_or_block.name}\"",
+                                    f"the block has {len(loops)} loops, the description "
+                                    f"{len(desc_loops)}")
+            var = loops[len(loops) - len(desc_loops)].loop_var
+        else:
+            func, var = self._loop_var(loop_or_block, "tensorize")
+        return self._step("tensorize", [loop_or_block], {"intrin": intrin}, func,
+                          lambda f: _tensorize.tensorize(f, var, intrin), single=True)
+
     # ------------------------------------------------------------------ sampling
     def sample_perfect_tile(self, loop, n, max_innermost_factor=None, decision=None):
         """``n`` factors whose product is the loop's constant extent, drawn with the
@@ -380,6 +400,9 @@ class Diff(str):
 
     def _repr_html_(self):
         return highlighted_html(str(self), "diff")
+
+    def _repr_pretty_(self, printer, cycle):
+        printer.text(str(self).rstrip("\n") or "(no change)")
 
 
 def _resolves(mod, rv):

@@ -122,7 +122,7 @@ def highlighted_html(text, lexer):
     """``text`` highlighted by rich as HTML (for notebooks)."""
     from rich.console import Console
     from rich.syntax import Syntax
-    console = Console(record=True, file=_Null(), width=120)
+    console = Console(record=True, file=_Null(), width=120, force_jupyter=False)
     console.print(Syntax(text.rstrip("\n"), lexer, theme="default"))
     return console.export_html(inline_styles=True, code_format="<pre style=\"font-family:"
                                "monospace;font-size:12px\">{code}</pre>")

@@ -27,8 +27,12 @@ def parse(llvm_ir):
     return mod
 
 
-def optimize(mod, tm, level=DEFAULT_IR_LEVEL):
-    """Run the IR pipeline ``level`` over ModuleRef ``mod`` in place for machine ``tm``."""
+def optimize(mod, tm, level=DEFAULT_IR_LEVEL, unroll=True):
+    """Run the IR pipeline ``level`` over ModuleRef ``mod`` in place for machine ``tm``.
+
+    ``unroll=False`` leaves the loop unroller out of "fast" (for IR whose loops carry no
+    unroll hint: unrolling them unasked doubled machine-code time for scheduled kernels).
+    """
     if level not in IR_LEVELS:
         raise ValueError(f"unknown IR optimization level {level!r}; expected one of "
                          f"{', '.join(IR_LEVELS)}")
@@ -39,11 +43,13 @@ def optimize(mod, tm, level=DEFAULT_IR_LEVEL):
     if level == "fast":
         pm = llvm.create_new_module_pass_manager()
         pm.add_always_inliner_pass()
+        pm.add_instruction_combine_pass()  # folds constant offsets so that SROA sees them
         pm.add_sroa_pass()
         pm.add_instruction_combine_pass()
         pm.add_simplify_cfg_pass()
-        pm.add_loop_unroll_pass()
-        pm.add_instruction_combine_pass()
+        if unroll:
+            pm.add_loop_unroll_pass()
+            pm.add_instruction_combine_pass()
     else:
         pm = pb.getModulePassManager()
     pm.run(mod, pb)
@@ -61,7 +67,7 @@ def optimize_and_emit(llvm_ir, target="llvm", level=DEFAULT_IR_LEVEL, reloc="def
     mod = parse(llvm_ir)
     mod.triple = target.triple
     mod.data_layout = str(tm.target_data)
-    optimize(mod, tm, level)
+    optimize(mod, tm, level, unroll="llvm.loop.unroll" in llvm_ir)
     return mod, tm
 
 

@@ -12,11 +12,12 @@ from ..ir import expr as E
 from ..ir.node import walk
 from ..transform.linear import coefficient
 from . import types as T
+from . import vecmath
 
 _ICMP_SIGNED = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
 _FCMP = {"eq": ("==", True), "ne": ("!=", False), "lt": ("<", True), "le": ("<=", True),
          "gt": (">", True), "ge": (">=", True)}
-_SIMPLE_INTRINSICS = {"exp": "exp", "log": "log", "sqrt": "sqrt", "sin": "sin", "cos": "cos",
+_SIMPLE_INTRINSICS = {"log": "log", "sqrt": "sqrt", "sin": "sin", "cos": "cos",
                       "floor": "floor", "ceil": "ceil", "tanh": "tanh", "pow": "pow"}
 _LIBM = {"erf": {"float32": "erff", "float64": "erf"}}
 
@@ -137,7 +138,9 @@ class ExprEmitter:
         bld = self.b
         if e.op in ("add", "sub", "mul"):
             if dt.is_float(d):
-                return {"add": bld.fadd, "sub": bld.fsub, "mul": bld.fmul}[e.op](a, b)
+                # "contract" lets the backend fuse a multiply feeding an add into an FMA.
+                return {"add": bld.fadd, "sub": bld.fsub, "mul": bld.fmul}[e.op](
+                    a, b, flags=("contract",))
             return {"add": bld.add, "sub": bld.sub, "mul": bld.mul}[e.op](a, b)
         if e.op == "div":
             return bld.fdiv(a, b)
@@ -268,6 +271,10 @@ class ExprEmitter:
         args = [self.expr(a) for a in e.args]
         args = self.unify(*args)
         d = e.dtype
+        if e.op == "exp":
+            return self.exp(args[0], d)
+        if e.op == "tanh" and vecmath.supports(d):
+            return vecmath.tanh(self, args[0], d)
         if e.op in _SIMPLE_INTRINSICS:
             return self.intrinsic(_SIMPLE_INTRINSICS[e.op], args)
         if e.op == "abs":
@@ -278,13 +285,19 @@ class ExprEmitter:
             return args[0]
         one = T.constant(d, 1, T.lanes_of(args[0]))
         if e.op == "sigmoid":
-            neg = self.b.fneg(args[0])
-            return self.b.fdiv(one, self.b.fadd(one, self.intrinsic("exp", [neg])))
+            return self.b.fdiv(one, self.b.fadd(one, self.exp(self.b.fneg(args[0]), d)))
         if e.op == "rsqrt":
             return self.b.fdiv(one, self.intrinsic("sqrt", args))
         if e.op in _LIBM:
             return self.libm(_LIBM[e.op], d, args[0])
         raise self.error(f"intrinsic {e.op} is not supported by the LLVM backend")
+
+    def exp(self, x, dtype):
+        """``e**x``: inline code from `vecmath` for float32/float64 (a vector stays vector
+        code), LLVM's intrinsic otherwise."""
+        if vecmath.supports(dtype):
+            return vecmath.exp(self, x, dtype)
+        return self.intrinsic("exp", [x])
 
     def intrinsic(self, name, args):
         ty = args[0].type

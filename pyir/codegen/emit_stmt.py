@@ -24,8 +24,13 @@ from .vectorize import can_vectorize, choose_lanes
 #: Unrolled loops with a constant extent up to this are unrolled by codegen; longer or
 #: symbolic ones get LLVM's unroll hint.
 MAX_UNROLL = 64
+#: Vectorized loops of at most this many whole vectors (constant extent) are unrolled.
+MAX_VECTOR_UNROLL = 4
 
 PARALLEL_FOR = "pyir_parallel_for"
+#: Parallel loop nests with fewer iterations than this run inline: waking the thread pool
+#: costs more than such work.
+PARALLEL_MIN_WORK = 4096
 
 
 class CodegenError(Error):
@@ -218,13 +223,18 @@ class FunctionEmitter(ExprEmitter):
             self.vectorized(s.loop_var, start, extent, s.body)
         elif kind == "unroll" and isinstance(s.extent, E.IntImm) and s.extent.value <= MAX_UNROLL:
             for k in range(s.extent.value):
-                self.env[s.loop_var] = self.b.add(start, T.int_const(k))
+                self.env[s.loop_var] = self._const_add(start, k)
                 self.stmt(s.body)
         else:
             hint = None
             if kind == "unroll":
                 hint = "unroll.full" if isinstance(s.extent, E.IntImm) else "unroll.enable"
             self.serial(s.loop_var, start, self.b.add(start, extent), s.body, hint)
+
+    def _const_add(self, start, k):
+        if isinstance(start, ir.Constant):
+            return T.int_const(start.constant + k)
+        return self.b.add(start, T.int_const(k))
 
     def serial(self, var, begin, end, body, hint=None):
         def run(i):
@@ -252,7 +262,12 @@ class FunctionEmitter(ExprEmitter):
             self.stmt(body)
             self.lanes, self.vvar, self.vbase = saved
 
-        if not (isinstance(extent, ir.Constant) and extent.constant < lanes):
+        if isinstance(extent, ir.Constant) and extent.constant // lanes <= MAX_VECTOR_UNROLL:
+            # A short constant vector loop is unrolled: register tiles indexed by it get
+            # constant offsets, which SROA/mem2reg turn into vector registers.
+            for k in range(extent.constant // lanes):
+                vector_body(self._const_add(start, k * lanes))
+        elif not (isinstance(extent, ir.Constant) and extent.constant < lanes):
             self.loop(start, main_end, vector_body, step=lanes)
         if not (isinstance(extent, ir.Constant) and extent.constant % lanes == 0):
             self.serial(var, main_end, end, body)
@@ -282,12 +297,33 @@ class FunctionEmitter(ExprEmitter):
         done_bb = self.b.append_basic_block("par.done")
         self.b.cbranch(self.b.icmp_signed(">", extent, T.int_const(0)), run_bb, done_bb)
         self.b.position_at_end(run_bb)
-        status = self.b.call(self.ctx.parallel_for(),
-                             [self.b.bitcast(thunk, T.PTR), closure,
-                              extent])
+        small = self.b.icmp_signed("<", self._work(s, extent), T.int_const(PARALLEL_MIN_WORK))
+        with self.b.if_else(small, likely=False) as (serial, pooled):
+            with serial:
+                inline_status = self.b.call(thunk, [T.int_const(0), extent, closure])
+                inline_bb = self.b.block
+            with pooled:
+                pool_status = self.b.call(self.ctx.parallel_for(),
+                                          [self.b.bitcast(thunk, T.PTR), closure, extent])
+                pool_bb = self.b.block
+        status = self.b.phi(T.I32)
+        status.add_incoming(inline_status, inline_bb)
+        status.add_incoming(pool_status, pool_bb)
         self.return_if(self.b.icmp_signed("!=", status, T.int_const(0, 32)), status)
         self.b.branch(done_bb)
         self.b.position_at_end(done_bb)
+
+    def _work(self, s, extent):
+        """Iterations of the loop nest ``s`` (nested loops whose extents do not depend on
+        enclosing loop variables count; others count once)."""
+        work, inner = extent, {s.loop_var}
+        for n in walk(s.body):
+            if isinstance(n, S.For):
+                names = [v for v in walk(n.extent) if isinstance(v, E.Var)]
+                if all(v in self.env and v not in inner for v in names):
+                    work = self.b.mul(work, self.expr(n.extent))
+                inner.add(n.loop_var)
+        return work
 
     def _outline_body(self, s, k, values, cap_vars, cap_bufs):
         arg_types = [T.I64, T.I64] + [v.type for v in values]

@@ -142,11 +142,12 @@ def _emit_wrapper(ctx, func, info, impl):
     return fn
 
 
-def codegen(mod, target="llvm", externs=None):
+def codegen(mod, target="llvm", externs=None, extra=None):
     """LLVM IR text and one `FuncInfo` per prim function of a lowered module.
 
     ``externs`` maps kernel names used by ``call_extern`` to the symbols to call
-    (default: the kernel name itself).
+    (default: the kernel name itself). ``extra(ctx, infos)``, if given, emits more
+    functions into the module after the prim functions (graph functions use it).
     """
     target = Target.from_string(target)
     ctx = ModuleContext(target, externs)
@@ -159,4 +160,6 @@ def codegen(mod, target="llvm", externs=None):
         impl = _emit_impl(ctx, func, info)
         _emit_wrapper(ctx, func, info, impl)
         infos.append(info)
+    if extra is not None:
+        extra(ctx, infos)
     return str(ctx.module), infos

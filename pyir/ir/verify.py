@@ -7,7 +7,7 @@ pass pipeline.
 
 from ..errors import IRError
 from . import dtype as dt
-from .expr import Buffer, BufferLoad, PrimExpr, Var
+from .expr import BufferLoad, PrimExpr, Var
 from .graph import (CallPacked, CallTIR, DataflowBlock, DataflowVar, Function, GlobalVar,
                     GraphVar, MatchCast)
 from .module import IRModule

@@ -50,7 +50,7 @@ class BenchmarkResult:
 
     def _repr_html_(self):
         from rich.console import Console
-        console = Console(record=True, width=100, file=_Discard())
+        console = Console(record=True, width=100, file=_Discard(), force_jupyter=False)
         console.print(self.table())
         return console.export_html(inline_styles=True, code_format="<pre>{code}</pre>")
 

@@ -26,6 +26,7 @@ class Executable:
         self._target = target
         self._opt_level = opt_level
         self._functions = {}
+        self._graphs = {}
         self._asm = None
 
     @classmethod
@@ -39,8 +40,14 @@ class Executable:
         return cls(infos, engine.address, engine, f"JIT for {target.cpu}", llvm_ir, target,
                    opt_level)
 
+    def add_graph_function(self, plan):
+        """Make graph function ``plan`` (a `GraphPlan` compiled into this code) callable."""
+        from .graph_function import GraphFunction
+        self._graphs[plan.name] = GraphFunction(plan, self._infos, self._resolve(plan.name),
+                                                self)
+
     def __getitem__(self, name):
-        fn = self._functions.get(name)
+        fn = self._functions.get(name) or self._graphs.get(name)
         if fn is None:
             if name not in self._infos:
                 raise Error(f"the executable has no function named {name!r}; it has "
@@ -50,10 +57,10 @@ class Executable:
         return fn
 
     def __contains__(self, name):
-        return name in self._infos
+        return name in self._infos or name in self._graphs
 
     def function_names(self):
-        return list(self._infos)
+        return list(self._infos) + list(self._graphs)
 
     @property
     def target(self):

@@ -78,17 +78,8 @@ class PrimFunction:
         self._keepalive = keepalive
         self._nargs = len(info.params)
         self._nvars = len(info.shape_vars)
-        self.binder_source = binder_source(info)
-        namespace = dict(vars(checks), info=info, ndarray=np.ndarray, data_pointer=data_pointer,
-                         SCALAR_TYPES=_SCALAR_TYPES,
-                         dtypes=[np.dtype(p.dtype) if p.kind == "buffer" else None
-                                 for p in info.params])
-        code = compile(self.binder_source, f"<pyir binder of {info.name}>", "exec")
-        exec(code, namespace)  # noqa: S102 -- source generated above from the FuncInfo
-        self._check = namespace["check"]
-        layout = "<" + "".join(_SLOT_CODE[p.dtype] if p.kind == "scalar" else "Q"
-                               for p in info.params) + "q" * self._nvars
-        self._pack = struct.Struct(layout).pack_into
+        self._check, self.binder_source = compile_binder(info)
+        self._pack = struct.Struct(slot_layout(info)).pack_into
         self._pool = []
 
     def __call__(self, *args):
@@ -131,6 +122,24 @@ class PrimFunction:
 
     def __repr__(self):
         return f"<pyir PrimFunction {checks.signature(self.info)}>"
+
+
+def compile_binder(info):
+    """``(check, source)``: the argument check of ``info`` (see `binder_source`)."""
+    source = binder_source(info)
+    namespace = dict(vars(checks), info=info, ndarray=np.ndarray, data_pointer=data_pointer,
+                     SCALAR_TYPES=_SCALAR_TYPES,
+                     dtypes=[np.dtype(p.dtype) if p.kind == "buffer" else None
+                             for p in info.params])
+    code = compile(source, f"<pyir binder of {info.name}>", "exec")
+    exec(code, namespace)  # noqa: S102 -- source generated from the FuncInfo
+    return namespace["check"], source
+
+
+def slot_layout(info):
+    """The `struct` layout of ``info``'s slot array (parameters, then shape variables)."""
+    return "<" + "".join(_SLOT_CODE[p.dtype] if p.kind == "scalar" else "Q"
+                         for p in info.params) + "q" * len(info.shape_vars)
 
 
 def binder_source(info):

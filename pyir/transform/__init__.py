@@ -9,14 +9,17 @@ from .default_schedule import default_schedule
 from .entry_conditions import entry_conditions
 from .flatten import flatten_buffers
 from .lower_blocks import lower_blocks
+from .register_tiles import compact_local_buffers, split_tail_loops
 from .simplify import simplify
 from .storage import plan_storage
 
 PIPELINE = [
     default_schedule,
     lower_blocks,
+    compact_local_buffers,
     plan_storage,
     entry_conditions,
+    split_tail_loops,
     flatten_buffers,
     simplify,
 ]
@@ -31,4 +34,5 @@ def lower(mod, default_schedule=True):
 
 
 __all__ = ["PIPELINE", "lower", "LowerError", "default_schedule", "lower_blocks",
+           "compact_local_buffers", "split_tail_loops",
            "plan_storage", "entry_conditions", "flatten_buffers", "simplify"]

@@ -1,6 +1,10 @@
 """The default schedule for prim functions that no one scheduled.
 
 An unscheduled function (attribute "scheduled" not set) that still has blocks gets:
+- consecutive loop nests over the same rows fused into one row loop (softmax, layernorm:
+  a row reduction, then elementwise work with its result), when every access to a buffer
+  that the nests write indexes its first dimension by exactly the row variable, so that
+  rows are independent and each row stays in cache between the nests;
 - its outermost spatial loop(s) parallel: a serial loop whose variable feeds a spatial
   iterator of every block below it and no reduce iterator;
 - its innermost spatial loops vectorized when every store of the block below is
@@ -62,6 +66,42 @@ def _contiguous(loop):
     return True
 
 
+def _accesses(loop):
+    """(buffer, is a store, first index is the row variable) for every access in the
+    blocks below ``loop``."""
+    for r in _realizes(loop.body):
+        binding = {iv.var: v for iv, v in zip(r.block.iter_vars, r.iter_values)}
+        for n in walk(substitute(r.block, binding)):
+            if isinstance(n, (E.BufferLoad, S.BufferStore)):
+                yield (n.buffer, isinstance(n, S.BufferStore),
+                       bool(n.indices) and n.indices[0] is loop.loop_var)
+
+
+def _fusible(a, b):
+    if not (isinstance(a, S.For) and isinstance(b, S.For) and a.kind == b.kind == "serial"
+            and a.start == b.start and a.extent == b.extent
+            and _spatial_only(a) and _spatial_only(b)):
+        return False
+    accesses = list(_accesses(a)) + list(_accesses(b))
+    written = {buf for buf, store, _ in accesses if store}
+    return all(row for buf, _, row in accesses if buf in written)
+
+
+def _fuse_rows(stmt):
+    """Fuse runs of consecutive row loops (see the module docstring)."""
+    if not isinstance(stmt, S.SeqStmt):
+        return _map_children(stmt, _fuse_rows)
+    out = []
+    for s in (_fuse_rows(x) for x in stmt.stmts):
+        if out and _fusible(out[-1], s):
+            last = out[-1]
+            body = substitute(s.body, {s.loop_var: last.loop_var})
+            out[-1] = dataclasses.replace(last, body=S.seq(last.body, body))
+        else:
+            out.append(s)
+    return S.seq(*out)
+
+
 def _has_loop(stmt):
     return any(isinstance(n, S.For) for n in walk(stmt))
 
@@ -112,4 +152,4 @@ def default_schedule(func):
     """Parallelize and vectorize an unscheduled function (see the module docstring)."""
     if func.attr("scheduled") or not has_blocks(func):
         return func
-    return replace_func(func, body=_parallelize(_vectorize(func.body)))
+    return replace_func(func, body=_parallelize(_vectorize(_fuse_rows(func.body))))

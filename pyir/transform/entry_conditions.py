@@ -2,7 +2,9 @@
 
 For each access to a parameter buffer, each index is relaxed over all enclosing loops
 (`pyir.arith.relax_region` through `_arith.Scope.relax`), tightened by the ``if`` guards
-around it (``if i * 32 + j < n: X[i * 32 + j]`` reads up to ``n - 1``). Every resulting
+around it (``if i * 32 + j < n: X[i * 32 + j]`` reads up to ``n - 1``; a guard on part of
+the index, as nested splits make, bounds that part: ``if j * 2 + k < 1: X[i + j * 2 + k]``
+reads up to the largest ``i``). Every resulting
 requirement ``0 <= min`` and ``max < extent`` that mentions only shape variables and is
 not provably true is recorded in the function attribute "entry_conditions" as
 (condition, message) pairs; codegen checks them at entry, in order.
@@ -128,18 +130,34 @@ class _Collector:
         lo, hi = relaxed if relaxed is not None else (None, None)
         for g in self.guards:
             for x, op, bound in _facts(g):
-                shift = self.scope.simplify(index - x)
-                if not isinstance(shift, E.IntImm):
-                    continue
+                rest = self.scope.simplify(index - x)
                 if op in ("lt", "le"):
-                    cand = self.extreme(bound + shift - (1 if op == "lt" else 0), 1)
-                    hi = cand if cand is not None else hi
+                    cand = self.split_extreme(rest, bound - (1 if op == "lt" else 0), 1)
+                    hi = self.tighter(hi, cand, rest, E.le)
                 else:
-                    cand = self.extreme(bound + shift + (1 if op == "gt" else 0), 0)
-                    lo = cand if cand is not None else lo
+                    cand = self.split_extreme(rest, bound + (1 if op == "gt" else 0), 0)
+                    lo = self.tighter(lo, cand, rest, E.ge)
         if lo is None and hi is None:
             return None
         return lo, hi
+
+    def split_extreme(self, rest, limit, which):
+        """The max (which=1) or min of ``index == rest + x`` under a guard that bounds
+        ``x`` by ``limit``: the extremes of both parts added (sound, and exact when
+        ``rest`` is constant or independent of ``x``)."""
+        r, b = self.extreme(rest, which), self.extreme(limit, which)
+        return None if r is None or b is None else self.scope.simplify(r + b)
+
+    def tighter(self, current, cand, rest, better):
+        """``cand`` when it is known to be the tighter bound: a guard on exactly the
+        index (constant ``rest``) is what tail guards state, otherwise it must be
+        provably ``better`` than ``current``."""
+        if cand is None:
+            return current
+        if current is None or isinstance(rest, E.IntImm) or self.scope.can_prove(
+                better(cand, current)):
+            return cand
+        return current
 
     def extreme(self, e, which):
         """The max (which=1) or min (which=0) of ``e`` over the loops in scope."""

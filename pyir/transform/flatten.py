@@ -1,7 +1,8 @@
 """Flatten buffers to one dimension.
 
 Every buffer (parameters and allocations) becomes a 1-D buffer of ``prod(shape)``
-elements in row-major order, and every access uses the linear index. The declared
+elements in row-major order (the product simplified with `pyir.arith`, so a static shape
+gives a constant extent), and every access uses the linear index. The declared
 parameter shapes stay in the function attribute "param_shapes" (one tuple per parameter,
 ``()`` for scalars): they are what callers see.
 """
@@ -12,6 +13,7 @@ from functools import reduce
 from ..ir import expr as E
 from ..ir import stmt as S
 from ..ir.node import rewrite
+from ._arith import Scope
 from .common import param_shapes, prim_func_pass, replace_func, set_attrs
 
 
@@ -29,13 +31,15 @@ def _linear_index(shape, indices):
 class _Flattener:
     def __init__(self):
         self.flat = {}
+        self.scope = Scope()
 
     def buffer(self, buf):
         if buf not in self.flat:
             if len(buf.shape) == 1:
                 self.flat[buf] = buf
             else:
-                self.flat[buf] = dataclasses.replace(buf, shape=(_product(buf.shape),))
+                extent = self.scope.simplify(_product(buf.shape))
+                self.flat[buf] = dataclasses.replace(buf, shape=(extent,))
         return self.flat[buf]
 
     def __call__(self, node):

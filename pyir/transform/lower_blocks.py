@@ -3,7 +3,8 @@
 Each BlockRealize becomes its body with the block iterators replaced by their bindings;
 the reduction init runs under ``if`` all reduce iterators are at their first value (0);
 a predicate other than ``True`` becomes an ``if``; alloc buffers become Allocate
-statements around the block's body.
+statements around the block's body. A block lowered to a sequence inside a sequence is
+spliced into it, so no SeqStmt holds another (script text always reads back flat).
 """
 
 from functools import reduce
@@ -40,6 +41,12 @@ def _lower_realized(node):
     return _lower_realize(node) if isinstance(node, S.BlockRealize) else None
 
 
+def _splice(node):
+    if isinstance(node, S.SeqStmt) and any(isinstance(s, S.SeqStmt) for s in node.stmts):
+        return S.seq(*node.stmts)
+    return None
+
+
 def _lower_bare(node):
     """A block left without a realize (the root block) has no iterators: only its init,
     body and allocations remain."""
@@ -56,4 +63,5 @@ def lower_blocks(func):
     """Replace every block by plain statements (see the module docstring)."""
     if not has_blocks(func):
         return func
-    return replace_func(func, body=rewrite(rewrite(func.body, _lower_realized), _lower_bare))
+    body = rewrite(rewrite(func.body, _lower_realized), _lower_bare)
+    return replace_func(func, body=rewrite(body, _splice))

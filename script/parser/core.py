@@ -74,9 +74,15 @@ class Parser:
 
     @contextlib.contextmanager
     def span(self, node):
+        """Inside, ``node`` is the current location; an IR error raised within (a dtype
+        mismatch, a bad index) becomes a ParseError pointing at the innermost span."""
         self.spans.append(node)
         try:
             yield
+        except ParseError:
+            raise
+        except Error as e:
+            raise self.make_error(None, str(e)) from None
         finally:
             self.spans.pop()
 

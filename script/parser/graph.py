@@ -9,9 +9,7 @@ namespace per function.
 """
 
 import ast
-import contextlib
 
-from pyir.errors import Error
 from pyir.ir import (BindingBlock, CallDPSPacked, CallPacked, CallTIR, DataflowBlock,
                      DataflowVar, Function, GraphVar, MatchCast, ObjectStructInfo,
                      PrimStructInfo, PrimValue, SeqExpr, ShapeExpr, ShapeStructInfo,
@@ -20,7 +18,6 @@ from pyir.ir import (BindingBlock, CallDPSPacked, CallPacked, CallTIR, DataflowB
 from pyir.ir import dtype as dt
 from pyir.ir.ops import OPS, check_castable, check_compatible, make_op_call, struct_info_of
 
-from ..diagnostics import ParseError
 from .core import register
 from .shape import parse_dim, parse_shape_expr
 
@@ -39,17 +36,6 @@ class _FunctionState:
 
 def _state(parser):
     return parser.state["graph"]
-
-
-@contextlib.contextmanager
-def _errors_at(parser, node):
-    """Report IR errors raised inside (shape mismatches, bad indices) at ``node``."""
-    try:
-        yield
-    except ParseError:
-        raise
-    except Error as e:
-        raise parser.make_error(node, str(e)) from None
 
 
 # ---------------------------------------------------------------- function
@@ -81,12 +67,12 @@ def parse_function(parser, node):
                 pending.append(result)
         blocks += [BindingBlock(tuple(pending))] if pending else []
         result = parser.visit(body[-1].value, "Rexpr")
-        with _errors_at(parser, body[-1].value):
+        with parser.span(body[-1].value):
             inferred = struct_info_of(result)
         ret = inferred
         if node.returns is not None:
             ret = parse_sinfo(parser, node.returns, _resolve_existing)
-            with _errors_at(parser, node.returns):
+            with parser.span(node.returns):
                 check_compatible(ret, inferred)
     return Function(node.name, tuple(params), SeqExpr(tuple(blocks), result), ret)
 
@@ -297,7 +283,7 @@ def _assign(parser, node):
     if _is_r_call(parser, node.value, "match_cast"):
         return _match_cast(parser, node.targets[0], node.value)
     value = parser.visit(node.value, "Rexpr")
-    with _errors_at(parser, node.value):
+    with parser.span(node.value):
         sinfo = struct_info_of(value)
     return _bind(parser, node.targets[0],
                  lambda cls: VarBinding(cls(node.targets[0].id, sinfo), value))
@@ -312,7 +298,7 @@ def _ann_assign(parser, node):
                                       "annotation")
     value = parser.visit(node.value, "Rexpr")
     annotated = parse_sinfo(parser, node.annotation, _resolve_existing)
-    with _errors_at(parser, node.annotation):
+    with parser.span(node.annotation):
         check_compatible(annotated, struct_info_of(value))
     return _bind(parser, node.target,
                  lambda cls: VarBinding(cls(node.target.id, annotated), value))
@@ -325,7 +311,7 @@ def _match_cast(parser, target, call):
                      "R.match_cast(x, R.Tensor((\"k\",), \"float32\"))")
     value = parser.visit(args["value"], "Rexpr")
     sinfo = parse_sinfo(parser, args["struct_info"], _resolve_declare)
-    with _errors_at(parser, call):
+    with parser.span(call):
         check_castable(sinfo, struct_info_of(value))
     return _bind(parser, target,
                  lambda cls: MatchCast(cls(target.id, sinfo), value, sinfo))
@@ -437,7 +423,7 @@ def _getitem(parser, node):
     if not isinstance(index, int) or isinstance(index, bool):
         parser.error(node.slice, "a tuple index must be an integer constant")
     item = TupleGetItem(value, index)
-    with _errors_at(parser, node):
+    with parser.span(node):
         struct_info_of(item)
     return item
 
@@ -459,7 +445,7 @@ def _call(parser, node):
         parser.error(node.func, f"unknown graph-level name R.{op}",
                      "R.call_tir, R.call_dps_packed, R.call_packed, R.match_cast, R.shape, "
                      f"R.prim_value or an operator: {', '.join('R.' + o for o in sorted(OPS))}")
-    with _errors_at(parser, node):
+    with parser.span(node):
         struct_info_of(call)
     return call
 
@@ -469,7 +455,7 @@ def _op_call(parser, node, op):
         parser.error(node, f"R.{op} does not take *args")
     args = tuple(parser.visit(a, "Rexpr") for a in node.args)
     attrs = {kw.arg: _plain(parser, kw.value, f"attribute {kw.arg}") for kw in node.keywords}
-    with _errors_at(parser, node):
+    with parser.span(node):
         return make_op_call(op, args, attrs)
 
 

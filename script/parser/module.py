@@ -96,7 +96,8 @@ def parse_class(parser, node):
 
 
 def parse_decorated_class(cls, frame):
-    source = Source.of_class(cls, frame.f_lineno if frame else 0)
+    source = Source.of_class(cls, frame.f_lineno if frame else 0,
+                             frame.f_code.co_filename if frame else None)
     python = PythonScope.of_frame(frame)
     parser = Parser(source, python, aliases_from_scope(python))
     return run_parse(parser, parse_class, parser, source.node)

@@ -44,11 +44,17 @@ class Source:
         return _locate(code.co_filename, func.__name__, code.co_firstlineno, ast.FunctionDef)
 
     @staticmethod
-    def of_class(cls, lineno):
+    def of_class(cls, lineno, filename=None):
         """The source of a class; ``lineno`` is a line of its ``class`` statement or of one
-        of its decorators (taken from the decorating frame)."""
-        return _locate(inspect.getsourcefile(cls) or _module_file(cls), cls.__name__, lineno,
-                       ast.ClassDef)
+        of its decorators, and ``filename`` the file of the decorating frame (both taken
+        from that frame). The frame's file is where the class statement ran, also for a
+        notebook cell, where `inspect` finds no file for a class of ``__main__``."""
+        if filename is None:
+            try:
+                filename = inspect.getsourcefile(cls)
+            except (OSError, TypeError):
+                filename = None
+        return _locate(filename or _module_file(cls), cls.__name__, lineno, ast.ClassDef)
 
 
 def _module_file(cls):

@@ -419,6 +419,9 @@ def call_extern(parser, node):
     for kw in node.keywords:
         if kw.arg != "dtype":
             parser.error(kw.value, f"T.call_extern has no argument {kw.arg!r}", "dtype=...")
+        if isinstance(kw.value, ast.Constant) and kw.value.value == "void":
+            dtype = "void"  # a kernel returning nothing (pyir.ffi.extern declarations)
+            continue
         dtype = dtype_arg(parser, kw.value)
     args = [StringImm(name)]
     for a in node.args[1:]:

@@ -139,7 +139,7 @@ def to_html(node):
     """HTML (highlighted script) for notebooks."""
     from rich.console import Console
     from rich.syntax import Syntax
-    console = Console(record=True, file=_Null(), width=120)
+    console = Console(record=True, file=_Null(), width=120, force_jupyter=False)
     console.print(Syntax(script(node).rstrip("\n"), "python", theme="default"))
     return console.export_html(inline_styles=True, code_format="<pre style=\"font-family:"
                                "monospace;font-size:12px\">{code}</pre>")

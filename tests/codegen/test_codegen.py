@@ -7,11 +7,13 @@ import pytest
 
 import kernels as K
 from jit import Compiled, run
+import pyir
 from pyir import Error
 from pyir.codegen.llvm import codegen
 from pyir.codegen.target import Target, TargetError
 from pyir.ir import Binary, Buffer, BufferStore, Call, For, IntImm, PrimFunc, StringImm, Var
 from pyir.ir import Evaluate
+from pyir.script import tensor as T
 
 DTYPES = ["float32", "float64", "float16", "int8", "int32", "int64", "uint8", "bool"]
 SIZES = [1, 13, 1031]
@@ -196,3 +198,76 @@ def test_explicit_target_and_vector_width():
 def test_unlowered_function_is_an_error():
     with pytest.raises(Error, match="matmul still has blocks"):
         codegen(K.module(K.matmul()))
+
+
+def test_static_two_dimensional_alloc_buffer_lives_on_the_stack():
+    @T.prim_func
+    def via_tile(A: T.Buffer((4, 6), "float32"), B: T.Buffer((4, 6), "float32")):
+        tmp = T.alloc_buffer((4, 6), "float32")
+        for i, j in T.grid(4, 6):
+            with T.block("t"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                tmp[vi, vj] = A[vi, vj] * T.float32(2)
+        for i, j in T.grid(4, 6):
+            with T.block("b"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                B[vi, vj] = tmp[vi, vj] + T.float32(1)
+
+    lib = pyir.build(via_tile)
+    a = rng.standard_normal((4, 6)).astype("float32")
+    b = np.zeros_like(a)
+    lib["via_tile"](a, b)
+    np.testing.assert_array_equal(b, a * 2 + 1)
+    assert "alloca [24 x float]" in lib.source("llvm")
+
+
+def _exp_inputs(dtype):
+    info = np.finfo(dtype)
+    hi = 89.0 if dtype == "float32" else 710.0
+    special = [0.0, -0.0, np.inf, -np.inf, np.nan, hi - 0.3, hi - 0.2, -hi + 1.5, -hi - 15,
+               -hi - 16, info.max, -info.max, info.tiny, -1e-30]
+    return np.concatenate([rng.uniform(-hi - 20, hi, 20011), rng.standard_normal(3001) * 1e-3,
+                           special]).astype(dtype)
+
+
+@pytest.mark.parametrize("vectorized", [True, False])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_exp_is_vector_code_and_matches_numpy(dtype, vectorized):
+    c = Compiled(K.module(K.math_call("exp", dtype)), default_schedule=vectorized)
+    assert "llvm.exp" not in c.llvm_ir and "expf" not in c.llvm_ir
+    assert ("llvm.fma.v" in c.llvm_ir) == vectorized
+    x = _exp_inputs(dtype)
+    y = np.empty_like(x)
+    assert c("m_exp", x, y) == 0
+    with np.errstate(over="ignore"):
+        ref = np.exp(x)
+    normal = ~(np.abs(ref) < np.finfo(dtype).tiny)  # subnormals have fewer digits
+    rtol = 1e-6 if dtype == "float32" else 1e-15
+    np.testing.assert_allclose(y[normal], ref[normal], rtol=rtol, atol=0)
+    np.testing.assert_allclose(y[~normal], ref[~normal], rtol=0,
+                               atol=2 * np.finfo(dtype).smallest_subnormal)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_sigmoid_uses_vector_exp(dtype):
+    c = Compiled(K.module(K.math_call("sigmoid", dtype)))
+    x = _exp_inputs(dtype)
+    y = np.empty_like(x)
+    assert c("m_sigmoid", x, y) == 0
+    with np.errstate(over="ignore"):
+        ref = 1 / (1 + np.exp(-x))
+    np.testing.assert_allclose(y, ref, rtol=2e-6 if dtype == "float32" else 1e-15, atol=0)
+
+
+@pytest.mark.parametrize("vectorized", [True, False])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_tanh_is_inline_code_and_matches_numpy(dtype, vectorized):
+    c = Compiled(K.module(K.math_call("tanh", dtype)), default_schedule=vectorized)
+    assert "llvm.tanh" not in c.llvm_ir and "tanhf" not in c.llvm_ir
+    x = np.concatenate([_exp_inputs(dtype), rng.standard_normal(5003).astype(dtype),
+                        np.array([0.35, -0.35, 0.3499999, 20.0, -400.0], dtype)])
+    y = np.empty_like(x)
+    assert c("m_tanh", x, y) == 0
+    np.testing.assert_allclose(y, np.tanh(x), rtol=1e-6 if dtype == "float32" else 1e-15,
+                               atol=0)
+    assert np.signbit(y[x == 0]).tolist() == np.signbit(x[x == 0]).tolist()

@@ -8,15 +8,7 @@ from pyir import transform
 from pyir.ir import IRModule, assert_structural_equal
 from pyir.script import from_source
 
-# lower_blocks replaces a block inside a sequence by its own SeqStmt, leaving a nested
-# SeqStmt that no script text can express (text always reads back flat).
-_NESTED_SEQ = {"evaluate_and_extern"}
-
-
-@pytest.mark.parametrize("name", [
-    pytest.param(n, marks=pytest.mark.xfail(strict=True, reason="nested SeqStmt after "
-                                                                "lower_blocks"))
-    if n in _NESTED_SEQ else n for n in sorted(CASES)])
+@pytest.mark.parametrize("name", sorted(CASES))
 def test_round_trip_after_each_pass(name):
     func = CASES[name]()
     mod = func if isinstance(func, IRModule) else IRModule.from_dict({func.name: func})

@@ -1,12 +1,16 @@
 """Each lowering pass: the structure of its output, and `verify` after every pass."""
 
+import numpy as np
 import pytest
 
 import kernels as K
+import pyir
 from pyir import ir, transform
 from pyir.ir import expr as E
 from pyir.ir import stmt as S
-from pyir.ir.node import walk
+from pyir.ir.node import rewrite, walk
+from pyir.schedule import Schedule
+from pyir.script import tensor as T
 from pyir.transform import storage
 
 ALL = [K.elementwise(shape=("n", "m")), K.matmul(), K.row_sum(), K.window_sum(),
@@ -33,8 +37,9 @@ def test_verify_after_every_pass(func):
 
 def test_pipeline_is_one_ordered_list():
     names = [p.__name__ for p in transform.PIPELINE]
-    assert names == ["default_schedule", "lower_blocks", "plan_storage", "entry_conditions",
-                     "flatten_buffers", "simplify"]
+    assert names == ["default_schedule", "lower_blocks", "compact_local_buffers",
+                     "plan_storage", "entry_conditions", "split_tail_loops", "flatten_buffers",
+                     "simplify"]
 
 
 def test_lower_blocks_places_reduction_init_under_first_reduce_value():
@@ -154,3 +159,75 @@ def test_already_lowered_functions_pass_through_block_passes():
     f = K.lowered_loop()
     assert transform.lower_blocks(K.module(f))["plain"] is f
     assert transform.default_schedule(K.module(f))["plain"] is f
+
+
+def test_lower_blocks_splices_block_sequence_into_enclosing_sequence():
+    x, out = E.Buffer("x", (4,), "float32"), E.Buffer("out", (4,), "float32")
+    inner = S.seq(S.Evaluate(E.IntImm(1)), S.BufferStore(out, x[0], (E.IntImm(0),)))
+    block = S.BlockRealize((), E.IntImm(1, "bool"), S.Block("b", (), (), (), inner))
+    f = S.PrimFunc("spl", (x, out), S.seq(S.Evaluate(E.IntImm(0)), block))
+    body = transform.lower_blocks(K.module(f))["spl"].body
+    assert isinstance(body, S.SeqStmt) and len(body.stmts) == 3
+    assert not any(isinstance(s, S.SeqStmt) for s in body.stmts)
+
+
+@pytest.mark.parametrize("factors", [([None, 1], [None, 2]), ([None, 4], [None, 3])])
+def test_entry_conditions_of_nested_splits_accept_every_size(factors):
+    sch = Schedule(K.elementwise(shape=("n",)))
+    (i,) = sch.get_loops(sch.get_block("C"))
+    _, inner = sch.split(i, factors[0])
+    sch.split(inner, factors[1])
+    assert transform.lower(sch.mod)["ew"].attr("entry_conditions") == ()
+    lib = pyir.build(sch.mod)
+    for n in (1, 5, 8, 13):
+        a, b, out = np.arange(n, dtype="float32"), np.ones(n, "float32"), np.zeros(n, "float32")
+        lib["ew"](a, b, out)
+        np.testing.assert_array_equal(out, a + b)
+
+
+def test_entry_conditions_of_guard_on_part_of_index_bound_that_part():
+    n, m = E.Var("n"), E.Var("m")
+    A, B = E.Buffer("A", (m,), "float32"), E.Buffer("B", (n,), "float32")
+    i, j = E.Var("i"), E.Var("j")
+    body = S.IfThenElse(E.lt(j, 2), S.BufferStore(B, A[i + j + 1], (i,)))
+    nest = S.For(i, 0, n, "serial", S.For(j, 0, 3, "serial", body))
+    out = transform.lower(K.module(S.PrimFunc("part", (A, B), nest)), default_schedule=False)
+    ((cond, _),) = out["part"].attr("entry_conditions")
+    assert cond == E.ge(m, n + 2)
+
+
+def _row_nests():
+    @T.prim_func
+    def rows(A: T.Buffer(("n", 8), "float32"), C: T.Buffer(("n", 8), "float32")):
+        M = T.alloc_buffer(("n",), "float32")
+        for i, k in T.grid(n, 8):
+            with T.block("max"):
+                vi, vk = T.axis.remap("SR", [i, k])
+                with T.init():
+                    M[vi] = T.float32(0)
+                M[vi] = T.max(M[vi], A[vi, vk])
+        for i, j in T.grid(n, 8):
+            with T.block("out"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                C[vi, vj] = T.exp(A[vi, vj] - M[vi])
+    return rows
+
+
+def test_default_schedule_fuses_row_nests_into_one_parallel_loop():
+    out = transform.default_schedule(K.module(_row_nests()))["rows"]
+    (row,) = [lp for lp in loops(out) if lp.kind == "parallel"]
+    assert [lp.kind for lp in loops(out)] == ["parallel", "serial", "vectorized"]
+    assert len(row.body.stmts) == 2
+
+
+def test_default_schedule_keeps_nests_apart_when_rows_depend_on_each_other():
+    f = _row_nests()
+    n = f.params[0].shape[0]
+
+    # "out" reads M[n - 1 - vi]: row i needs what the first nest computes for row n - 1 - i
+    out_block = next(b for b in nodes(f, S.Block) if b.name == "out")
+    flipped = rewrite(out_block, lambda x: E.BufferLoad(x.buffer, (n - 1 - x.indices[0],))
+                      if isinstance(x, E.BufferLoad) and x.buffer.name == "M" else None)
+    f = rewrite(f, lambda x: flipped if x is out_block else None)
+    out = transform.default_schedule(K.module(f))["rows"]
+    assert [lp.kind for lp in loops(out)] == ["parallel", "serial", "parallel", "vectorized"]

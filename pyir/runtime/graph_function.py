@@ -1,0 +1,328 @@
+"""The callable behind ``lib["main"]`` for a compiled graph function.
+
+A call checks the inputs with the generated argument checks of compiled functions
+(`pyir.runtime.function.compile_binder`), allocates the outputs whose shapes follow from
+the input shape variables, fills the frame (see `pyir.codegen.graph`) and makes ONE native
+call. Python steps (packed functions, ``match_cast``, late outputs) come back through a
+ctypes callback: an exception raised in one is kept, the native code unwinds with
+`STATUS_CALLBACK_FAILED`, and the exception is re-raised unchanged to the caller.
+"""
+
+import ctypes
+import struct
+
+import numpy as np
+
+from ..codegen.abi import FuncInfo, ParamInfo, evaluate
+from ..codegen.graph import STATUS_CALL_FAILED, STATUS_CALLBACK_FAILED
+from ..errors import ArgumentTypeError, ArgumentValueError, Error
+from ..ir.graph import PrimStructInfo, TensorStructInfo, TupleStructInfo
+from ..ir.ops import show
+from ..transform.graph_plan import leaves_of
+from . import checks
+from .exprtext import expr_text
+from .function import _SLOT_CODE, compile_binder, data_pointer, slot_layout
+
+_NATIVE = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p)
+_CALLBACK = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_int64, ctypes.c_void_p)
+
+
+class _CallState:
+    __slots__ = ("frame", "held", "late", "error")
+
+    def __init__(self, frame):
+        self.frame, self.held, self.late, self.error = frame, {}, {}, None
+
+
+class GraphFunction:
+    """``lib["name"]`` of a graph function: call it with its inputs (tuples for tuple
+    parameters); it returns new numpy arrays (a tuple for a tuple)."""
+
+    def __init__(self, plan, prim_infos, address, keepalive):
+        self.plan, self.name = plan, plan.name
+        self._prims = prim_infos
+        self._fn = _NATIVE(address)
+        self._keepalive = keepalive
+        inputs = [l for l in plan.leaves if l.kind == "input"]
+        self.info = FuncInfo(plan.name, tuple(_param(l) for l in inputs),
+                             tuple(plan.input_vars))
+        self._check, self.binder_source = compile_binder(self.info)
+        self._outputs = [l for l in plan.leaves if l.kind == "output"]
+        self._pack = struct.Struct(slot_layout(self.info) + "Q" * len(self._outputs)).pack_into
+        self._tuples = any(isinstance(p, tuple) for p in plan.params)
+        self._sites = {s.site: s for s in plan.steps if s.kind == "callback"}
+        self._callback = _CALLBACK(self._trampoline)
+        self._stack = []
+        self._pool = []
+        self._input_index = {l.id: k for k, l in enumerate(inputs)}
+        self._output_index = {l.id: k for k, l in enumerate(self._outputs)}
+        self.call_source = _call_source(self)
+        namespace = {"check": self._check, "pack": self._pack, "pool": self._pool,
+                     "new_frame": self._new_frame, "native": self._fn, "empty": np.empty,
+                     "data_pointer": data_pointer, "fail": self._status_error,
+                     "flatten": self._flatten, "finish": self._finish, "stack": self._stack,
+                     "State": _CallState}
+        exec(compile(self.call_source, f"<pyir call of {self.name}>", "exec"),  # noqa: S102
+             namespace)
+        self._call = namespace["call"]
+
+    def __call__(self, *args):
+        return self._call(args)
+
+    # ------------------------------------------------------------ helpers
+    def _new_frame(self):
+        buf = (ctypes.c_uint8 * (8 * self.plan.num_slots))()
+        address = ctypes.addressof(buf)
+        ctypes.c_void_p.from_address(address + 8 * self.plan.callback_slot).value = \
+            ctypes.cast(self._callback, ctypes.c_void_p).value
+        return buf, address
+
+    def _flatten(self, args):
+        if len(args) != len(self.plan.params):
+            raise checks.count_error(self.info, args) if not self._tuples else ArgumentTypeError(
+                f"{self.name} takes {len(self.plan.params)} argument(s), {len(args)} given")
+        out = []
+        for k, (p, a) in enumerate(zip(self.plan.params, args)):
+            self._flatten_one(p, a, out, f"argument {k}")
+        return out
+
+    def _flatten_one(self, structure, a, out, where):
+        if not isinstance(structure, tuple):
+            out.append(a)
+            return
+        if not isinstance(a, (tuple, list)) or len(a) != len(structure):
+            raise ArgumentTypeError(f"{self.name}: {where} expects a tuple of "
+                                    f"{len(structure)} value(s), got {type(a).__name__}")
+        for j, (s, x) in enumerate(zip(structure, a)):
+            self._flatten_one(s, x, out, f"{where}[{j}]")
+
+    def _finish(self, outs, flat, state):
+        return self._assemble(self.plan.ret, outs, flat, state)
+
+    def _assemble(self, structure, outs, flat, state):
+        if isinstance(structure, tuple):
+            return tuple(self._assemble(s, outs, flat, state) for s in structure)
+        if structure in self._output_index:
+            return outs[self._output_index[structure]]
+        if state is not None and structure in state.late:
+            return state.late[structure]
+        leaf = self.plan.leaves[structure]
+        root = leaf.alias_of if leaf.alias_of >= 0 else structure
+        if root in self._input_index:
+            value = flat[self._input_index[root]]
+            return np.array(value, copy=True) if isinstance(value, np.ndarray) else value
+        return state.held[structure]
+
+    def _status_error(self, status, state, buf):
+        if status == STATUS_CALLBACK_FAILED:
+            return state.error
+        frame = _slots(buf, self.plan.num_slots)
+        if status == STATUS_CALL_FAILED:
+            step = self.plan.steps[frame[self.plan.step_slot]]
+            info = self._prims[step.func]
+            env = self._env(frame)
+            shape_values = [evaluate(e, env) for e in step.shape_args]
+            err = checks.status_error(info, frame[self.plan.status_slot], shape_values)
+            return type(err)(f"graph function {self.name}, binding {step.binding}: {err}")
+        if 0 < status <= len(self.plan.conditions):
+            cond, message = self.plan.conditions[status - 1]
+            return ArgumentValueError(f"graph function {self.name}, {message} "
+                                      f"(requires {expr_text(cond)})")
+        return checks.status_error(self.info, status, ())
+
+    def _env(self, frame):
+        return {v: frame[k] for v, k in self.plan.var_slot.items()}
+
+    # ------------------------------------------------------------ callbacks
+    def _trampoline(self, site, address):
+        state = self._stack[-1]
+        try:
+            step = self._sites[site]
+            frame = _slots(state.frame, self.plan.num_slots)
+            getattr(self, "_site_" + step.info["kind"])(step, state, frame)
+            return 0
+        except BaseException as e:  # noqa: BLE001 -- handed to the caller unchanged
+            state.error = e
+            return STATUS_CALLBACK_FAILED
+
+    def _view(self, leaf_id, state, frame, env):
+        if leaf_id in state.held:
+            return state.held[leaf_id]
+        leaf = self.plan.leaves[leaf_id]
+        slot = self.plan.slot[leaf_id]
+        if isinstance(leaf.sinfo, PrimStructInfo):
+            return struct.unpack_from("<" + _SLOT_CODE[leaf.sinfo.dtype], state.frame, 8 * slot)[0]
+        shape = tuple(evaluate(d, env) for d in leaf.sinfo.shape)
+        dtype = np.dtype(leaf.sinfo.dtype)
+        count = int(np.prod(shape, dtype=np.int64))
+        raw = (ctypes.c_byte * (count * dtype.itemsize)).from_address(frame[slot] or 0) \
+            if count else bytearray()
+        return np.frombuffer(raw, dtype).reshape(shape)
+
+    def _argument(self, a, state, frame, env):
+        if isinstance(a, tuple):
+            return tuple(self._argument(x, state, frame, env) for x in a)
+        if isinstance(a, int):
+            return self._view(a, state, frame, env)
+        return evaluate(a, env)
+
+    def _site_dps(self, step, state, frame):
+        from ..ffi.registry import get_global_func
+        env = self._env(frame)
+        f = get_global_func(step.info["func"])
+        f(*[self._argument(a, state, frame, env) for a in step.args],
+          *[self._view(o, state, frame, env) for o in step.outs])
+
+    def _site_packed(self, step, state, frame):
+        from ..ffi.registry import get_global_func
+        env = self._env(frame)
+        f = get_global_func(step.info["func"])
+        result = f(*[self._argument(a, state, frame, env) for a in step.args])
+        self._store(step, step.outs, step.info["sinfo"], result, state, frame, env, "")
+
+    def _store(self, step, structure, sinfo, value, state, frame, env, path):
+        where = (f"graph function {self.name}, binding {step.binding}{path}: "
+                 f"{step.info['func']!r} returned")
+        if isinstance(sinfo, TupleStructInfo):
+            if not isinstance(value, tuple) or len(value) != len(sinfo.fields):
+                raise Error(f"{where} {_describe(value)}, expected a tuple {show(sinfo)}")
+            for k, (s, f, v) in enumerate(zip(structure, sinfo.fields, value)):
+                self._store(step, s, f, v, state, frame, env, f"{path}[{k}]")
+            return
+        if isinstance(sinfo, PrimStructInfo):
+            if not isinstance(value, (int, float, np.number)) or \
+                    isinstance(value, bool) != (sinfo.dtype == "bool"):
+                raise Error(f"{where} {_describe(value)}, expected a {sinfo.dtype} number")
+            struct.pack_into("<" + _SLOT_CODE[sinfo.dtype], state.frame,
+                             8 * self.plan.slot[structure], value)
+            state.held[structure] = value
+            return
+        if isinstance(sinfo, TensorStructInfo):
+            if not isinstance(value, np.ndarray):
+                raise Error(f"{where} {_describe(value)}, expected an array {show(sinfo)}")
+            expected = _expected(sinfo, env)
+            if value.dtype != np.dtype(sinfo.dtype) or (
+                    sinfo.ndim != -1 and value.ndim != sinfo.ndim) or any(
+                    e is not None and e != s for e, s in zip(expected, value.shape)):
+                raise Error(f"{where} an array of shape {value.shape} and dtype {value.dtype}, "
+                            f"expected {show(sinfo)}" + _evaluated(expected))
+            value = np.ascontiguousarray(value)
+            frame[self.plan.slot[structure]] = data_pointer(value)
+        state.held[structure] = value
+
+    def _site_match_cast(self, step, state, frame):
+        env = self._env(frame)
+        (src,), (out,) = step.args, step.outs
+        value = self._view(src, state, frame, env)
+        sinfo = step.info["sinfo"]
+        defines = step.info["defines"]
+        where = f"graph function {self.name}: match_cast in binding {step.binding}"
+        if isinstance(sinfo, PrimStructInfo):
+            state.held[out] = value
+            frame[self.plan.slot[out]] = frame[self.plan.slot[src]]
+            return
+        shape = getattr(value, "shape", None)
+        if not isinstance(value, np.ndarray) or value.dtype != np.dtype(sinfo.dtype) or (
+                sinfo.ndim != -1 and value.ndim != sinfo.ndim):
+            raise Error(f"{where}: the value ({_describe(value)}) does not match {show(sinfo)}")
+        for v in defines:
+            env.pop(v, None)
+        for e, n in zip(sinfo.shape or (), shape):
+            if e in defines and e not in env:
+                env[e] = n
+        expected = _expected(sinfo, env)
+        if any(x != n for x, n in zip(expected, shape)):
+            raise Error(f"{where}: the value has shape {shape}, but {show(sinfo)} requires "
+                        f"{tuple(expected)}")
+        for v in defines:
+            frame[self.plan.var_slot[v]] = env[v]
+        frame[self.plan.slot[out]] = frame[self.plan.slot[src]]
+        if src in state.held:
+            state.held[out] = state.held[src]
+
+    def _site_output(self, step, state, frame):
+        env = self._env(frame)
+        for leaf_id in step.args:
+            state.late[leaf_id] = np.array(self._view(leaf_id, state, frame, env), copy=True)
+
+    def __repr__(self):
+        return f"<pyir GraphFunction {checks.signature(self.info)}>"
+
+
+def _param(leaf):
+    if isinstance(leaf.sinfo, PrimStructInfo):
+        return ParamInfo(leaf.name, "scalar", leaf.sinfo.dtype)
+    if not isinstance(leaf.sinfo, TensorStructInfo) or leaf.sinfo.shape is None:
+        raise Error(f"graph parameter {leaf.name}: only tensors of known rank and shape and "
+                    f"scalars can be compiled, not {show(leaf.sinfo)}")
+    return ParamInfo(leaf.name, "buffer", leaf.sinfo.dtype, leaf.sinfo.shape)
+
+
+def _call_source(gf):
+    """Python source of ``call(args)``: check, allocate the outputs, fill the frame, run,
+    and hand back the result; straight-line code keeps a call to a few microseconds."""
+    info, plan = gf.info, gf.plan
+    names = {v: f"v{k}" for k, v in enumerate(info.shape_vars)}
+    first = len(info.params)
+    lines = ["def call(args):"]
+    lines += (["    flat = flatten(args)", "    values, arrays = check(flat)"] if gf._tuples
+              else ["    values, arrays = check(args)"])
+    if names:
+        lines.append(f"    {', '.join(names.values())}, = values[{first}:]")
+    outs = []
+    for k, leaf in enumerate(gf._outputs):
+        shape = ", ".join(expr_text(d, names) for d in leaf.sinfo.shape)
+        lines.append(f"    o{k} = empty(({shape}{',' if len(leaf.sinfo.shape) == 1 else ''}), "
+                     f"{leaf.sinfo.dtype!r})")
+        outs.append(f"o{k}")
+    lines += ["    try:", "        buf, address = pool.pop()", "    except IndexError:",
+              "        buf, address = new_frame()",
+              f"    pack(buf, 0, *values{''.join(f', data_pointer({o})' for o in outs)})"]
+    if gf._sites:
+        lines += ["    state = State(buf)", "    stack.append(state)", "    try:",
+                  "        status = native(address)", "    finally:", "        stack.pop()",
+                  "        pool.append((buf, address))"]
+    else:
+        lines += ["    state = None", "    status = native(address)",
+                  "    pool.append((buf, address))"]
+    lines.append("    if status: raise fail(status, state, buf)")
+    ret = leaves_of(plan.ret)
+    if all(x in gf._output_index for x in ret) and len(set(ret)) == len(ret):
+        lines.append(f"    return {_structure_text(plan.ret, gf._output_index)}")
+    else:
+        flat = "flat" if gf._tuples else "args"
+        lines.append(f"    return finish([{', '.join(outs)}], {flat}, state)")
+    return "\n".join(lines) + "\n"
+
+
+def _structure_text(structure, index):
+    if isinstance(structure, tuple):
+        return "(" + "".join(_structure_text(s, index) + ", " for s in structure) + ")"
+    return f"o{index[structure]}"
+
+
+def _slots(buf, n):
+    return (ctypes.c_int64 * n).from_buffer(buf)
+
+
+def _expected(sinfo, env):
+    if sinfo.shape is None:
+        return []
+    out = []
+    for d in sinfo.shape:
+        try:
+            out.append(evaluate(d, env))
+        except KeyError:
+            out.append(None)
+    return out
+
+
+def _evaluated(expected):
+    known = [str(e) if e is not None else "?" for e in expected]
+    return f" = ({', '.join(known)})" if known else ""
+
+
+def _describe(value):
+    if isinstance(value, np.ndarray):
+        return f"an array of shape {value.shape} and dtype {value.dtype}"
+    return f"{type(value).__name__} {value!r}"[:80]

@@ -1,0 +1,359 @@
+"""Lower a legalized graph function to a `GraphPlan`: the straight-line program its native
+code runs, with a memory plan.
+
+Every tensor or scalar a graph function handles is a *leaf* with one 8-byte slot in the
+call's frame (a data pointer, or a scalar stored like an ABI slot); tuples are nested
+structures of leaves and cost nothing at run time. Shape variables have frame slots too.
+Steps are: ``prim`` (call a compiled prim function with its slot array; shape checks the
+arguments need become run-time conditions), ``callback`` (Python: ``call_dps_packed`` to a
+Python function, ``call_packed``, ``match_cast``, returning outputs whose shapes are known
+only late) and ``alloc`` (memory whose size depends on a variable defined mid-way).
+
+Memory plan: outputs of native calls that are returned, and whose shapes follow from the
+inputs, are allocated by the caller and written in place. The other intermediates share
+`GraphPlan.storages`: walking the steps in order, a leaf takes a storage released by a
+leaf whose last use has passed (its size, a symbolic byte count, grows to the max of
+both), so a chain of elementwise calls needs two.
+"""
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..arith import simplify
+from ..errors import Error
+from ..ffi.extern import ExternKernel
+from ..ffi.registry import get_global_func
+from ..ir import expr as E
+from ..ir.graph import (CallDPSPacked, CallPacked, CallTIR, GraphVar, MatchCast,
+                        PrimStructInfo, PrimValue, ShapeExpr, TensorStructInfo, Tuple,
+                        TupleGetItem, TupleStructInfo, symbolic_vars)
+from ..ir.structural import structural_equal
+from ..ir.ops import show
+from .common import substitute
+
+
+class GraphLowerError(Error):
+    """A graph construct that cannot be compiled (names the function and binding)."""
+
+
+@dataclass
+class Leaf:
+    """``kind``: input, output, storage, dynamic, held (a Python object's data), alias."""
+
+    id: int
+    sinfo: object
+    name: str
+    kind: str = "storage"
+    storage: int = -1
+    alias_of: int = -1
+
+
+@dataclass
+class Step:
+    kind: str
+    binding: str
+    func: str = None
+    args: tuple = ()
+    outs: tuple = ()
+    shape_args: tuple = ()
+    checks: tuple = ()
+    site: int = -1
+    info: dict = field(default_factory=dict)
+
+
+@dataclass
+class GraphPlan:
+    name: str
+    params: list
+    leaves: list
+    steps: list
+    ret: object
+    input_vars: list
+    vars: list
+    storages: list = field(default_factory=list)
+    conditions: list = field(default_factory=list)
+    slot: dict = field(default_factory=dict)
+    var_slot: dict = field(default_factory=dict)
+    num_slots: int = 0
+
+    def intermediates(self):
+        """Number of intermediate buffers: planned storages plus dynamic allocations."""
+        return len(self.storages) + sum(1 for l in self.leaves if l.kind == "dynamic")
+
+    @property
+    def callback_slot(self):
+        return self.num_slots - 3
+
+    @property
+    def status_slot(self):
+        return self.num_slots - 2
+
+    @property
+    def step_slot(self):
+        return self.num_slots - 1
+
+
+def lower_graph(mod, name, infos):
+    """The `GraphPlan` of graph function ``mod[name]`` (legalized); ``infos`` maps prim
+    function names to their `FuncInfo`."""
+    return _Lowerer(mod, mod[name], infos).run()
+
+
+def leaves_of(structure):
+    """The leaf ids in a nested structure, in order."""
+    if isinstance(structure, tuple):
+        return [x for s in structure for x in leaves_of(s)]
+    return [structure]
+
+
+class _Lowerer:
+    def __init__(self, mod, func, infos):
+        self.mod, self.func, self.infos = mod, func, infos
+        self.leaves, self.steps, self.env, self.sites = [], [], {}, 0
+        self.defined = []
+
+    def error(self, binding, msg):
+        return GraphLowerError(f"graph function {self.func.name}, binding {binding}: {msg}")
+
+    def root(self, leaf_id):
+        leaf = self.leaves[leaf_id]
+        return self.leaves[leaf.alias_of] if leaf.alias_of >= 0 else leaf
+
+    def leaf(self, sinfo, name, kind="storage", alias_of=-1):
+        self.leaves.append(Leaf(len(self.leaves), sinfo, name, kind, alias_of=alias_of))
+        return len(self.leaves) - 1
+
+    def structure(self, sinfo, name, kind):
+        if isinstance(sinfo, TupleStructInfo):
+            return tuple(self.structure(f, f"{name}[{k}]", kind)
+                         for k, f in enumerate(sinfo.fields))
+        return self.leaf(sinfo, name, kind)
+
+    def run(self):
+        f = self.func
+        params = []
+        for p in f.params:
+            params.append(self.structure(p.struct_info, p.name, "input"))
+            self.env[p] = params[-1]
+        for p in f.params:
+            self.defined += [v for v in symbolic_vars(p.struct_info) if v not in self.defined]
+        self.input_vars = list(self.defined)
+        for block in f.body.blocks:
+            for b in block.bindings:
+                self.binding(b)
+        ret = self.value(f.body.body, "return")
+        plan = GraphPlan(f.name, params, self.leaves, self.steps, ret, self.input_vars,
+                         list(self.defined))
+        _place_outputs(plan)
+        late = [x for x in leaves_of(ret) if self.root(x).kind in ("storage", "dynamic")]
+        if late:
+            self.callback("return", "output", args=tuple(late))
+        plan_memory(plan)
+        _assign_slots(plan)
+        return plan
+
+    # ------------------------------------------------------------ bindings
+    def binding(self, b):
+        name = b.var.name
+        if isinstance(b, MatchCast):
+            src = self.value(b.value, name)
+            if isinstance(src, tuple) or not isinstance(b.struct_info, (TensorStructInfo,
+                                                                        PrimStructInfo)):
+                raise self.error(name, "match_cast is supported on a tensor or a scalar")
+            root = self.leaves[src].alias_of if self.leaves[src].alias_of >= 0 else src
+            new = [v for v in symbolic_vars(b.struct_info) if v not in self.defined]
+            self.defined += new
+            out = self.leaf(b.struct_info, name, "alias", alias_of=root)
+            self.callback(name, "match_cast", args=(src,), outs=(out,),
+                          sinfo=b.struct_info, defines=tuple(new))
+            self.env[b.var] = out
+            return
+        self.env[b.var] = self.value(b.value, name)
+
+    def value(self, e, name):
+        if isinstance(e, GraphVar):
+            if e not in self.env:
+                raise self.error(name, f"{e.name} is used before it is defined")
+            return self.env[e]
+        if isinstance(e, Tuple):
+            return tuple(self.value(x, name) for x in e.fields)
+        if isinstance(e, TupleGetItem):
+            return self.value(e.tuple_value, name)[e.index]
+        if isinstance(e, CallTIR):
+            return self.call_prim(name, e.func.name, e.args, e.out_sinfo)
+        if isinstance(e, CallDPSPacked):
+            return self.call_dps(name, e)
+        if isinstance(e, CallPacked):
+            func = self.lookup(name, e.name)
+            args = tuple(self.arg(a, name) for a in e.args)
+            out = self.structure(e.sinfo, name, "held")
+            self.callback(name, "packed", func=e.name, args=args, outs=out,
+                          sinfo=e.sinfo, callee=func)
+            return out
+        raise self.error(name, f"{type(e).__name__} cannot be compiled here")
+
+    def arg(self, a, name):
+        if isinstance(a, PrimValue):
+            return a.value
+        if isinstance(a, ShapeExpr):
+            return tuple(a.values)
+        return self.value(a, name)
+
+    def lookup(self, binding, packed):
+        f = get_global_func(packed, allow_missing=True)
+        if f is None:
+            raise self.error(binding, f"no global function named {packed!r} is registered; "
+                                      "register it with pyir.ffi.register_func or "
+                                      "pyir.ffi.extern before building")
+        return f
+
+    def call_dps(self, name, e):
+        func = self.lookup(name, e.name)
+        if isinstance(func, ExternKernel):
+            return self.call_prim(name, e.name, e.args, e.out_sinfo)
+        ins = tuple(self.value(a, name) for a in e.args)
+        outs = tuple(self.out_leaf(s, name) for s in e.out_sinfo)
+        self.callback(name, "dps", func=e.name, args=ins, outs=outs)
+        return outs[0] if len(outs) == 1 else outs
+
+    def out_leaf(self, sinfo, name):
+        if not isinstance(sinfo, TensorStructInfo) or sinfo.shape is None:
+            raise self.error(name, f"an output must be a tensor of known shape, not "
+                                   f"{show(sinfo)}")
+        leaf = self.leaf(sinfo, name)
+        if any(v not in self.input_vars for v in symbolic_vars(sinfo)):
+            self.leaves[leaf].kind = "dynamic"
+            self.steps.append(Step("alloc", name, outs=(leaf,)))
+        return leaf
+
+    def callback(self, name, kind, args=(), outs=(), **info):
+        self.steps.append(Step("callback", name, args=args, outs=outs, site=self.sites,
+                               info=dict(info, kind=kind)))
+        self.sites += 1
+
+    def call_prim(self, name, func_name, args, out_sinfo):
+        info = self.infos.get(func_name)
+        if info is None:
+            raise self.error(name, f"call_tir of {func_name!r}, which is not a prim function "
+                                   "of the module")
+        ins = []
+        for a in args:
+            v = self.value(a, name) if not isinstance(a, PrimValue) else a.value
+            ins += leaves_of(v) if isinstance(v, (int, tuple)) else [v]
+        outs = [self.out_leaf(s, name) for s in out_sinfo]
+        values = ins + outs
+        if len(values) != len(info.params):
+            raise self.error(name, f"{func_name} takes {len(info.params)} argument(s) "
+                                   f"({', '.join(p.name for p in info.params)}) with its "
+                                   f"outputs, but the call passes {len(values)}")
+        bound, checks = {}, []
+        for p, v in zip(info.params, values):
+            sinfo = self.leaves[v].sinfo if isinstance(v, int) else PrimStructInfo(v.dtype)
+            self.match_param(name, func_name, p, sinfo, bound, checks)
+        shape_args = tuple(bound[v] for v in info.shape_vars)
+        self.steps.append(Step("prim", name, func=func_name, args=tuple(ins),
+                               outs=tuple(outs), shape_args=shape_args, checks=tuple(checks)))
+        return outs[0] if len(outs) == 1 else tuple(outs)
+
+    def match_param(self, name, func_name, p, sinfo, bound, checks):
+        where = f"{func_name} parameter {p.name!r}"
+        if p.kind == "scalar":
+            if not isinstance(sinfo, PrimStructInfo) or sinfo.dtype != p.dtype:
+                raise self.error(name, f"{where} is a {p.dtype} scalar, got {show(sinfo)}")
+            return
+        if not isinstance(sinfo, TensorStructInfo) or sinfo.shape is None:
+            raise self.error(name, f"{where} is a buffer; the value passed is {show(sinfo)} "
+                                   "(match_cast it to a shape first)")
+        scalar_as_one = not sinfo.shape and len(p.shape) == 1 and structural_equal(
+            p.shape[0], E.IntImm(1, "int64"))
+        if scalar_as_one and sinfo.dtype == p.dtype:
+            return
+        if sinfo.dtype != p.dtype or len(sinfo.shape) != len(p.shape):
+            raise self.error(name, f"{where} expects {p.dtype} with {len(p.shape)} "
+                                   f"dimension(s), got {show(sinfo)}")
+        for d, (pe, ge) in enumerate(zip(p.shape, sinfo.shape)):
+            if isinstance(pe, E.Var) and pe not in bound:
+                bound[pe] = ge
+                continue
+            want = simplify(substitute(pe, bound))
+            got = simplify(ge)
+            if structural_equal(want, got):
+                continue
+            if isinstance(want, E.IntImm) and isinstance(got, E.IntImm):
+                raise self.error(name, f"{where}: dimension {d} must be {want.value}, the "
+                                       f"value passed has {got.value} ({show(sinfo)})")
+            checks.append((E.Binary("eq", want, got),
+                           f"{where}: dimension {d} of {show(sinfo)} must equal {want}"))
+
+
+# ---------------------------------------------------------------- placement
+def _place_outputs(plan):
+    """Returned leaves made by native calls with shapes known from the inputs become
+    caller-allocated outputs."""
+    seen = set()
+    for leaf_id in leaves_of(plan.ret):
+        leaf = plan.leaves[leaf_id]
+        if leaf.kind == "storage" and leaf_id not in seen \
+                and all(v in plan.input_vars for v in symbolic_vars(leaf.sinfo)):
+            leaf.kind = "output"
+        seen.add(leaf_id)
+
+
+def nbytes(sinfo):
+    """Size in bytes of a tensor of known shape, as an int64 expression."""
+    size = E.IntImm(np.dtype(sinfo.dtype).itemsize, "int64")
+    for d in sinfo.shape:
+        size = size * d
+    return simplify(size)
+
+
+def plan_memory(plan):
+    """Assign a storage to every "storage" leaf (see the module docstring)."""
+    last = {}
+    for k, step in enumerate(plan.steps):
+        for leaf_id in leaves_of(step.args) + leaves_of(step.outs):
+            if isinstance(leaf_id, int):
+                leaf = plan.leaves[leaf_id]
+                last[leaf.alias_of if leaf.alias_of >= 0 else leaf_id] = k
+    for leaf_id in leaves_of(plan.ret):
+        if isinstance(leaf_id, int):
+            leaf = plan.leaves[leaf_id]
+            last[leaf.alias_of if leaf.alias_of >= 0 else leaf_id] = len(plan.steps)
+    free, owners = [], {}
+    for k, step in enumerate(plan.steps):
+        for leaf_id in leaves_of(step.outs):
+            leaf = plan.leaves[leaf_id]
+            if leaf.kind != "storage":
+                continue
+            size = nbytes(leaf.sinfo)
+            pick = next((s for s in free if structural_equal(plan.storages[s], size)),
+                        free[0] if free else None)
+            if pick is None:
+                plan.storages.append(size)
+                pick = len(plan.storages) - 1
+            else:
+                free.remove(pick)
+                if not structural_equal(plan.storages[pick], size):
+                    plan.storages[pick] = simplify(E.Binary("max", plan.storages[pick], size))
+            leaf.storage = pick
+            owners[pick] = leaf_id
+        for s, owner in list(owners.items()):
+            if last.get(owner, -1) <= k:
+                free.append(s)
+                del owners[s]
+
+
+def _assign_slots(plan):
+    """Frame layout: input leaves, input vars, outputs, other leaves, other vars, then
+    the Python callback's address, a failed call's status and step index."""
+    order = ([l.id for l in plan.leaves if l.kind == "input"], plan.input_vars,
+             [l.id for l in plan.leaves if l.kind == "output"],
+             [l.id for l in plan.leaves if l.kind not in ("input", "output")],
+             [v for v in plan.vars if v not in plan.input_vars])
+    k = 0
+    for group in order:
+        for x in group:
+            (plan.var_slot if isinstance(x, E.Var) else plan.slot)[x] = k
+            k += 1
+    plan.num_slots = k + 3

@@ -1,0 +1,227 @@
+"""Legalize high-level graph operators: every ``OpCall`` (``R.add``, ``R.matmul``,
+``R.nn.softmax``...) becomes a ``call_tir`` of a generated prim function.
+
+The prim functions are generated as T script text and parsed by the script parser, so
+they print, schedule and lower like hand-written ones. They are symbolic in every
+dimension (one function serves all shapes of the same rank and broadcast pattern) and
+shared between calls with the same text. Nested operator calls become bindings of their
+own, so after this pass every call's arguments are variables, tuples of them or constants.
+"""
+
+import dataclasses
+import math
+
+import numpy as np
+
+from ..errors import Error
+from ..ir.graph import (CallTIR, DataflowVar, Function, GlobalVar, OpCall, SeqExpr, Tuple,
+                        VarBinding)
+from ..ir.ops import is_one, struct_info_of
+
+_BINARY = {"add": "{a} + {b}", "subtract": "{a} - {b}", "multiply": "{a} * {b}",
+           "divide": "{a} / {b}", "maximum": "T.max({a}, {b})", "minimum": "T.min({a}, {b})"}
+_UNARY = {"negative": "{z} - {a}", "abs": "T.abs({a})", "nn.relu": "T.max({a}, {z})",
+          "exp": "T.exp({a})", "log": "T.log({a})", "sqrt": "T.sqrt({a})",
+          "tanh": "T.tanh({a})", "sigmoid": "T.sigmoid({a})",
+          "nn.gelu": "{h} * {a} * ({o} + T.tanh({c} * ({a} + {k} * {a} * {a} * {a})))"}
+_REDUCE_INIT = {"sum": "0", "mean": "0", "max": "-inf", "min": "inf"}
+
+
+class LegalizeError(Error):
+    """An operator call that has no legalization (e.g. an unsupported rank)."""
+
+
+def legalize(mod):
+    """``mod`` with every OpCall in its graph functions replaced (see the module docstring)."""
+    gen = _Generator(mod)
+    out = mod
+    for name, f in mod.functions:
+        if isinstance(f, Function):
+            out = out.with_function(name, _Function(gen, f).run())
+    for name, prim in gen.prims.items():
+        out = out.with_function(name, prim)
+    return out
+
+
+class _Function:
+    def __init__(self, gen, func):
+        self.gen, self.func, self.count = gen, func, 0
+
+    def run(self):
+        blocks = []
+        for block in self.func.body.blocks:
+            self.out = []
+            for b in block.bindings:
+                value = self.expr(b.value, top=True)
+                self.out.append(dataclasses.replace(b, value=value))
+            blocks.append(type(block)(tuple(self.out)))
+        body = SeqExpr(tuple(blocks), self.expr(self.func.body.body, top=True))
+        return dataclasses.replace(self.func, body=body)
+
+    def expr(self, e, top=False):
+        if isinstance(e, Tuple):
+            return Tuple(tuple(self.expr(f) for f in e.fields))
+        if isinstance(e, OpCall):
+            call = self.gen.call(e.op, [self.expr(a) for a in e.args], dict(e.attrs))
+            return call if top else self.bind(call)
+        if isinstance(e, CallTIR) and not top:
+            return self.bind(e)
+        return e
+
+    def bind(self, value):
+        self.count += 1
+        sinfo = struct_info_of(value)
+        var = DataflowVar(f"lv{self.count}", sinfo)
+        self.out.append(VarBinding(var, value))
+        return var
+
+
+class _Generator:
+    """Generated prim functions by name, shared by text."""
+
+    def __init__(self, mod):
+        self.mod, self.prims, self.by_text = mod, {}, {}
+
+    def call(self, op, args, attrs):
+        sinfos = [struct_info_of(a) for a in args]
+        out = struct_info_of(OpCall(op, tuple(args), tuple(attrs.items())))
+        for s in sinfos + [out]:
+            if getattr(s, "shape", None) is None:
+                raise LegalizeError(f"R.{op}: cannot legalize a call on tensors of unknown "
+                                    "shape; match_cast them to a shape first")
+        if op in _BINARY:
+            body = _elementwise(_BINARY[op], sinfos, out)
+        elif op in _UNARY:
+            body = _elementwise(_UNARY[op], sinfos, out)
+        elif op in _REDUCE_INIT:
+            body = _reduce(op, sinfos[0], out, attrs)
+        elif op == "matmul":
+            body = _matmul(sinfos, out)
+        elif op in ("nn.softmax", "nn.log_softmax"):
+            body = _softmax(op, sinfos[0], attrs["axis"])
+        else:
+            raise LegalizeError(f"R.{op} has no legalization")
+        name = self.add(op.replace(".", "_"), body)
+        return CallTIR(GlobalVar(name), tuple(args), (out,))
+
+    def add(self, base, body):
+        if body in self.by_text:
+            return self.by_text[body]
+        name, k = base, 0
+        while name in self.mod or name in self.prims:
+            k += 1
+            name = f"{base}_{k}"
+        from pyir.script import from_source
+        text = f"from pyir.script import tensor as T\n\n@T.prim_func\ndef {name}{body}"
+        self.prims[name] = from_source(text, f"<legalized R.{base}>")
+        self.by_text[body] = name
+        return name
+
+
+# ---------------------------------------------------------------- text generation
+def _lit(dtype, value):
+    if value in ("inf", "-inf"):
+        big = float(np.finfo(dtype).max)
+        value = repr(-big if value == "-inf" else big)
+    return f"T.{dtype}({value})"
+
+
+def _buffer(name, dims, dtype):
+    shape = ", ".join(f'"{d}"' if isinstance(d, str) else str(d) for d in dims)
+    return f'{name}: T.Buffer(({shape}{"," if len(dims) == 1 else ""}), "{dtype}")'
+
+
+def _nest(dims, kinds, block, lines):
+    """A loop nest over ``dims`` with one block whose axes have ``kinds`` ("S"/"R")."""
+    r = len(dims)
+    loops = ", ".join(f"i{k}" for k in range(r))
+    axes = ", ".join(f"v{k}" for k in range(r))
+    text = [f"    for {loops} in T.grid({', '.join(dims)}):",
+            f'        with T.block("{block}"):',
+            f'            {axes}{"," if r == 1 else ""} = T.axis.remap("{kinds}", [{loops}])']
+    return "\n".join(text + ["            " + line for line in lines]) + "\n"
+
+
+def _elementwise(template, sinfos, out):
+    r = len(out.shape)
+    if r == 0:
+        raise LegalizeError("legalize: elementwise operators on 0-d tensors are not supported")
+    dims = [f"d{k}" for k in range(r)]
+    params, loads = [], []
+    for name, s in zip("AB", sinfos):
+        bdims, index = [], []
+        for k, d in enumerate(s.shape):
+            j = r - len(s.shape) + k
+            one = is_one(d) and not is_one(out.shape[j])
+            bdims.append(1 if one else dims[j])
+            index.append("0" if one else f"v{j}")
+        params.append(_buffer(name, bdims, s.dtype))
+        loads.append(f"{name}[{', '.join(index)}]")
+    d = out.dtype
+    value = template.format(a=loads[0], b=loads[-1], z=_lit(d, 0), h=_lit(d, 0.5),
+                            o=_lit(d, 1), c=_lit(d, math.sqrt(2 / math.pi)), k=_lit(d, 0.044715))
+    sig = f"({', '.join(params + [_buffer('C', dims, d)])}):\n"
+    axes = ", ".join(f"v{k}" for k in range(r))
+    return sig + _nest(dims, "S" * r, "C", [f"C[{axes}] = {value}"])
+
+
+def _reduce(op, x, out, attrs):
+    r = len(x.shape)
+    axis, keep = attrs["axis"], attrs["keepdims"]
+    axes = set(range(r)) if axis is None else {a % r for a in
+                                               (axis if isinstance(axis, tuple) else (axis,))}
+    dims = [f"d{k}" for k in range(r)]
+    kinds = "".join("R" if k in axes else "S" for k in range(r))
+    out_index = [("0" if k in axes else f"v{k}") for k in range(r) if keep or k not in axes]
+    out_dims = [(1 if k in axes else dims[k]) for k in range(r) if keep or k not in axes]
+    if not out_dims:
+        out_index, out_dims = ["0"], [1]
+    y = f"Y[{', '.join(out_index)}]"
+    xl = f"X[{', '.join(f'v{k}' for k in range(r))}]"
+    combine = {"sum": f"{y} + {xl}", "mean": f"{y} + {xl}", "max": f"T.max({y}, {xl})",
+               "min": f"T.min({y}, {xl})"}[op]
+    text = f"({_buffer('X', dims, x.dtype)}, {_buffer('Y', out_dims, x.dtype)}):\n"
+    text += _nest(dims, kinds, "Y", ["with T.init():",
+                                    f"    {y} = {_lit(x.dtype, _REDUCE_INIT[op])}",
+                                    f"{y} = {combine}"])
+    if op == "mean":
+        count = " * ".join(dims[k] for k in sorted(axes))
+        odims = [str(d) for d in out_dims]
+        oaxes = ", ".join(f"v{k}" for k in range(len(odims)))
+        text += _nest(odims, "S" * len(odims), "mean",
+                      [f"Y[{oaxes}] = Y[{oaxes}] / T.cast({count}, \"{x.dtype}\")"])
+    return text
+
+
+def _matmul(sinfos, out):
+    a, b = sinfos
+    if len(a.shape) != 2 or len(b.shape) != 2:
+        raise LegalizeError("legalize: R.matmul is supported for 2-D tensors only, got "
+                            f"ranks {len(a.shape)} and {len(b.shape)}")
+    d = a.dtype
+    sig = (f"({_buffer('A', ['n', 'k'], d)}, {_buffer('B', ['k', 'm'], d)}, "
+           f"{_buffer('C', ['n', 'm'], d)}):\n")
+    return sig + _nest(["n", "m", "k"], "SSR", "C", [
+        "with T.init():", f"    C[v0, v1] = {_lit(d, 0)}", "C[v0, v1] = C[v0, v1] + A[v0, v2] * B[v2, v1]"])
+
+
+def _softmax(op, x, axis):
+    r = len(x.shape)
+    axis %= r
+    d = x.dtype
+    dims = [f"d{k}" for k in range(r)]
+    red = [dims[k] if k != axis else "1" for k in range(r)]
+    xi = f"X[{', '.join(f'v{k}' for k in range(r))}]"
+    ri = ", ".join("0" if k == axis else f"v{k}" for k in range(r))
+    kinds = "".join("R" if k == axis else "S" for k in range(r))
+    shape = ", ".join(red) + ("," if r == 1 else "")
+    text = f"({_buffer('X', dims, d)}, {_buffer('Y', dims, d)}):\n"
+    text += f'    M = T.alloc_buffer(({shape}), "{d}")\n    S = T.alloc_buffer(({shape}), "{d}")\n'
+    text += _nest(dims, kinds, "M", ["with T.init():", f"    M[{ri}] = {_lit(d, '-inf')}",
+                                     f"M[{ri}] = T.max(M[{ri}], {xi})"])
+    text += _nest(dims, kinds, "S", ["with T.init():", f"    S[{ri}] = {_lit(d, 0)}",
+                                     f"S[{ri}] = S[{ri}] + T.exp({xi} - M[{ri}])"])
+    value = (f"{xi} - M[{ri}] - T.log(S[{ri}])" if op == "nn.log_softmax"
+             else f"T.exp({xi} - M[{ri}]) / S[{ri}]")
+    text += _nest(dims, "S" * r, "Y", [f"Y[{', '.join(f'v{k}' for k in range(r))}] = {value}"])
+    return text

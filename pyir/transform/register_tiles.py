@@ -1,0 +1,379 @@
+"""Register tiles and guard-free split tails (runs right after `lower_blocks`).
+
+`compact_local_buffers`: a ``scope="local"`` buffer (e.g. from ``cache_write(..., "local")``)
+whose every access lies under one statement, with indices ``base + sum(c * v)`` where
+``base`` is the same for all accesses and the ``v`` are loops below that statement with
+constant bounds, shrinks to the tile those loops span and is allocated at that statement.
+A small tile then lives on the stack, and once codegen unrolls the loops over it (unrolled
+and short vectorized loops) every access has a constant offset, so LLVM's SROA/mem2reg keep
+it in vector registers.
+
+`split_tail_loops`: a loop ``i_0`` annotated ``{"pyir.split_tail": f}`` (``split`` with a
+non-dividing or symbolic extent ``E``; the loop extent is ``(E + f - 1) // f``) guards its
+body with ``i_0 * f + i_1 < E``. The body becomes::
+
+    if i_0 < E // f:   body with those guards dropped (always true there)
+    else:              body as it was (the last, partial tile)
+
+so the hot path carries no guard per iteration, also for symbolic ``E``. Variables and
+buffers defined inside the guard-free copy are renamed so every definition stays unique.
+"""
+
+import dataclasses
+
+from .. import arith
+from ..ir import dtype as dt
+from ..ir import expr as E
+from ..ir import stmt as S
+from ..ir.node import rewrite, walk
+from ..ir.structural import structural_equal
+from .common import prim_func_pass, replace_func, substitute
+from .linear import coefficient
+
+TAIL_KEY = "pyir.split_tail"
+MAX_TILE_BYTES = 16 * 1024
+
+
+# ---------------------------------------------------------------- helpers
+def _conjuncts(e):
+    if isinstance(e, E.Binary) and e.op == "and":
+        return _conjuncts(e.a) + _conjuncts(e.b)
+    return [e]
+
+
+def _bound_inside(stmt):
+    out = set()
+    for n in walk(stmt):
+        if isinstance(n, S.For):
+            out.add(n.loop_var)
+        elif isinstance(n, S.LetStmt):
+            out.add(n.var)
+    return out
+
+
+def _vars(e):
+    return {n for n in walk(e) if isinstance(n, E.Var)}
+
+
+def _accesses(stmt, buf):
+    return [n for n in walk(stmt)
+            if isinstance(n, (E.BufferLoad, S.BufferStore)) and n.buffer is buf]
+
+
+def _touches(stmt, buf):
+    return any(isinstance(n, (E.BufferLoad, S.BufferStore)) and n.buffer is buf
+               for n in walk(stmt))
+
+
+# ---------------------------------------------------------------- local buffer compaction
+def _find_site(stmt, buf):
+    """The innermost statement under ``stmt`` that holds every access of ``buf``, with
+    nothing but loops, sequences and lets between (a path of statements)."""
+    path = [stmt]
+    while True:
+        node = path[-1]
+        if isinstance(node, (S.For, S.Allocate)):
+            path.append(node.body)
+        elif isinstance(node, S.LetStmt) and not any(n is buf for n in walk(node.value)):
+            path.append(node.body)
+        elif isinstance(node, S.SeqStmt):
+            holders = [s for s in node.stmts if _touches(s, buf)]
+            if len(holders) != 1:
+                return path
+            path.append(holders[0])
+        else:
+            return path
+
+
+def _tile(buf, site):
+    """(new shape, index rewriter) for ``buf`` accessed only under ``site``, or None."""
+    inner = _bound_inside(site)
+    loops = {n.loop_var: n for n in walk(site) if isinstance(n, S.For)}
+    accesses = _accesses(site, buf)
+    if not accesses:
+        return None
+    ana = arith.Analyzer()
+    for lp in loops.values():
+        ana.bind(lp.loop_var, S.Range(lp.start, lp.extent))
+    dims = len(buf.shape)
+    bases, lo, hi = [None] * dims, [None] * dims, [None] * dims
+    forms = {}
+    for acc in accesses:
+        form = []
+        for d, index in enumerate(acc.indices):
+            if not all(isinstance(n, (E.Var, E.IntImm)) or (isinstance(n, E.Binary) and n.op in
+                       ("add", "sub", "mul")) for n in walk(index)):
+                index = ana.simplify(index)  # (i_0 * 7 + i_1) // 7 -> i_0 for i_1 in [0, 7)
+            used = _vars(index) & inner
+            terms = []
+            for v in used:
+                lp = loops.get(v)
+                c = coefficient(index, v)
+                if lp is None or c is None or not isinstance(lp.start, E.IntImm) \
+                        or not isinstance(lp.extent, E.IntImm):
+                    return None
+                terms.append((v, c, lp.start.value, lp.extent.value))
+            base = ana.simplify(substitute(index, {v: E.IntImm(0) for v in used}))
+            if _vars(base) & inner:
+                return None
+            if bases[d] is None:
+                bases[d] = base
+            elif not structural_equal(bases[d], base):
+                return None
+            a = sum(c * s if c >= 0 else c * (s + e - 1) for _, c, s, e in terms)
+            b = sum(c * (s + e - 1) if c >= 0 else c * s for _, c, s, e in terms)
+            lo[d] = a if lo[d] is None else min(lo[d], a)
+            hi[d] = b if hi[d] is None else max(hi[d], b)
+            form.append(terms)
+        forms[id(acc)] = form
+    shape = tuple(E.IntImm(h - l + 1) for l, h in zip(lo, hi))
+    size = 1
+    for s in shape:
+        size *= s.value
+    if size * dt.nbytes(buf.dtype) > MAX_TILE_BYTES or size == 0:
+        return None
+
+    def index_of(terms, d):
+        e = E.IntImm(-lo[d]) if lo[d] else None
+        for v, c, _, _ in sorted(terms, key=lambda t: -abs(t[1])):
+            t = v if c == 1 else E.binary("mul", v, E.IntImm(c))
+            e = t if e is None else E.binary("add", e, t)
+        return e if e is not None else E.IntImm(0)
+
+    return shape, forms, index_of
+
+
+def _compact_one(alloc):
+    buf = alloc.buffer
+    path = _find_site(alloc.body, buf)
+    site = path[-1]
+    found = _tile(buf, site)
+    if found is None:
+        return None
+    shape, forms, index_of = found
+    if all(isinstance(a, E.IntImm) and a.value == b.value for a, b in zip(buf.shape, shape)) \
+            and site is alloc.body:
+        return None
+    new = dataclasses.replace(buf, shape=shape)
+    new_site = _rewrite_site(site, buf, new, forms, index_of)
+    new_site = S.Allocate(new, new_site)
+    return _replace_path(path, new_site)
+
+
+def _rewrite_site(site, buf, new, forms, index_of):
+    def visit(node):
+        if isinstance(node, E.BufferLoad) and node.buffer is buf:
+            return E.BufferLoad(new, tuple(index_of(t, d) for d, t in enumerate(forms[id(node)])))
+        if isinstance(node, S.BufferStore) and node.buffer is buf:
+            value = _rewrite_site(node.value, buf, new, forms, index_of)
+            return S.BufferStore(new, value,
+                                 tuple(index_of(t, d) for d, t in enumerate(forms[id(node)])))
+        return None
+    return _top_down(site, visit)
+
+
+def _top_down(node, visit):
+    """Rebuild ``node`` replacing, top-down, each node for which ``visit`` returns one
+    (original node identities are what ``visit`` sees)."""
+    r = visit(node)
+    if r is not None:
+        return r
+    if not dataclasses.is_dataclass(node) or isinstance(node, (E.Var, E.Buffer)):
+        return node
+    changes = {}
+    for f in dataclasses.fields(node):
+        v = getattr(node, f.name)
+        if isinstance(v, tuple):
+            nv = tuple(_top_down(x, visit) for x in v)
+            if any(a is not b for a, b in zip(v, nv)):
+                changes[f.name] = nv
+        elif dataclasses.is_dataclass(v):
+            nv = _top_down(v, visit)
+            if nv is not v:
+                changes[f.name] = nv
+    return dataclasses.replace(node, **changes) if changes else node
+
+
+def _replace_path(path, new_leaf):
+    """Rebuild the statements of ``path`` (outermost first) with its last one replaced."""
+    node = new_leaf
+    for parent, child in zip(reversed(path[:-1]), reversed(path[1:])):
+        if isinstance(parent, S.SeqStmt):
+            node = S.SeqStmt(tuple(node if s is child else s for s in parent.stmts))
+        else:
+            node = dataclasses.replace(parent, body=node)
+    return node
+
+
+def _compact(stmt):
+    def visit(node):
+        if isinstance(node, S.Allocate) and node.buffer.scope == "local":
+            out = _compact_one(node)
+            if out is not None:
+                return _top_down(out, lambda n: visit(n) if n is not out else None)
+        return None
+    return _top_down(stmt, visit)
+
+
+@prim_func_pass
+def compact_local_buffers(func):
+    """Shrink local buffers to the tile they are used in (see the module docstring)."""
+    if not any(isinstance(n, S.Allocate) and n.buffer.scope == "local" for n in walk(func.body)):
+        return func
+    body = _compact(func.body)
+    return func if body is func.body else replace_func(func, body=body)
+
+
+# ---------------------------------------------------------------- split tails
+def _tail_extent(loop, f):
+    """``E`` when the loop extent is ``(E + f - 1) // f``, else None. For a constant
+    extent, ``E`` is the constant bound of a guard ``loop_var * f + r < E`` below with
+    ``ceil(E / f)`` equal to the extent."""
+    ext = loop.extent
+    if isinstance(ext, E.IntImm):
+        for n in walk(loop.body):
+            if isinstance(n, S.IfThenElse):
+                for c in _conjuncts(n.condition):
+                    if isinstance(c, E.Binary) and c.op == "lt" and isinstance(c.b, E.IntImm) \
+                            and coefficient(c.a, loop.loop_var) == f \
+                            and -(-c.b.value // f) == ext.value and c.b.value % f:
+                        return c.b
+        return None
+    if isinstance(ext, E.Binary) and ext.op == "floordiv" and isinstance(ext.b, E.IntImm) \
+            and ext.b.value == f and isinstance(ext.a, E.Binary) and ext.a.op == "add" \
+            and isinstance(ext.a.b, E.IntImm) and ext.a.b.value == f - 1:
+        return ext.a.a
+    return None
+
+
+def _drop_guards(stmt, var, f, extent):
+    """``stmt`` with each guard conjunct ``var * f + r < extent`` (``r`` in ``[0, f)`` over
+    the loops between) removed; returns (new stmt, how many were removed)."""
+    ana = arith.Analyzer()
+    removed = [0]
+
+    def ok(c):
+        if not (isinstance(c, E.Binary) and c.op == "lt" and structural_equal(c.b, extent)):
+            return False
+        if coefficient(c.a, var) != f:
+            return False
+        rest = ana.simplify(substitute(c.a, {var: E.IntImm(0)}))
+        lo, hi = ana.const_int_bound(rest)
+        return lo is not None and hi is not None and lo >= 0 and hi <= f - 1
+
+    def go(s):
+        if isinstance(s, S.For):
+            ana.bind(s.loop_var, S.Range(s.start, s.extent))
+            body = go(s.body)
+            return s if body is s.body else dataclasses.replace(s, body=body)
+        if isinstance(s, S.SeqStmt):
+            new = tuple(go(x) for x in s.stmts)
+            return s if all(a is b for a, b in zip(new, s.stmts)) else S.SeqStmt(new)
+        if isinstance(s, (S.LetStmt, S.Allocate)):
+            body = go(s.body)
+            return s if body is s.body else dataclasses.replace(s, body=body)
+        if isinstance(s, S.IfThenElse):
+            then = go(s.then_case)
+            other = go(s.else_case) if s.else_case is not None else None
+            parts = _conjuncts(s.condition)
+            keep = [c for c in parts if not ok(c)]
+            removed[0] += len(parts) - len(keep)
+            if not keep:
+                return then
+            cond = keep[0]
+            for c in keep[1:]:
+                cond = E.and_(cond, c)
+            return S.IfThenElse(cond, then, other)
+        return s
+
+    out = go(stmt)
+    return out, removed[0]
+
+
+def _fresh_copy(stmt):
+    """``stmt`` with every variable and buffer it defines replaced by a new one."""
+    mapping = {}
+    for n in walk(stmt):
+        if isinstance(n, S.For) and n.loop_var not in mapping:
+            mapping[n.loop_var] = E.Var(n.loop_var.name, n.loop_var.dtype)
+        elif isinstance(n, S.LetStmt) and n.var not in mapping:
+            mapping[n.var] = E.Var(n.var.name, n.var.dtype)
+        elif isinstance(n, S.Allocate) and n.buffer not in mapping:
+            mapping[n.buffer] = dataclasses.replace(n.buffer)
+    if not mapping:
+        return stmt
+    return rewrite(stmt, lambda n: mapping.get(n) if isinstance(n, (E.Var, E.Buffer)) else None)
+
+
+def _split_loop(loop):
+    f = dict(loop.annotations).get(TAIL_KEY)
+    if not isinstance(f, int) or f < 2:
+        return None
+    extent = _tail_extent(loop, f)
+    if extent is None:
+        return None
+    main, removed = _drop_guards(loop.body, loop.loop_var, f, extent)
+    if not removed:
+        return None
+    main = _fresh_copy(main)
+    full = (E.IntImm(extent.value // f) if isinstance(extent, E.IntImm)
+            else E.binary("floordiv", extent, E.IntImm(f)))
+    body = S.IfThenElse(E.lt(loop.loop_var, full), main, loop.body)
+    return dataclasses.replace(loop, body=body)
+
+
+def _clamp(loop):
+    """``for v: if v + r < E and c: body`` (``r`` and ``c`` free of ``v``) as
+    ``if c: for v in [start, min(start + extent, E - r)): body``: the guard becomes the
+    loop bound, so the last tile runs short loops instead of a test per element."""
+    body = loop.body
+    if not isinstance(body, S.IfThenElse) or body.else_case is not None:
+        return None
+    v = loop.loop_var
+    bound, keep = None, []
+    for c in _conjuncts(body.condition):
+        if v not in _vars(c):
+            keep.append(c)
+            continue
+        if bound is not None or not (isinstance(c, E.Binary) and c.op == "lt") \
+                or v in _vars(c.b) or coefficient(c.a, v) != 1:
+            return None
+        rest = substitute(c.a, {v: E.IntImm(0)})
+        if v in _vars(rest):
+            return None
+        bound = E.binary("sub", c.b, rest)
+    if bound is None:  # a test that does not depend on v: hoisted out of the loop
+        extent, kind = loop.extent, loop.kind
+    else:
+        # The clamped extent is bound to a variable: a min() in a loop bound makes every
+        # later range analysis under the loop expensive, and nothing needs its value.
+        extent = E.Var(f"{v.name}_end")
+        kind = "serial" if loop.kind == "unroll" else loop.kind
+    out = dataclasses.replace(loop, extent=extent, kind=kind, body=body.then_case)
+    if bound is not None:
+        out = S.LetStmt(extent, E.min_(loop.extent, E.binary("sub", bound, loop.start)), out)
+    if keep:
+        cond = keep[0]
+        for c in keep[1:]:
+            cond = E.and_(cond, c)
+        out = S.IfThenElse(cond, out)
+    return out
+
+
+@prim_func_pass
+def split_tail_loops(func):
+    """A guard-free main path plus the guarded last tile (see the module docstring)."""
+    if not any(isinstance(n, S.For) and TAIL_KEY in dict(n.annotations) for n in walk(func.body)):
+        return func
+
+    def visit(node):
+        if isinstance(node, S.For):
+            return _split_loop(node)
+        return None
+
+    def clamp(node):
+        if isinstance(node, S.For) and node.kind in ("serial", "unroll", "vectorized"):
+            return _clamp(node)
+        return None
+    body = rewrite(rewrite(func.body, visit), clamp)
+    return func if body is func.body else replace_func(func, body=body)

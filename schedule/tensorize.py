@@ -1,0 +1,351 @@
+"""tensorize: replace a computation by a call to a hand-written micro-kernel.
+
+A tensor intrinsic is registered once::
+
+    pyir.schedule.register_tensor_intrin("mk.update_7x32", desc, "mk.update_7x32.impl")
+
+``desc`` is a prim function describing what the kernel computes: constant loops over one
+block whose body is a single store (``C[vi, vj] = C[vi, vj] + A[vi, 0] * B[0, vj]``). Its
+buffer shapes give the memory layout the kernel assumes (row-major); a shape entry that is
+a variable (``A: T.Buffer((7, "lda"), ...)``) is a row stride the kernel receives as a
+scalar parameter of that name. ``impl_name`` names a kernel declared with
+``pyir.ffi.extern`` whose parameters are the description's buffers (their base element
+addresses) followed by such scalars.
+
+``sch.tensorize(loop, name)`` (or a block: its innermost loops as many as the description
+has) checks that the loops from ``loop`` down to the one block below match the
+description's loops (extents), that the block's store has the same expression with the
+buffers mapped one to one, and that every access moves in memory with each loop exactly as
+the description's does. It then makes the loops one block (`blockize`) whose body calls the
+kernel once. When the block has a predicate (a split tail), the call runs for tiles where
+the predicate holds everywhere and the original loops run for the partial tile.
+A mismatch raises `ScheduleError` saying what differs.
+"""
+
+import dataclasses
+
+from pyir.ir import (Binary, Block, BlockRealize, BufferLoad, BufferStore, Call, Evaluate,
+                     For, IfThenElse, IntImm, PrimFunc, StringImm, Var, walk)
+from pyir.ir.structural import structural_equal
+
+from .analysis import analyzer_for, substitute
+from .blockize import blockize
+from .errors import ScheduleError
+from .tree import find_block, find_loop, loops_of, realizes_under, replace, with_body
+
+
+@dataclasses.dataclass(frozen=True)
+class TensorIntrin:
+    name: str
+    desc: PrimFunc
+    impl_name: str
+
+
+_REGISTRY = {}
+
+
+def register_tensor_intrin(name, desc, impl_name, override=False):
+    """Register the tensor intrinsic ``name``: ``desc`` (a prim function) computed by the
+    kernel ``impl_name`` (declared with ``pyir.ffi.extern``)."""
+    if not isinstance(desc, PrimFunc):
+        raise ScheduleError("register_tensor_intrin", name,
+                            f"the description must be a prim function, not {type(desc).__name__}")
+    if name in _REGISTRY and not override:
+        raise ScheduleError("register_tensor_intrin", name,
+                            "a tensor intrinsic of this name is registered; pass override=True")
+    _desc_parts(desc, name)  # checks the description's shape now
+    _REGISTRY[name] = TensorIntrin(name, desc, impl_name)
+    return _REGISTRY[name]
+
+
+def get_tensor_intrin(name):
+    if name not in _REGISTRY:
+        known = ", ".join(sorted(_REGISTRY)) or "none"
+        raise ScheduleError("tensorize", f"intrinsic \"{name}\"",
+                            f"no tensor intrinsic of this name is registered (registered: {known})")
+    return _REGISTRY[name]
+
+
+def list_tensor_intrins():
+    return sorted(_REGISTRY)
+
+
+# ---------------------------------------------------------------- description
+def _desc_parts(desc, name):
+    """(loops, realize) of the description: perfectly nested constant loops, one block
+    with a single store and no init."""
+    rels = realizes_under(desc.body)
+    if len(rels) != 1:
+        raise ScheduleError("register_tensor_intrin", name,
+                            "the description must hold exactly one block")
+    path = _full_path(desc.body, rels[0][-1].block.name)
+    realize = path[-1]
+    loops = loops_of(path)
+    if not loops:
+        # a root block wraps the description: take the loops inside it
+        loops = [n for n in path if isinstance(n, For)]
+    for lp in loops:
+        if not (isinstance(lp.extent, IntImm) and isinstance(lp.start, IntImm)):
+            raise ScheduleError("register_tensor_intrin", name,
+                                f"loop {lp.loop_var.name} of the description needs constant bounds")
+    if not isinstance(realize.block.body, BufferStore) or realize.block.init is not None:
+        raise ScheduleError("register_tensor_intrin", name,
+                            "the description's block must be a single store without init")
+    return loops, realize
+
+
+def _full_path(body, block_name):
+    return find_block(body, block_name)
+
+
+# ---------------------------------------------------------------- matching
+def _flat_offset(access, shape):
+    """Row-major element offset of ``access`` in a buffer of ``shape``."""
+    off = IntImm(0)
+    stride = IntImm(1)
+    for idx, ext in reversed(list(zip(access.indices, shape))):
+        off = off + idx * stride
+        stride = stride * ext
+    return off
+
+
+def _pairs(a, b, out, what):
+    """Walk expressions ``a`` (description) and ``b`` (schedule) in step; collect access
+    pairs; return the first difference as text (or None)."""
+    if isinstance(a, BufferLoad) or isinstance(a, BufferStore):
+        if type(a) is not type(b):
+            return f"{what}: the description has an access of {a.buffer.name}, the block has {_show(b)}"
+        if a.buffer.dtype != b.buffer.dtype:
+            return (f"{what}: {a.buffer.name} is {a.buffer.dtype} in the description but "
+                    f"{b.buffer.name} is {b.buffer.dtype}")
+        out.append((a, b))
+        if isinstance(a, BufferStore):
+            return _pairs(a.value, b.value, out, what)
+        return None
+    if type(a) is not type(b):
+        return f"{what}: the description has {_show(a)} where the block has {_show(b)}"
+    if isinstance(a, Binary):
+        if a.op != b.op:
+            return f"{what}: the description has operator {a.op} where the block has {b.op}"
+        return _pairs(a.a, b.a, out, what) or _pairs(a.b, b.b, out, what)
+    if isinstance(a, (IntImm,)) or type(a).__name__ == "FloatImm":
+        if a.value != b.value or a.dtype != b.dtype:
+            return f"{what}: the description has constant {_show(a)} where the block has {_show(b)}"
+        return None
+    if isinstance(a, Call):
+        if a.op != b.op or len(a.args) != len(b.args):
+            return f"{what}: the description calls {a.op} where the block calls {b.op}"
+        for x, y in zip(a.args, b.args):
+            d = _pairs(x, y, out, what)
+            if d:
+                return d
+        return None
+    if dataclasses.is_dataclass(a):
+        for f in dataclasses.fields(a):
+            x, y = getattr(a, f.name), getattr(b, f.name)
+            if dataclasses.is_dataclass(x) and not isinstance(x, Var):
+                d = _pairs(x, y, out, what)
+                if d:
+                    return d
+            elif isinstance(x, str) and x != y:
+                return f"{what}: {f.name} {x} in the description, {y} in the block"
+    return None
+
+
+def _show(node):
+    try:
+        from pyir.script.printer import expr_text  # noqa: F401
+    except Exception:  # noqa: BLE001
+        pass
+    return type(node).__name__ + (f" {node.buffer.name}" if hasattr(node, "buffer") else "")
+
+
+def match(func, loop_var, intrin, prim="tensorize"):
+    """Check the loops from ``loop_var`` down against ``intrin``; return what the rewrite
+    needs or raise ScheduleError saying what differs."""
+    lpath = find_loop(func.body, loop_var)
+    loop = lpath[-1]
+    subject = f"loop {loop_var.name}"
+    rels = realizes_under(loop)
+    if len(rels) != 1:
+        raise ScheduleError(prim, subject, "the loop must hold exactly one block", loop)
+    name = rels[0][-1].block.name
+    path = find_block(func.body, name)
+    realize = path[-1]
+    block = realize.block
+    subject = f"loop {loop_var.name} (block \"{name}\") against \"{intrin.name}\""
+    loops = loops_of(path)
+    at = next(k for k, lp in enumerate(loops) if lp.loop_var is loop_var)
+    inner = loops[at:]
+    d_loops, d_realize = _desc_parts(intrin.desc, intrin.name)
+    if len(inner) != len(d_loops):
+        raise ScheduleError(prim, subject, f"the description has {len(d_loops)} loops, "
+                            f"the schedule has {len(inner)} from {loop_var.name} down", loop)
+    for lp, dl in zip(inner, d_loops):
+        if not isinstance(lp.extent, IntImm) or lp.extent.value != dl.extent.value:
+            raise ScheduleError(prim, subject, f"loop {lp.loop_var.name} has extent "
+                                f"{_expr(lp.extent)} but the description's loop "
+                                f"{dl.loop_var.name} has {dl.extent.value}", loop)
+        if not (isinstance(lp.start, IntImm) and lp.start.value == 0):
+            raise ScheduleError(prim, subject, f"loop {lp.loop_var.name} must start at 0", loop)
+    if block.init is not None:
+        raise ScheduleError(prim, subject, "the block has an init (the description has none); "
+                            "use decompose_reduction first", loop)
+    if not isinstance(block.body, BufferStore):
+        raise ScheduleError(prim, subject, "the block's body is not a single store", loop)
+    # Both bodies in terms of their loop variables.
+    body = substitute(block.body, {iv.var: v for iv, v in zip(block.iter_vars,
+                                                               realize.iter_values)})
+    d_block = d_realize.block
+    d_body = substitute(d_block.body, {iv.var: v for iv, v in zip(d_block.iter_vars,
+                                                                   d_realize.iter_values)})
+    pairs = []
+    diff = _pairs(d_body, body, pairs, "the computation differs")
+    if diff:
+        raise ScheduleError(prim, subject, diff, loop)
+    # One to one buffer mapping.
+    bmap = {}
+    for da, sa in pairs:
+        prev = bmap.setdefault(da.buffer, sa.buffer)
+        if prev is not sa.buffer:
+            raise ScheduleError(prim, subject, f"description buffer {da.buffer.name} maps to "
+                                f"both {prev.name} and {sa.buffer.name}", loop)
+    if len(set(map(id, bmap.values()))) != len(bmap):
+        raise ScheduleError(prim, subject, "two description buffers map to one buffer", loop)
+    # Memory movement per loop: equal coefficients of the flat offsets.
+    ana = analyzer_for(loops)
+    d_ana = analyzer_for(d_loops)
+    stride_vals = {}
+    bases = {}
+    for da, sa in pairs:
+        s_off = ana.simplify(_flat_offset(sa, sa.buffer.shape))
+        d_off = d_ana.simplify(_flat_offset(da, da.buffer.shape))
+        for lp, dl in zip(inner, d_loops):
+            s_c = ana.simplify(substitute(s_off, {lp.loop_var: IntImm(1)})
+                               - substitute(s_off, {lp.loop_var: IntImm(0)}))
+            d_c = d_ana.simplify(substitute(d_off, {dl.loop_var: IntImm(1)})
+                                 - substitute(d_off, {dl.loop_var: IntImm(0)}))
+            if any(v in {x.loop_var for x in inner} for v in _vars(s_c)):
+                raise ScheduleError(prim, subject, f"{sa.buffer.name} is not accessed "
+                                    f"linearly in loop {lp.loop_var.name}", loop)
+            if isinstance(d_c, Var):
+                prev = stride_vals.setdefault(d_c, s_c)
+                if not ana.can_prove_equal(prev, s_c):
+                    raise ScheduleError(prim, subject, f"stride {d_c.name} would be both "
+                                        f"{_expr(prev)} and {_expr(s_c)}", loop)
+            elif not ana.can_prove_equal(ana.simplify(d_c - s_c), 0):
+                raise ScheduleError(prim, subject, f"{sa.buffer.name} moves by {_expr(s_c)} "
+                                    f"elements per step of loop {lp.loop_var.name} but the "
+                                    f"description's {da.buffer.name} moves by {_expr(d_c)} per "
+                                    f"step of {dl.loop_var.name}", loop)
+        zero = {lp.loop_var: IntImm(0) for lp in inner}
+        bases[da.buffer] = BufferLoad(sa.buffer, tuple(ana.simplify(substitute(i, zero))
+                                                       for i in sa.indices))
+    return {"loop": loop, "lpath": lpath, "block": name, "inner": inner, "bmap": bmap,
+            "bases": bases, "strides": stride_vals, "predicate": realize.predicate,
+            "analyzer": ana}
+
+
+def _vars(e):
+    return {n for n in walk(e) if isinstance(n, Var)}
+
+
+def _expr(e):
+    try:
+        return e.script().strip().splitlines()[-1] if hasattr(e, "script") else str(e)
+    except Exception:  # noqa: BLE001
+        return str(e)
+
+
+def _call(intrin, m):
+    """The call of the kernel on the tile matched by ``m``."""
+    from pyir.ffi import get_global_func
+    impl = get_global_func(intrin.impl_name, allow_missing=True)
+    if impl is None or not hasattr(impl, "prim"):
+        raise ScheduleError("tensorize", f"intrinsic \"{intrin.name}\"",
+                            f"its implementation {intrin.impl_name!r} is not a kernel declared "
+                            "with pyir.ffi.extern")
+    template = impl.prim.body
+    if not (isinstance(template, Evaluate) and isinstance(template.value, Call)):
+        raise ScheduleError("tensorize", f"intrinsic \"{intrin.name}\"",
+                            f"{intrin.impl_name!r} is not a kernel declared with pyir.ffi.extern")
+    impl_bufs = [p for p in impl.prim.params if not isinstance(p, Var)]
+    desc_bufs = [p for p in intrin.desc.params if not isinstance(p, Var)]
+    if len(impl_bufs) != len(desc_bufs):
+        raise ScheduleError("tensorize", f"intrinsic \"{intrin.name}\"",
+                            f"the kernel takes {len(impl_bufs)} buffers, the description "
+                            f"{len(desc_bufs)}")
+    to_desc = dict(zip(impl_bufs, desc_bufs))
+    by_name = {s.name: v for s, v in m["strides"].items()}
+    args = []
+    for a in template.value.args[1:]:
+        buf = a.buffer if isinstance(a, BufferLoad) else a
+        if buf in to_desc:
+            args.append(m["bases"][to_desc[buf]])
+        elif isinstance(a, Var) and a.name in by_name:
+            args.append(by_name[a.name])
+        else:
+            raise ScheduleError("tensorize", f"intrinsic \"{intrin.name}\"",
+                                f"kernel argument {_expr(a)} is neither a buffer nor a stride "
+                                "of the description")
+    dtype = template.value.dtype
+    return Call(dtype, "call_extern", (StringImm(intrin.impl_name),) + tuple(args))
+
+
+def _full_tile(pred, inner, ana):
+    """A condition free of the inner loops under which ``pred`` holds for all of them, or
+    None when none can be derived (each conjunct ``a < b`` with ``a`` affine in them)."""
+    conds = []
+
+    def conj(e):
+        if isinstance(e, Binary) and e.op == "and":
+            return conj(e.a) + conj(e.b)
+        return [e]
+    inner_vars = {lp.loop_var: lp.extent.value for lp in inner}
+    for c in conj(pred):
+        if not (isinstance(c, Binary) and c.op in ("lt", "le")):
+            return None
+        if _vars(c.b) & set(inner_vars):
+            return None
+        worst = {}
+        for v, ext in inner_vars.items():
+            up = ana.simplify(substitute(c.a, {v: IntImm(1)}) - substitute(c.a, {v: IntImm(0)}))
+            if not isinstance(up, IntImm):
+                if v in _vars(c.a):
+                    return None
+                continue
+            worst[v] = IntImm(ext - 1) if up.value > 0 else IntImm(0)
+        conds.append(Binary(c.op, ana.simplify(substitute(c.a, worst)), c.b))
+    out = conds[0]
+    for c in conds[1:]:
+        out = Binary("and", out, c)
+    return out
+
+
+def tensorize(func, loop_var, intrin_name):
+    """The pure step behind `Schedule.tensorize` (returns the new function and the outer
+    block's name)."""
+    intrin = get_tensor_intrin(intrin_name)
+    m = match(func, loop_var, intrin)
+    call = Evaluate(_call(intrin, m))
+    new_func, names = blockize(func, loop_var)
+    outer_path = find_block(new_func.body, names[0])
+    outer = outer_path[-1]
+    ob = outer.block
+    inner_body = ob.body
+    # The call refers to the inner block's bindings; express them with the outer iterators.
+    in_rel = realizes_under(inner_body)[0][-1]
+    m2 = match(new_func, loop_var, intrin)
+    call = Evaluate(_call(intrin, m2))
+    pred = in_rel.predicate
+    if isinstance(pred, IntImm) and pred.value == 1:
+        body = call
+    else:
+        cond = _full_tile(pred, m2["inner"], m2["analyzer"])
+        if cond is None:
+            raise ScheduleError("tensorize", f"loop {loop_var.name}", "the block's predicate "
+                                f"{_expr(pred)} does not say which tiles are whole")
+        body = IfThenElse(cond, call, inner_body)
+    new_block = dataclasses.replace(ob, body=body)
+    new_outer = BlockRealize(outer.iter_values, outer.predicate, new_block)
+    return with_body(new_func, replace(outer_path, new_outer)), names

@@ -1,0 +1,262 @@
+"""Graph programs compiled to native code and run against numpy: chains, diamonds,
+tuples in and out, symbolic shape expressions, one prim function at several shapes,
+legalized operators."""
+
+import numpy as np
+import pytest
+
+import pyir
+from pyir.script import graph as R
+from pyir.script import ir as I
+from pyir.script import tensor as T
+
+rng = np.random.default_rng(0)
+
+
+def rand(*shape, dtype="float32"):
+    return rng.standard_normal(shape).astype(dtype)
+
+
+@I.ir_module
+class Elementwise:
+    @T.prim_func
+    def add(A: T.Buffer(("n", "m"), "float32"), B: T.Buffer(("n", "m"), "float32"),
+            C: T.Buffer(("n", "m"), "float32")):
+        for i, j in T.grid(n, m):
+            with T.block("C"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                C[vi, vj] = A[vi, vj] + B[vi, vj]
+
+    @T.prim_func
+    def mul(A: T.Buffer(("n", "m"), "float32"), B: T.Buffer(("n", "m"), "float32"),
+            C: T.Buffer(("n", "m"), "float32")):
+        for i, j in T.grid(n, m):
+            with T.block("C"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                C[vi, vj] = A[vi, vj] * B[vi, vj]
+
+    @T.prim_func
+    def twice(X: T.Buffer(("n",), "float32"), Y: T.Buffer(("n",), "float32")):
+        for i in range(n):
+            with T.block("Y"):
+                vi = T.axis.spatial(n, i)
+                Y[vi] = X[vi] * T.float32(2)
+
+    @T.prim_func
+    def concat(X: T.Buffer(("n",), "float32"), Y: T.Buffer(("n * 2",), "float32")):
+        for i in range(n * 2):
+            with T.block("Y"):
+                vi = T.axis.spatial(n * 2, i)
+                Y[vi] = X[vi % n]
+
+    @T.prim_func
+    def scale(X: T.Buffer(("n",), "float32"), s: T.int64, Y: T.Buffer(("n",), "float32")):
+        for i in range(n):
+            with T.block("Y"):
+                vi = T.axis.spatial(n, i)
+                Y[vi] = X[vi] * T.cast(s, "float32")
+
+    @R.function
+    def chain(x: R.Tensor(("n", "m"), "float32"), y: R.Tensor(("n", "m"), "float32")):
+        with R.dataflow():
+            a = R.call_tir(cls.add, (x, y), out_sinfo=R.Tensor((n, m), "float32"))
+            b = R.call_tir(cls.mul, (a, y), out_sinfo=R.Tensor((n, m), "float32"))
+            c = R.call_tir(cls.add, (b, x), out_sinfo=R.Tensor((n, m), "float32"))
+            R.output(c)
+        return c
+
+    @R.function
+    def diamond(x: R.Tensor(("n", "m"), "float32")):
+        with R.dataflow():
+            a = R.call_tir(cls.add, (x, x), out_sinfo=R.Tensor((n, m), "float32"))
+            b = R.call_tir(cls.mul, (a, x), out_sinfo=R.Tensor((n, m), "float32"))
+            c = R.call_tir(cls.add, (a, x), out_sinfo=R.Tensor((n, m), "float32"))
+            d = R.call_tir(cls.mul, (b, c), out_sinfo=R.Tensor((n, m), "float32"))
+            R.output(d)
+        return d
+
+    @R.function
+    def tuple_out(x: R.Tensor(("n", "m"), "float32"), y: R.Tensor(("n", "m"), "float32")):
+        with R.dataflow():
+            a = R.call_tir(cls.add, (x, y), out_sinfo=R.Tensor((n, m), "float32"))
+            b = R.call_tir(cls.mul, (x, y), out_sinfo=R.Tensor((n, m), "float32"))
+            R.output(a, b)
+        return (a, b)
+
+    @R.function
+    def tuple_in(t: R.Tuple(R.Tensor(("n", "m"), "float32"), R.Tensor(("n", "m"), "float32"))):
+        with R.dataflow():
+            x = t[0]
+            y = t[1]
+            a = R.call_tir(cls.mul, (x, y), out_sinfo=R.Tensor((n, m), "float32"))
+            R.output(a)
+        return a
+
+    @R.function
+    def tuple_roundtrip(x: R.Tensor(("n", "m"), "float32"), y: R.Tensor(("n", "m"), "float32")):
+        with R.dataflow():
+            t = (x, y)
+            a = R.call_tir(cls.add, (t[1], t[0]), out_sinfo=R.Tensor((n, m), "float32"))
+            u = (a, (a, x))
+            R.output(u)
+        return u
+
+    @R.function
+    def symbolic_expr(x: R.Tensor(("n",), "float32")):
+        with R.dataflow():
+            y = R.call_tir(cls.concat, (x,), out_sinfo=R.Tensor((n * 2,), "float32"))
+            z = R.call_tir(cls.concat, (y,), out_sinfo=R.Tensor((n * 4,), "float32"))
+            w = R.call_tir(cls.twice, (z,), out_sinfo=R.Tensor((n * 4,), "float32"))
+            R.output(w)
+        return w
+
+    @R.function
+    def shapes(x: R.Tensor(("n",), "float32"), y: R.Tensor(("k",), "float32")):
+        with R.dataflow():
+            a = R.call_tir(cls.twice, (x,), out_sinfo=R.Tensor((n,), "float32"))
+            b = R.call_tir(cls.twice, (y,), out_sinfo=R.Tensor((k,), "float32"))
+            c = R.call_tir(cls.twice, (b,), out_sinfo=R.Tensor((k,), "float32"))
+            R.output(a, c)
+        return (a, c)
+
+    @R.function
+    def with_scalar(x: R.Tensor(("n",), "float32")):
+        with R.dataflow():
+            y = R.call_tir(cls.scale, (x, R.prim_value(n + 1)),
+                           out_sinfo=R.Tensor((n,), "float32"))
+            R.output(y)
+        return y
+
+
+@pytest.fixture(scope="module")
+def lib():
+    return pyir.build(Elementwise)
+
+
+def test_chain(lib):
+    x, y = rand(5, 7), rand(5, 7)
+    np.testing.assert_allclose(lib["chain"](x, y), (x + y) * y + x, rtol=1e-5)
+
+
+def test_diamond(lib):
+    x = rand(3, 9)
+    np.testing.assert_allclose(lib["diamond"](x), ((x + x) * x) * (x + x + x), rtol=1e-5)
+
+
+def test_tuple_output(lib):
+    x, y = rand(4, 4), rand(4, 4)
+    a, b = lib["tuple_out"](x, y)
+    np.testing.assert_allclose(a, x + y, rtol=1e-6)
+    np.testing.assert_allclose(b, x * y, rtol=1e-6)
+
+
+def test_tuple_input(lib):
+    x, y = rand(2, 3), rand(2, 3)
+    np.testing.assert_allclose(lib["tuple_in"]((x, y)), x * y, rtol=1e-6)
+
+
+def test_nested_tuple_output_returns_inputs_as_copies(lib):
+    x, y = rand(2, 3), rand(2, 3)
+    a, (a2, x2) = lib["tuple_roundtrip"](x, y)
+    np.testing.assert_allclose(a, x + y, rtol=1e-6)
+    np.testing.assert_array_equal(a2, a)
+    np.testing.assert_array_equal(x2, x)
+    assert x2 is not x
+
+
+def test_symbolic_shape_expressions(lib):
+    x = rand(3)
+    np.testing.assert_allclose(lib["symbolic_expr"](x), 2 * np.tile(x, 4), rtol=1e-6)
+
+
+def test_same_prim_function_at_different_shapes(lib):
+    x, y = rand(3), rand(11)
+    a, c = lib["shapes"](x, y)
+    np.testing.assert_allclose(a, 2 * x, rtol=1e-6)
+    np.testing.assert_allclose(c, 4 * y, rtol=1e-6)
+
+
+def test_scalar_argument_to_call_tir(lib):
+    x = rand(6)
+    np.testing.assert_allclose(lib["with_scalar"](x), 7 * x, rtol=1e-6)
+
+
+def test_one_build_runs_at_many_shapes(lib):
+    for n, m in [(1, 1), (2, 17), (33, 5), (0, 4)]:
+        x, y = rand(n, m), rand(n, m)
+        np.testing.assert_allclose(lib["chain"](x, y), (x + y) * y + x, rtol=1e-5)
+
+
+def test_compiled_functions_are_registered(lib):
+    assert pyir.ffi.get_global_func("diamond") is lib["diamond"]
+    assert pyir.ffi.get_global_func("add") is lib["add"]
+
+
+@I.ir_module
+class Ops:
+    @R.function
+    def mlp(x: R.Tensor(("n", "k"), "float32"), w: R.Tensor(("k", "m"), "float32"),
+            b: R.Tensor(("m",), "float32")):
+        with R.dataflow():
+            h = R.nn.relu(R.add(R.matmul(x, w), b))
+            p = R.nn.softmax(h, axis=-1)
+            R.output(p)
+        return p
+
+    @R.function
+    def reductions(x: R.Tensor(("n", "m"), "float32")):
+        with R.dataflow():
+            s = R.sum(x, axis=1)
+            mx = R.max(x, axis=0, keepdims=True)
+            mn = R.mean(x, axis=1, keepdims=True)
+            lo = R.min(x)
+            R.output(s, mx, mn, lo)
+        return (s, mx, mn, lo)
+
+    @R.function
+    def unary(x: R.Tensor(("n",), "float32"), y: R.Tensor(("n",), "float32")):
+        with R.dataflow():
+            a = R.exp(R.subtract(x, y))
+            b = R.divide(R.sigmoid(a), R.maximum(R.abs(y), R.sqrt(R.exp(x))))
+            c = R.minimum(R.tanh(b), R.negative(R.log(R.exp(y))))
+            d = R.nn.log_softmax(c)
+            R.output(d)
+        return d
+
+
+def _softmax(h):
+    e = np.exp(h - h.max(-1, keepdims=True))
+    return e / e.sum(-1, keepdims=True)
+
+
+@pytest.fixture(scope="module")
+def ops():
+    return pyir.build(Ops)
+
+
+def test_legalized_operators_mlp(ops):
+    lib = ops
+    x, w, b = rand(6, 5), rand(5, 3), rand(3)
+    np.testing.assert_allclose(lib["mlp"](x, w, b), _softmax(np.maximum(x @ w + b, 0)),
+                               rtol=1e-4, atol=1e-6)
+
+
+def test_legalized_reductions(ops):
+    lib = ops
+    x = rand(4, 6)
+    s, mx, mn, lo = lib["reductions"](x)
+    np.testing.assert_allclose(s, x.sum(1), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(mx, x.max(0, keepdims=True))
+    np.testing.assert_allclose(mn, x.mean(1, keepdims=True), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(lo, x.min())
+    assert lo.shape == ()
+
+
+def test_legalized_unary_and_binary(ops):
+    lib = ops
+    x, y = rand(9), rand(9)
+    a = np.exp(x - y)
+    b = (1 / (1 + np.exp(-a))) / np.maximum(np.abs(y), np.sqrt(np.exp(x)))
+    c = np.minimum(np.tanh(b), -y)
+    d = c - c.max() - np.log(np.exp(c - c.max()).sum())
+    np.testing.assert_allclose(lib["unary"](x, y), d, rtol=1e-4, atol=1e-5)

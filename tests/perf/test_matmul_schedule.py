@@ -1,0 +1,186 @@
+"""Correctness of the bench/matmul.py schedule (7x32 register tile, packed B), of the
+register-tile / split-tail lowering it relies on, and of tensorize. No timings here."""
+
+import importlib.util
+import pathlib
+
+import numpy as np
+import pytest
+
+import pyir
+from pyir import transform
+from pyir.ir import stmt as S
+from pyir.ir import walk
+from pyir.ir.structural import assert_structural_equal
+from pyir.schedule import Schedule, ScheduleError
+from pyir.script import from_source
+
+_PATH = pathlib.Path(__file__).resolve().parents[2] / "bench" / "matmul.py"
+_spec = importlib.util.spec_from_file_location("bench_matmul", _PATH)
+M = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(M)
+
+
+def _check(lib, n):
+    rng = np.random.default_rng(n)
+    a = rng.random((n, n), dtype=np.float32)
+    b = rng.random((n, n), dtype=np.float32)
+    c = np.zeros((n, n), np.float32)
+    lib["matmul"](a, b, c)
+    np.testing.assert_allclose(c, a @ b, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("parallel", [True, False])
+def test_symbolic_schedule_matches_numpy_with_and_without_tails(parallel):
+    lib = pyir.build(M.schedule_matmul(M.matmul_func(None), parallel=parallel).mod,
+                     opt_level="fast")
+    for n in (64, 61, 7, 33, 1):
+        _check(lib, n)
+
+
+@pytest.mark.parametrize("n", [64, 59])
+def test_static_schedule_matches_numpy(n):
+    lib = pyir.build(M.schedule_matmul(M.matmul_func(n)).mod, opt_level="fast")
+    _check(lib, n)
+
+
+def _lowered(mod):
+    return transform.lower(mod).functions[0][1]
+
+
+def test_register_tile_is_compacted_to_one_stack_tile():
+    func = _lowered(M.schedule_matmul(M.matmul_func(None)).mod)
+    tiles = [n.buffer for n in walk(func.body)
+             if isinstance(n, S.Allocate) and n.buffer.name.startswith("C_local")]
+    assert tiles and all(tuple(s.value for s in b.shape) == (224,) for b in tiles)
+    assert all(kind == "stack" for name, kind in func.attr("storage") if name.startswith("C_local"))
+
+
+def test_split_tails_give_a_guard_free_main_path():
+    func = _lowered(M.schedule_matmul(M.matmul_func(None)).mod)
+    # The first branch of the first tile test (i_0 < n // 7, then j_0 < n // 32) holds the
+    # hot k loop: no `if` inside it.
+    i0 = next(n for n in walk(func.body) if isinstance(n, S.For) and n.loop_var.name == "i_0")
+    outer = i0.body
+    assert isinstance(outer, S.IfThenElse)
+    inner = next(n for n in walk(outer.then_case) if isinstance(n, S.IfThenElse))
+    main = inner.then_case
+    assert not any(isinstance(n, S.IfThenElse) for n in walk(main))
+    assert any(isinstance(n, S.For) and n.kind == "vectorized" for n in walk(main))
+
+
+def test_split_tail_loops_is_exact_for_a_small_kernel():
+    src = '''
+from pyir.script import tensor as T
+
+@T.prim_func
+def add1(A: T.Buffer(("n",), "float32"), B: T.Buffer(("n",), "float32")):
+    for i in range(n):
+        with T.block("B"):
+            vi = T.axis.spatial(n, i)
+            B[vi] = A[vi] + T.float32(1)
+'''
+    sch = Schedule(from_source(src))
+    i, = sch.get_loops(sch.get_block("B"))
+    i0, i1 = sch.split(i, factors=[None, 16])
+    sch.vectorize(i1)
+    lib = pyir.build(sch.mod)
+    for n in (0, 1, 15, 16, 17, 100):
+        a = np.arange(n, dtype=np.float32)
+        b = np.full(n, -7, np.float32)
+        lib["add1"](a, b)
+        np.testing.assert_array_equal(b, a + 1)
+
+
+# ---------------------------------------------------------------- tensorize
+@pytest.fixture(scope="module")
+def intrin():
+    return M.register_ukernel()
+
+
+def _tensorized(n=None, parallel=False, intrin_name=M.INTRIN):
+    return M.schedule_matmul(M.matmul_func(n), parallel=parallel, tensorize=intrin_name)
+
+
+@pytest.mark.parametrize("parallel", [False, True])
+def test_tensorize_result_matches_numpy(intrin, parallel):
+    lib = pyir.build(_tensorized(parallel=parallel).mod, opt_level="fast")
+    for n in (64, 61, 13):
+        _check(lib, n)
+
+
+def test_tensorize_static_matches_numpy(intrin):
+    lib = pyir.build(_tensorized(n=45).mod, opt_level="fast")
+    _check(lib, 45)
+
+
+def test_tensorize_inserts_the_kernel_call(intrin):
+    text = _tensorized().mod.script()
+    assert 'T.call_extern("bench.ukernel_7x32.impl"' in text
+
+
+def test_tensorize_is_recorded_and_replays(intrin):
+    sch = _tensorized()
+    assert any(inst.kind == "tensorize" for inst in sch.trace)
+    assert "sch.tensorize(" in str(sch.trace)
+    replayed = Schedule(M.matmul_func(None))
+    sch.trace.apply_to(replayed)
+    assert_structural_equal(replayed.mod, sch.mod)
+
+
+def test_tensorize_round_trips_through_print_and_parse(intrin):
+    mod = _tensorized().mod
+    assert_structural_equal(from_source(mod.script()), mod)
+
+
+def _before_tensorize(split_j=32):
+    sch = Schedule(M.matmul_func(None))
+    c = sch.get_block("C")
+    bp = sch.cache_read(c, "B", "global")
+    sch.transform_layout(bp, ("write", 0), "k, j -> j // 32, k, j % 32")
+    i, j, k = sch.get_loops(c)
+    i0, i1 = sch.split(i, factors=[None, 7])
+    j0, j1 = sch.split(j, factors=[None, split_j])
+    sch.reorder(i0, j0, k, i1, j1)
+    cw = sch.cache_write(c, 0, "local")
+    sch.reverse_compute_at(cw, j0)
+    sch.decompose_reduction(c, k)
+    sch.transform_layout(cw, ("read", 0), "i, j -> i // 7, j // 32, i % 7, j % 32")
+    return sch, i1
+
+
+def test_tensorize_mismatched_extent_says_what_differs(intrin):
+    sch, i1 = _before_tensorize(split_j=16)
+    before = sch.mod
+    with pytest.raises(ScheduleError, match="extent 16 but the description's loop"):
+        sch.tensorize(i1, M.INTRIN)
+    assert sch.mod is before
+
+
+def test_tensorize_mismatched_computation_says_what_differs(intrin):
+    desc = from_source(M.UKERNEL_DESC_SRC.replace("C[vi, vj] + A[vi, 0] * B[0, vj]",
+                                                  "C[vi, vj] - A[vi, 0] * B[0, vj]"))
+    from pyir.schedule import register_tensor_intrin
+    register_tensor_intrin("test.sub_7x32", desc, "bench.ukernel_7x32.impl", override=True)
+    sch, i1 = _before_tensorize()
+    with pytest.raises(ScheduleError, match="operator sub where the block has add"):
+        sch.tensorize(i1, "test.sub_7x32")
+
+
+def test_tensorize_mismatched_layout_says_what_differs(intrin):
+    sch = Schedule(M.matmul_func(None))
+    c = sch.get_block("C")
+    i, j, k = sch.get_loops(c)
+    i0, i1 = sch.split(i, factors=[None, 7])
+    j0, j1 = sch.split(j, factors=[None, 32])
+    sch.reorder(i0, j0, k, i1, j1)
+    sch.decompose_reduction(c, k)
+    # C is n wide, not 32: its rows are not where the kernel writes them.
+    with pytest.raises(ScheduleError, match="moves by n elements per step of loop i_1"):
+        sch.tensorize(i1, M.INTRIN)
+
+
+def test_tensorize_unknown_intrinsic(intrin):
+    sch, i1 = _before_tensorize()
+    with pytest.raises(ScheduleError, match="no tensor intrinsic"):
+        sch.tensorize(i1, "no.such.intrin")
