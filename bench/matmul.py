@@ -43,10 +43,10 @@ import threading
 import time
 
 import numpy as np
-
-import pyir
 from pyir.schedule import Schedule
 from pyir.script import from_source
+
+import pyir
 
 RESULTS = pathlib.Path(__file__).parent / "results"
 TILE_I, TILE_J = 7, 32
@@ -163,7 +163,7 @@ def register_ukernel():
     tensor intrinsic ``bench.ukernel_7x32`` (idempotent)."""
     from pyir.ffi import extern
     from pyir.schedule import register_tensor_intrin
-    from pyir.script import tensor as T  # noqa: F401 -- used by the declaration below
+    from pyir.script import tensor as T
 
     @extern("bench.ukernel_7x32.impl", llvm_ir=UKERNEL_IR, override=True)
     def ukernel(C: T.Buffer((7, 32), "float32"), A: T.Buffer((7, "lda"), "float32"),
@@ -241,9 +241,9 @@ def bench_variant(n, static, threads, tensorize=None):
         errors[tail] = check(tail_lib, "matmul", tail)
     else:
         errors[tail] = check(lib, "matmul", tail)
-    info = dict(schedule_s=t1 - t0, build_s=t2 - t1, schedule_build_s=t2 - t0,
-                rebuild_s=rebuild, schedule_and_rebuild_s=replay_rebuild,
-                max_rel_error={str(k): v for k, v in errors.items()})
+    info = {"schedule_s": t1 - t0, "build_s": t2 - t1, "schedule_build_s": t2 - t0,
+            "rebuild_s": rebuild, "schedule_and_rebuild_s": replay_rebuild,
+            "max_rel_error": {str(k): v for k, v in errors.items()}}
     return lib, info
 
 
@@ -304,6 +304,7 @@ def bench_fma_probe(threads_list=(1, 2), iters=20_000_000):
     """Peak fp32 GFLOPS of 12 independent FMA chains of 16 lanes (a JIT'd loop), run on 1
     and 2 Python threads (ctypes releases the GIL)."""
     import llvmlite.binding as llvm
+
     from pyir.codegen.target import Target
     target = Target.from_string("llvm")
     tm = target.create_target_machine()
@@ -331,7 +332,8 @@ def bench_fma_probe(threads_list=(1, 2), iters=20_000_000):
 
 def bench_tvm(n):
     """TVM's version of the same schedule in a subprocess, when apache-tvm is installed."""
-    probe = subprocess.run([sys.executable, "-c", "import tvm"], capture_output=True)
+    probe = subprocess.run([sys.executable, "-c", "import tvm"], capture_output=True,
+                           check=False)
     if probe.returncode != 0:
         return {"skipped": "apache-tvm is not installed (optional extra 'peers')"}
     return {"skipped": "TVM peer run not implemented in this version"}

@@ -77,13 +77,14 @@ def _mark_writes(info, func):
 
 def _build_graph(mod, names, target, default_schedule, opt_level, options):
     """Legalize operators, add the extern kernels graph code calls, compile the prim
-    functions and the graph functions (as `GraphPlan`s) into one module, and register every
-    compiled function in the ffi registry."""
+    functions and the graph functions (as `GraphPlan`s) into one module, and register the
+    module's own functions in the ffi registry."""
     from pyir.ffi import register_func
     from pyir.ffi.extern import kernels_called_from_graph
     from .codegen.graph import graph_emitter
     from .transform.graph_plan import lower_graph
     from .transform.legalize import legalize
+    own = mod.names()
     mod = legalize(mod)
     for kernel in kernels_called_from_graph(mod):
         if kernel.name not in mod:
@@ -99,6 +100,6 @@ def _build_graph(mod, names, target, default_schedule, opt_level, options):
     exe = _build_prims(prims, target, default_schedule, opt_level, options, emit_graphs)
     for plan in plans:
         exe.add_graph_function(plan)
-    for name in exe.function_names():
+    for name in own:
         register_func(name, exe[name], override=True)
     return exe

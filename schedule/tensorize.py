@@ -24,9 +24,21 @@ A mismatch raises `ScheduleError` saying what differs.
 
 import dataclasses
 
-from pyir.ir import (Binary, Block, BlockRealize, BufferLoad, BufferStore, Call, Evaluate,
-                     For, IfThenElse, IntImm, PrimFunc, StringImm, Var, walk)
-from pyir.ir.structural import structural_equal
+from pyir.ir import (
+    Binary,
+    BlockRealize,
+    BufferLoad,
+    BufferStore,
+    Call,
+    Evaluate,
+    For,
+    IfThenElse,
+    IntImm,
+    PrimFunc,
+    StringImm,
+    Var,
+    walk,
+)
 
 from .analysis import analyzer_for, substitute
 from .blockize import blockize
@@ -112,7 +124,7 @@ def _flat_offset(access, shape):
 def _pairs(a, b, out, what):
     """Walk expressions ``a`` (description) and ``b`` (schedule) in step; collect access
     pairs; return the first difference as text (or None)."""
-    if isinstance(a, BufferLoad) or isinstance(a, BufferStore):
+    if isinstance(a, (BufferLoad, BufferStore)):
         if type(a) is not type(b):
             return f"{what}: the description has an access of {a.buffer.name}, the block has {_show(b)}"
         if a.buffer.dtype != b.buffer.dtype:
@@ -153,10 +165,6 @@ def _pairs(a, b, out, what):
 
 
 def _show(node):
-    try:
-        from pyir.script.printer import expr_text  # noqa: F401
-    except Exception:  # noqa: BLE001
-        pass
     return type(node).__name__ + (f" {node.buffer.name}" if hasattr(node, "buffer") else "")
 
 
@@ -326,14 +334,13 @@ def tensorize(func, loop_var, intrin_name):
     """The pure step behind `Schedule.tensorize` (returns the new function and the outer
     block's name)."""
     intrin = get_tensor_intrin(intrin_name)
-    m = match(func, loop_var, intrin)
-    call = Evaluate(_call(intrin, m))
+    _call(intrin, match(func, loop_var, intrin))  # a mismatch fails before anything changes
     new_func, names = blockize(func, loop_var)
     outer_path = find_block(new_func.body, names[0])
     outer = outer_path[-1]
     ob = outer.block
     inner_body = ob.body
-    # The call refers to the inner block's bindings; express them with the outer iterators.
+    # Matched again inside the new outer block, the call's arguments use its iterators.
     in_rel = realizes_under(inner_body)[0][-1]
     m2 = match(new_func, loop_var, intrin)
     call = Evaluate(_call(intrin, m2))

@@ -109,6 +109,9 @@ class Trace:
     def _repr_html_(self):
         return highlighted_html(str(self), "python")
 
+    def _repr_pretty_(self, printer, cycle):
+        printer.text(str(self).rstrip("\n"))
+
 
 def _decode(value, env):
     if isinstance(value, dict) and "rv" in value:

@@ -31,6 +31,8 @@ PARALLEL_FOR = "pyir_parallel_for"
 #: Parallel loop nests with fewer iterations than this run inline: waking the thread pool
 #: costs more than such work.
 PARALLEL_MIN_WORK = 4096
+#: Work estimates saturate here (a product of two capped factors still fits in i64).
+WORK_CAP = 1 << 30
 
 
 class CodegenError(Error):
@@ -132,6 +134,8 @@ class FunctionEmitter(ExprEmitter):
         for a in call.args[1:]:
             if isinstance(a, E.BufferLoad):
                 args.append(self.address(a.buffer, self.expr(a.indices[0])))
+            elif isinstance(a, E.Buffer):
+                args.append(self.address(a, T.int_const(0)))
             else:
                 v = self.expr(a)
                 if isinstance(v.type, ir.VectorType):
@@ -314,16 +318,43 @@ class FunctionEmitter(ExprEmitter):
         self.b.position_at_end(done_bb)
 
     def _work(self, s, extent):
-        """Iterations of the loop nest ``s`` (nested loops whose extents do not depend on
-        enclosing loop variables count; others count once)."""
-        work, inner = extent, {s.loop_var}
-        for n in walk(s.body):
-            if isinstance(n, S.For):
-                names = [v for v in walk(n.extent) if isinstance(v, E.Var)]
-                if all(v in self.env and v not in inner for v in names):
-                    work = self.b.mul(work, self.expr(n.extent))
-                inner.add(n.loop_var)
-        return work
+        """Iterations of the loop nest ``s``: its extent times the most iterations of any
+        one path through its body (a sequence or an if counts its largest part, a loop
+        whose extent depends on enclosing loop variables counts once). Saturates at
+        ``WORK_CAP``: multiplying every loop of a body with several versions of a loop
+        nest (split tails) used to overflow and send big loops down the serial path."""
+        cap = T.int_const(WORK_CAP)
+
+        def smin(a, b):
+            return self.b.select(self.b.icmp_signed("<", a, b), a, b)
+
+        def smax(a, b):
+            return self.b.select(self.b.icmp_signed(">", a, b), a, b)
+
+        def est(node, inner):
+            if isinstance(node, S.For):
+                body = est(node.body, inner | {node.loop_var})
+                names = [v for v in walk(node.extent) if isinstance(v, E.Var)]
+                if not all(v in self.env and v not in inner for v in names):
+                    return body
+                ext = smax(smin(self.expr(node.extent), cap), T.int_const(1))
+                return smin(self.b.mul(ext, body), cap)
+            if isinstance(node, S.SeqStmt):
+                parts = [est(x, inner) for x in node.stmts] or [T.int_const(1)]
+                out = parts[0]
+                for p in parts[1:]:
+                    out = smax(out, p)
+                return out
+            if isinstance(node, S.IfThenElse):
+                then = est(node.then_case, inner)
+                return then if node.else_case is None else smax(then, est(node.else_case, inner))
+            if isinstance(node, (S.LetStmt, S.Allocate)):
+                inner = inner | {node.var} if isinstance(node, S.LetStmt) else inner
+                return est(node.body, inner)
+            return T.int_const(1)
+
+        ext = smax(smin(extent, cap), T.int_const(1))
+        return self.b.mul(ext, est(s.body, {s.loop_var}))
 
     def _outline_body(self, s, k, values, cap_vars, cap_bufs):
         arg_types = [T.I64, T.I64] + [v.type for v in values]

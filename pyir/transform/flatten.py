@@ -51,6 +51,10 @@ class _Flattener:
                                  (_linear_index(node.buffer.shape, node.indices),))
         if isinstance(node, S.Allocate):
             return S.Allocate(self.buffer(node.buffer), node.body)
+        if isinstance(node, E.Call) and node.op == "call_extern":  # bare buffers pass data
+            return E.Call(node.dtype, node.op, tuple(
+                self.buffer(a) if isinstance(a, E.Buffer) else rewrite(a, self)
+                for a in node.args))
         return None
 
 

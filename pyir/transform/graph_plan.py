@@ -116,6 +116,18 @@ class _Lowerer:
     def error(self, binding, msg):
         return GraphLowerError(f"graph function {self.func.name}, binding {binding}: {msg}")
 
+    def give_shape(self, leaf):
+        """An input tensor known only by rank gets a new variable per dimension."""
+        sinfo = leaf.sinfo
+        if not isinstance(sinfo, TensorStructInfo) or sinfo.shape is not None:
+            return
+        if sinfo.ndim < 0:
+            raise self.error(leaf.name, f"parameter {leaf.name} is {show(sinfo)}; a compiled "
+                                        "graph function needs the rank of every input tensor")
+        dims = tuple(E.Var(f"{leaf.name}.shape[{d}]", "int64") for d in range(sinfo.ndim))
+        self.defined += dims
+        leaf.sinfo = TensorStructInfo(dims, sinfo.dtype)
+
     def root(self, leaf_id):
         leaf = self.leaves[leaf_id]
         return self.leaves[leaf.alias_of] if leaf.alias_of >= 0 else leaf
@@ -138,6 +150,8 @@ class _Lowerer:
             self.env[p] = params[-1]
         for p in f.params:
             self.defined += [v for v in symbolic_vars(p.struct_info) if v not in self.defined]
+        for leaf_id in leaves_of(tuple(params)):
+            self.give_shape(self.leaves[leaf_id])
         self.input_vars = list(self.defined)
         for block in f.body.blocks:
             for b in block.bindings:

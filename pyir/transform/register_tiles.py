@@ -72,9 +72,7 @@ def _find_site(stmt, buf):
     path = [stmt]
     while True:
         node = path[-1]
-        if isinstance(node, (S.For, S.Allocate)):
-            path.append(node.body)
-        elif isinstance(node, S.LetStmt) and not any(n is buf for n in walk(node.value)):
+        if isinstance(node, (S.For, S.Allocate)) or isinstance(node, S.LetStmt) and not any(n is buf for n in walk(node.value)):
             path.append(node.body)
         elif isinstance(node, S.SeqStmt):
             holders = [s for s in node.stmts if _touches(s, buf)]
@@ -140,7 +138,28 @@ def _tile(buf, site):
             e = t if e is None else E.binary("add", e, t)
         return e if e is not None else E.IntImm(0)
 
-    return shape, forms, index_of
+    return shape, forms, index_of, bases
+
+
+def _separate(bases, shape, varying):
+    """Whether different values of the ``varying`` variables (loops and lets between the
+    allocation and the site) touch the same tile or disjoint ones: a variable is absent
+    from every base, or some dimension's base is ``c * v + (terms of no varying
+    variable)`` with ``|c|`` at least the tile's extent there. Then no value flows from one
+    execution of the site to another, and one tile serves them all."""
+    for v in varying:
+        if not any(v in _vars(b) for b in bases):
+            continue
+        ok = False
+        for b, ext in zip(bases, shape):
+            if v in _vars(b) and not (_vars(b) & (varying - {v})):
+                c = coefficient(b, v)
+                if c is not None and abs(c) >= ext.value:
+                    ok = True
+                    break
+        if not ok:
+            return False
+    return True
 
 
 def _compact_one(alloc):
@@ -150,7 +169,15 @@ def _compact_one(alloc):
     found = _tile(buf, site)
     if found is None:
         return None
-    shape, forms, index_of = found
+    shape, forms, index_of, bases = found
+    varying = set()
+    for node in path[:-1]:
+        if isinstance(node, S.For):
+            varying.add(node.loop_var)
+        elif isinstance(node, S.LetStmt):
+            varying.add(node.var)
+    if not _separate(bases, shape, varying):
+        return None
     if all(isinstance(a, E.IntImm) and a.value == b.value for a, b in zip(buf.shape, shape)) \
             and site is alloc.body:
         return None
@@ -316,9 +343,13 @@ def _split_loop(loop):
     if not removed:
         return None
     main = _fresh_copy(main)
+    # The partial tile runs once per loop: its unrolled loops stay loops (less code to
+    # compile for a path that is rarely taken).
+    tail = rewrite(loop.body, lambda n: dataclasses.replace(n, kind="serial")
+                   if isinstance(n, S.For) and n.kind == "unroll" else None)
     full = (E.IntImm(extent.value // f) if isinstance(extent, E.IntImm)
             else E.binary("floordiv", extent, E.IntImm(f)))
-    body = S.IfThenElse(E.lt(loop.loop_var, full), main, loop.body)
+    body = S.IfThenElse(E.lt(loop.loop_var, full), main, tail)
     return dataclasses.replace(loop, body=body)
 
 
@@ -329,6 +360,8 @@ def _clamp(loop):
     body = loop.body
     if not isinstance(body, S.IfThenElse) or body.else_case is not None:
         return None
+    if any(isinstance(n, (E.BufferLoad, E.Call)) for n in walk(body.condition)):
+        return None  # a test that reads memory the body may write stays where it is
     v = loop.loop_var
     bound, keep = None, []
     for c in _conjuncts(body.condition):

@@ -407,7 +407,8 @@ def intrinsic(parser, node, name):
 
 
 def call_extern(parser, node):
-    """``T.call_extern("name", *args, dtype="int32")``; a bare buffer passes its data."""
+    """``T.call_extern("name", *args, dtype="int32")``; a bare buffer passes its data;
+    ``dtype="void"`` calls a kernel that returns nothing (an int32 result is a status)."""
     if not node.args:
         parser.error(node, "T.call_extern needs the kernel name first",
                      "T.call_extern(\"name\", A, B, n)")
@@ -422,7 +423,8 @@ def call_extern(parser, node):
         if isinstance(kw.value, ast.Constant) and kw.value.value == "void":
             dtype = "void"  # a kernel returning nothing (pyir.ffi.extern declarations)
             continue
-        dtype = dtype_arg(parser, kw.value)
+        void = isinstance(kw.value, ast.Constant) and kw.value.value == "void"
+        dtype = "void" if void else dtype_arg(parser, kw.value)
     args = [StringImm(name)]
     for a in node.args[1:]:
         value = parser.visit(a, "Texpr")

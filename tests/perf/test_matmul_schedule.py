@@ -6,14 +6,14 @@ import pathlib
 
 import numpy as np
 import pytest
+from pyir.schedule import Schedule, ScheduleError
+from pyir.script import from_source
 
 import pyir
 from pyir import transform
 from pyir.ir import stmt as S
 from pyir.ir import walk
 from pyir.ir.structural import assert_structural_equal
-from pyir.schedule import Schedule, ScheduleError
-from pyir.script import from_source
 
 _PATH = pathlib.Path(__file__).resolve().parents[2] / "bench" / "matmul.py"
 _spec = importlib.util.spec_from_file_location("bench_matmul", _PATH)
@@ -82,7 +82,7 @@ def add1(A: T.Buffer(("n",), "float32"), B: T.Buffer(("n",), "float32")):
 '''
     sch = Schedule(from_source(src))
     i, = sch.get_loops(sch.get_block("B"))
-    i0, i1 = sch.split(i, factors=[None, 16])
+    _, i1 = sch.split(i, factors=[None, 16])
     sch.vectorize(i1)
     lib = pyir.build(sch.mod)
     for n in (0, 1, 15, 16, 17, 100):
@@ -184,3 +184,15 @@ def test_tensorize_unknown_intrinsic(intrin):
     sch, i1 = _before_tensorize()
     with pytest.raises(ScheduleError, match="no tensor intrinsic"):
         sch.tensorize(i1, "no.such.intrin")
+
+
+def test_compaction_keeps_buffers_whose_tiles_overlap_across_iterations():
+    from pyir.ir import IntImm, Var
+    from pyir.transform.register_tiles import _separate
+    i, j = Var("i"), Var("j")
+    # Tiles of 7 rows at i * 7: disjoint per i; at i * 1: they overlap (a value written for
+    # one i may be read for the next), so the buffer must not shrink to one tile.
+    assert _separate((i * 7, j * 32), (IntImm(7), IntImm(32)), {i, j})
+    assert not _separate((i * 1, j * 32), (IntImm(7), IntImm(32)), {i, j})
+    assert not _separate((i * 7 + j, IntImm(0)), (IntImm(7), IntImm(32)), {i, j})
+    assert _separate((IntImm(0), IntImm(0)), (IntImm(7), IntImm(32)), {i, j})

@@ -1,0 +1,128 @@
+"""Native kernels declared with pyir.ffi.extern: a C kernel built here with the system C
+compiler and an LLVM IR kernel, called from Python, from graph code and from a prim
+function through T.call_extern, with the argument checks of compiled functions."""
+
+import ctypes
+import shutil
+import subprocess
+
+import numpy as np
+import pytest
+
+import pyir
+from pyir.script import graph as R
+from pyir.script import ir as I
+from pyir.script import tensor as T
+
+C_SOURCE = r"""
+#include <stdint.h>
+void saxpy(float a, const float *x, const float *y, float *out, int64_t n) {
+    for (int64_t i = 0; i < n; i++) out[i] = a * x[i] + y[i];
+}
+"""
+
+DOT4_IR = r"""
+define void @test_dot4(ptr %x, ptr %y, ptr %out) {
+  %a = load <4 x float>, ptr %x, align 4
+  %b = load <4 x float>, ptr %y, align 4
+  %m = fmul <4 x float> %a, %b
+  %r = call float @llvm.vector.reduce.fadd.v4f32(float 0.0, <4 x float> %m)
+  store float %r, ptr %out, align 4
+  ret void
+}
+declare float @llvm.vector.reduce.fadd.v4f32(float, <4 x float>)
+"""
+
+
+@pytest.fixture(scope="module")
+def saxpy(tmp_path_factory):
+    cc = shutil.which("cc")
+    if cc is None:
+        pytest.skip("no system C compiler")
+    d = tmp_path_factory.mktemp("kernels")
+    (d / "k.c").write_text(C_SOURCE)
+    subprocess.run([cc, "-shared", "-fPIC", "-O2", str(d / "k.c"), "-o", str(d / "libk.so")],
+                   check=True)
+    lib = ctypes.CDLL(str(d / "libk.so"))
+
+    @pyir.ffi.extern("test.saxpy", symbol=lib.saxpy, override=True)
+    def kernel(a: T.float32, x: T.Buffer(("n",), "float32"), y: T.Buffer(("n",), "float32"),
+               out: T.Buffer(("n",), "float32"), n: T.int64): ...
+
+    return kernel
+
+
+@pytest.fixture(scope="module")
+def dot4():
+    @pyir.ffi.extern("test.dot4", llvm_ir=DOT4_IR, override=True)
+    def kernel(x: T.Buffer((4,), "float32"), y: T.Buffer((4,), "float32"),
+               out: T.Buffer((1,), "float32")): ...
+
+    return kernel
+
+
+def test_c_kernel_from_python(saxpy):
+    x, y = np.arange(5, dtype="float32"), np.ones(5, "float32")
+    out = np.empty(5, "float32")
+    pyir.ffi.get_global_func("test.saxpy")(2.0, x, y, out)
+    np.testing.assert_array_equal(out, 2 * x + 1)
+
+
+def test_c_kernel_argument_checks(saxpy):
+    x = np.ones(5, "float32")
+    with pytest.raises(pyir.Error, match="shape variable n is 5 from x.shape.0. but 3"):
+        saxpy(2.0, x, x[:3], np.empty(5, "float32"))
+    with pytest.raises(TypeError, match="argument 'y' expects dtype float32"):
+        saxpy(2.0, x, x.astype("float64"), np.empty(5, "float32"))
+    with pytest.raises(TypeError, match="takes 4 argument"):
+        saxpy(x, x, x)
+
+
+def test_llvm_ir_kernel_from_python(dot4):
+    x, y = np.arange(4, dtype="float32"), np.full(4, 2, "float32")
+    out = np.empty(1, "float32")
+    dot4(x, y, out)
+    assert out[0] == 12
+    with pytest.raises(ValueError, match="expects shape \\(4,\\)"):
+        dot4(np.ones(5, "float32"), y, out)
+
+
+def test_kernels_from_graph_code(saxpy, dot4):
+    pyir.ffi.register_func("test.three", lambda: 3.0, override=True)
+
+    @I.ir_module
+    class Mod:
+        @R.function
+        def main(x: R.Tensor(("n",), "float32"), y: R.Tensor(("n",), "float32"),
+                 u: R.Tensor((4,), "float32")):
+            a = R.call_packed("test.three", sinfo_args=R.Prim("float32"))
+            z = R.call_dps_packed("test.saxpy", (a, x, y), out_sinfo=R.Tensor((n,), "float32"))
+            d = R.call_dps_packed("test.dot4", (u, u), out_sinfo=R.Tensor((1,), "float32"))
+            return (z, d)
+
+    lib = pyir.build(Mod)
+    x, y, u = np.arange(6, dtype="float32"), np.ones(6, "float32"), np.arange(4, dtype="float32")
+    z, d = lib["main"](x, y, u)
+    np.testing.assert_array_equal(z, 3 * x + 1)
+    np.testing.assert_array_equal(d, [14])
+    with pytest.raises(ValueError, match="argument 'u' expects shape \\(4,\\)"):
+        lib["main"](x, y, np.ones(3, "float32"))
+
+
+def test_kernels_from_a_prim_function_via_call_extern(saxpy, dot4):
+    @I.ir_module
+    class Mod:
+        @T.prim_func
+        def both(x: T.Buffer((8,), "float32"), y: T.Buffer((8,), "float32"),
+                 out: T.Buffer((8,), "float32"), d: T.Buffer((1,), "float32")):
+            T.call_extern("test.saxpy", T.float32(2), x, y, out, T.int64(8), dtype="void")
+            T.call_extern("test.dot4", x, y, d, dtype="void")
+
+    lib = pyir.build(Mod)
+    assert "define void @test_dot4" in lib.source("llvm")
+    x, y = np.arange(8, dtype="float32"), np.ones(8, "float32")
+    out, d = np.empty(8, "float32"), np.empty(1, "float32")
+    lib["both"](x, y, out, d)
+    np.testing.assert_array_equal(out, 2 * x + 1)
+    assert d[0] == 6
+    assert pyir.script.from_source(Mod.script()).script() == Mod.script()

@@ -1,0 +1,155 @@
+"""Graph code calling Python packed functions back: call_dps_packed with numpy views,
+call_packed returning arrays, numbers and tuples, match_cast checked at run time, and
+exceptions reaching the caller unchanged."""
+
+import numpy as np
+import pytest
+
+import pyir
+from pyir.script import graph as R
+from pyir.script import ir as I
+from pyir.script import tensor as T
+
+calls = []
+
+
+@pyir.ffi.register_func("test.graph.scale2", override=True)
+def scale2(x, out):
+    calls.append(type(x))
+    np.multiply(x, 2, out=out)
+
+
+@pyir.ffi.register_func("test.graph.outer", override=True)
+def outer(x, y):
+    return np.multiply.outer(x, y).astype("float32")
+
+
+@pyir.ffi.register_func("test.graph.stats", override=True)
+def stats(x):
+    return (float(x.sum()), x[::-1].copy())
+
+
+@pyir.ffi.register_func("test.graph.count", override=True)
+def count(x, shape):
+    return int(x.size) + shape[0]
+
+
+class Boom(RuntimeError):
+    pass
+
+
+@pyir.ffi.register_func("test.graph.boom", override=True)
+def boom(x, out):
+    raise Boom("from inside the kernel")
+
+
+@I.ir_module
+class Packed:
+    @T.prim_func
+    def twice(X: T.Buffer(("n",), "float32"), Y: T.Buffer(("n",), "float32")):
+        for i in range(n):
+            with T.block("Y"):
+                vi = T.axis.spatial(n, i)
+                Y[vi] = X[vi] * T.float32(2)
+
+    @T.prim_func
+    def twice2(X: T.Buffer(("n", "m"), "float32"), Y: T.Buffer(("n", "m"), "float32")):
+        for i, j in T.grid(n, m):
+            with T.block("Y"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                Y[vi, vj] = X[vi, vj] * T.float32(2)
+
+    @R.function
+    def dps(x: R.Tensor(("n",), "float32")):
+        with R.dataflow():
+            a = R.call_tir(cls.twice, (x,), out_sinfo=R.Tensor((n,), "float32"))
+            b = R.call_dps_packed("test.graph.scale2", (a,), out_sinfo=R.Tensor((n,), "float32"))
+            c = R.call_tir(cls.twice, (b,), out_sinfo=R.Tensor((n,), "float32"))
+            R.output(c)
+        return c
+
+    @R.function
+    def packed_array(x: R.Tensor(("n",), "float32"), y: R.Tensor(("m",), "float32")):
+        a = R.call_tir(cls.twice, (x,), out_sinfo=R.Tensor((n,), "float32"))
+        o = R.call_packed("test.graph.outer", a, y, sinfo_args=R.Tensor((n, m), "float32"))
+        b = R.call_tir(cls.twice2, (o,), out_sinfo=R.Tensor((n, m), "float32"))
+        return b
+
+    @R.function
+    def packed_tuple(x: R.Tensor(("n",), "float32")):
+        t = R.call_packed("test.graph.stats", x,
+                          sinfo_args=R.Tuple(R.Prim("float64"), R.Tensor((n,), "float32")))
+        r = t[1]
+        b = R.call_tir(cls.twice, (r,), out_sinfo=R.Tensor((n,), "float32"))
+        return (t[0], b)
+
+    @R.function
+    def packed_number(x: R.Tensor(("n",), "float32")):
+        c = R.call_packed("test.graph.count", x, R.shape([n * 3]), sinfo_args=R.Prim("int64"))
+        return c
+
+    @R.function
+    def cast(x: R.Tensor(("n",), "float32")):
+        o = R.call_packed("test.graph.outer", x, x, sinfo_args=R.Tensor(ndim=2, dtype="float32"))
+        p = R.match_cast(o, R.Tensor(("a", "b"), "float32"))
+        q = R.call_tir(cls.twice2, (p,), out_sinfo=R.Tensor((a, b), "float32"))
+        return q
+
+    @R.function
+    def cast_input(x: R.Tensor(ndim=1, dtype="float32")):
+        y = R.match_cast(x, R.Tensor((6,), "float32"))
+        z = R.call_tir(cls.twice, (y,), out_sinfo=R.Tensor((6,), "float32"))
+        return z
+
+    @R.function
+    def raises(x: R.Tensor(("n",), "float32")):
+        with R.dataflow():
+            a = R.call_tir(cls.twice, (x,), out_sinfo=R.Tensor((n,), "float32"))
+            b = R.call_dps_packed("test.graph.boom", (a,), out_sinfo=R.Tensor((n,), "float32"))
+            R.output(b)
+        return b
+
+
+@pytest.fixture(scope="module")
+def lib():
+    return pyir.build(Packed)
+
+
+def test_call_dps_packed_gets_numpy_views(lib):
+    calls.clear()
+    x = np.arange(5, dtype="float32")
+    np.testing.assert_array_equal(lib["dps"](x), 8 * x)
+    assert calls == [np.ndarray]
+
+
+def test_call_packed_returning_an_array(lib):
+    x, y = np.arange(3, dtype="float32"), np.arange(4, dtype="float32")
+    np.testing.assert_array_equal(lib["packed_array"](x, y), 2 * np.multiply.outer(2 * x, y))
+
+
+def test_call_packed_returning_a_tuple_with_a_number(lib):
+    x = np.arange(4, dtype="float32")
+    total, b = lib["packed_tuple"](x)
+    assert total == 6.0
+    np.testing.assert_array_equal(b, 2 * x[::-1])
+
+
+def test_call_packed_returning_a_number_with_a_shape_argument(lib):
+    assert lib["packed_number"](np.zeros(5, "float32")) == 5 + 15
+
+
+def test_match_cast_defines_shape_variables(lib):
+    x = np.arange(3, dtype="float32")
+    np.testing.assert_array_equal(lib["cast"](x), 2 * np.multiply.outer(x, x))
+
+
+def test_match_cast_of_an_input(lib):
+    x = np.arange(6, dtype="float32")
+    np.testing.assert_array_equal(lib["cast_input"](x), 2 * x)
+
+
+def test_exception_in_a_packed_function_reaches_the_caller_unchanged(lib):
+    with pytest.raises(Boom, match="from inside the kernel") as info:
+        lib["raises"](np.ones(3, "float32"))
+    assert type(info.value) is Boom
+    np.testing.assert_array_equal(lib["dps"](np.ones(2, "float32")), 8 * np.ones(2))
