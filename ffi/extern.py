@@ -24,7 +24,7 @@ from pyir.errors import Error
 
 from .registry import register_func
 
-_DEFINE = re.compile(r'^\s*define\b[^@]*@("?)([-\w.$]+)\1\s*\(', re.M)
+_DEFINE = re.compile(r'^\s*define\b[^@]*@("?)([-\w.$]+)\1\s*\(', re.MULTILINE)
 
 
 class ExternKernel:
@@ -77,8 +77,9 @@ def extern(name, symbol=None, llvm_ir=None, override=False):
 
 def _wrapper(name, decl):
     """The prim function named ``name`` with ``decl``'s signature that calls kernel ``name``."""
-    from pyir.ir import Buffer, BufferLoad, Call, Evaluate, IntImm, StringImm, walk
     from pyir.script import from_source
+
+    from pyir.ir import Buffer, BufferLoad, Call, Evaluate, IntImm, StringImm, walk
     tree = ast.parse(textwrap.dedent(inspect.getsource(decl)))
     fdef = tree.body[0]
     fdef.decorator_list = [ast.Name("__T_prim_func__")]
@@ -98,6 +99,7 @@ def _wrapper(name, decl):
 def kernels_called(mod):
     """The `ExternKernel`s named by ``call_extern`` in the prim functions of ``mod``."""
     from pyir.ir import Call, PrimFunc, walk
+
     from .registry import get_global_func
     found = {}
     for _, f in mod.functions:
@@ -115,13 +117,14 @@ def link_ir(llvm_ir, kernels):
     for k in kernels:
         if k.llvm_ir is not None:
             llvm_ir = re.sub(rf'^declare\b[^\n]*@"?{re.escape(k.symbol)}"?\([^\n]*\n', "",
-                             llvm_ir, flags=re.M) + "\n" + k.llvm_ir
+                             llvm_ir, flags=re.MULTILINE) + "\n" + k.llvm_ir
     return llvm_ir
 
 
 def kernels_called_from_graph(mod):
     """The `ExternKernel`s named by ``call_dps_packed`` in the graph functions of ``mod``."""
     from pyir.ir import CallDPSPacked, Function, walk
+
     from .registry import get_global_func
     found = {}
     for _, f in mod.functions:

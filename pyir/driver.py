@@ -53,6 +53,7 @@ def as_module(mod_or_func):
 
 def _build_prims(mod, target, default_schedule, opt_level, options, extra=None):
     from pyir.ffi.extern import kernels_called, link_ir
+
     from .codegen.llvm import codegen
     from .codegen.target import Target
     from .runtime import Executable
@@ -81,6 +82,7 @@ def _build_graph(mod, names, target, default_schedule, opt_level, options):
     module's own functions in the ffi registry."""
     from pyir.ffi import register_func
     from pyir.ffi.extern import kernels_called_from_graph
+
     from .codegen.graph import graph_emitter
     from .transform.graph_plan import lower_graph
     from .transform.legalize import legalize

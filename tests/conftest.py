@@ -7,6 +7,20 @@ import pytest
 GOLDEN_DIR = pathlib.Path(__file__).parent / "golden"
 
 
+def _verify_after_pass(mod, pass_name):
+    from pyir.errors import Error
+    from pyir.ir import verify
+    try:
+        verify(mod)
+    except Error as e:
+        raise AssertionError(f"IR is ill-formed after pass {pass_name}: {e}") from None
+
+
+def pytest_configure(config):
+    from pyir import transform
+    transform.AFTER_EACH_PASS.append(_verify_after_pass)
+
+
 def pytest_addoption(parser):
     parser.addoption("--update-golden", action="store_true", default=False,
                      help="rewrite golden files with the current output instead of comparing")

@@ -12,7 +12,7 @@ status slot, at the step stored in the step slot); ``k > 0``: graph condition ``
 `GraphPlan.conditions` failed.
 """
 
-import llvmlite.ir as ir
+from llvmlite import ir
 
 from ..transform._arith import Scope
 from ..transform.graph_plan import nbytes

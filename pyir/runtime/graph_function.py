@@ -20,7 +20,7 @@ from ..ir.graph import PrimStructInfo, TensorStructInfo, TupleStructInfo
 from ..ir.ops import show
 from ..transform.graph_plan import leaves_of
 from . import checks
-from .exprtext import expr_text
+from .exprtext import expr_text, vars_in
 from .function import _SLOT_CODE, compile_binder, data_pointer, slot_layout
 
 _NATIVE = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p)
@@ -28,7 +28,7 @@ _CALLBACK = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_int64, ctypes.c_void_p)
 
 
 class _CallState:
-    __slots__ = ("frame", "held", "late", "error")
+    __slots__ = ("error", "frame", "held", "late")
 
     def __init__(self, frame):
         self.frame, self.held, self.late, self.error = frame, {}, {}, None
@@ -126,8 +126,10 @@ class GraphFunction:
             return type(err)(f"graph function {self.name}, binding {step.binding}: {err}")
         if 0 < status <= len(self.plan.conditions):
             cond, message = self.plan.conditions[status - 1]
+            env = self._env(frame)
+            known = ", ".join(f"{v.name} = {env[v]}" for v in vars_in(cond))
             return ArgumentValueError(f"graph function {self.name}, {message} "
-                                      f"(requires {expr_text(cond)})")
+                                      f"(requires {expr_text(cond)}, but {known})")
         return checks.status_error(self.info, status, ())
 
     def _env(self, frame):

@@ -25,14 +25,21 @@ PIPELINE = [
 ]
 
 
+#: Callables ``check(mod, pass_name)`` run after every pass; the test suite registers
+#: `pyir.ir.verify` here so every build in the tests is verified pass by pass.
+AFTER_EACH_PASS = []
+
+
 def lower(mod, default_schedule=True):
     """Run `PIPELINE` over ``mod`` (skipping the default schedule when told to)."""
     for p in PIPELINE:
         if p.__name__ != "default_schedule" or default_schedule:
             mod = p(mod)
+            for check in AFTER_EACH_PASS:
+                check(mod, p.__name__)
     return mod
 
 
-__all__ = ["PIPELINE", "lower", "LowerError", "default_schedule", "lower_blocks",
+__all__ = ["PIPELINE", "AFTER_EACH_PASS", "lower", "LowerError", "default_schedule", "lower_blocks",
            "compact_local_buffers", "split_tail_loops",
            "plan_storage", "entry_conditions", "flatten_buffers", "simplify"]

@@ -25,11 +25,23 @@ from ..errors import Error
 from ..ffi.extern import ExternKernel
 from ..ffi.registry import get_global_func
 from ..ir import expr as E
-from ..ir.graph import (CallDPSPacked, CallPacked, CallTIR, GraphVar, MatchCast,
-                        PrimStructInfo, PrimValue, ShapeExpr, TensorStructInfo, Tuple,
-                        TupleGetItem, TupleStructInfo, symbolic_vars)
-from ..ir.structural import structural_equal
+from ..ir.graph import (
+    CallDPSPacked,
+    CallPacked,
+    CallTIR,
+    GraphVar,
+    MatchCast,
+    PrimStructInfo,
+    PrimValue,
+    ShapeExpr,
+    TensorStructInfo,
+    Tuple,
+    TupleGetItem,
+    TupleStructInfo,
+    symbolic_vars,
+)
 from ..ir.ops import show
+from ..runtime.exprtext import expr_text
 from .common import substitute
 
 
@@ -98,6 +110,12 @@ def lower_graph(mod, name, infos):
     """The `GraphPlan` of graph function ``mod[name]`` (legalized); ``infos`` maps prim
     function names to their `FuncInfo`."""
     return _Lowerer(mod, mod[name], infos).run()
+
+
+def same(a, b):
+    """True if int64 expressions ``a`` and ``b`` are provably equal."""
+    d = simplify(E.convert(a) - E.convert(b))
+    return isinstance(d, E.IntImm) and d.value == 0
 
 
 def leaves_of(structure):
@@ -279,8 +297,7 @@ class _Lowerer:
         if not isinstance(sinfo, TensorStructInfo) or sinfo.shape is None:
             raise self.error(name, f"{where} is a buffer; the value passed is {show(sinfo)} "
                                    "(match_cast it to a shape first)")
-        scalar_as_one = not sinfo.shape and len(p.shape) == 1 and structural_equal(
-            p.shape[0], E.IntImm(1, "int64"))
+        scalar_as_one = not sinfo.shape and len(p.shape) == 1 and same(p.shape[0], 1)
         if scalar_as_one and sinfo.dtype == p.dtype:
             return
         if sinfo.dtype != p.dtype or len(sinfo.shape) != len(p.shape):
@@ -292,13 +309,14 @@ class _Lowerer:
                 continue
             want = simplify(substitute(pe, bound))
             got = simplify(ge)
-            if structural_equal(want, got):
+            if same(want, got):
                 continue
             if isinstance(want, E.IntImm) and isinstance(got, E.IntImm):
                 raise self.error(name, f"{where}: dimension {d} must be {want.value}, the "
                                        f"value passed has {got.value} ({show(sinfo)})")
-            checks.append((E.Binary("eq", want, got),
-                           f"{where}: dimension {d} of {show(sinfo)} must equal {want}"))
+            message = (f"{where}: dimension {d} of {show(sinfo)} must equal "
+                       f"{expr_text(want)}")
+            checks.append((E.Binary("eq", want, got), message))
 
 
 # ---------------------------------------------------------------- placement
@@ -341,14 +359,14 @@ def plan_memory(plan):
             if leaf.kind != "storage":
                 continue
             size = nbytes(leaf.sinfo)
-            pick = next((s for s in free if structural_equal(plan.storages[s], size)),
+            pick = next((s for s in free if same(plan.storages[s], size)),
                         free[0] if free else None)
             if pick is None:
                 plan.storages.append(size)
                 pick = len(plan.storages) - 1
             else:
                 free.remove(pick)
-                if not structural_equal(plan.storages[pick], size):
+                if not same(plan.storages[pick], size):
                     plan.storages[pick] = simplify(E.Binary("max", plan.storages[pick], size))
             leaf.storage = pick
             owners[pick] = leaf_id

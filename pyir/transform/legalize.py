@@ -14,8 +14,16 @@ import math
 import numpy as np
 
 from ..errors import Error
-from ..ir.graph import (CallTIR, DataflowVar, Function, GlobalVar, OpCall, SeqExpr, Tuple,
-                        VarBinding)
+from ..ir.graph import (
+    CallTIR,
+    DataflowVar,
+    Function,
+    GlobalVar,
+    OpCall,
+    SeqExpr,
+    Tuple,
+    VarBinding,
+)
 from ..ir.ops import is_one, struct_info_of
 
 _BINARY = {"add": "{a} + {b}", "subtract": "{a} - {b}", "multiply": "{a} * {b}",

@@ -1,0 +1,157 @@
+"""Errors of compiled graph functions name the binding and both shapes."""
+
+import numpy as np
+import pytest
+
+import pyir
+from pyir.script import graph as R
+from pyir.script import ir as I
+from pyir.script import tensor as T
+
+
+@pyir.ffi.register_func("test.err.wrong_shape", override=True)
+def wrong_shape(x):
+    return np.zeros((3, 4), "float32")
+
+
+@pyir.ffi.register_func("test.err.wrong_type", override=True)
+def wrong_type(x):
+    return [1, 2]
+
+
+@pyir.ffi.register_func("test.err.wrong_dtype", override=True)
+def wrong_dtype(x):
+    return np.zeros(x.shape, "float64")
+
+
+@I.ir_module
+class Bad:
+    @T.prim_func
+    def twice(X: T.Buffer(("n",), "float32"), Y: T.Buffer(("n",), "float32")):
+        for i in range(n):
+            with T.block("Y"):
+                vi = T.axis.spatial(n, i)
+                Y[vi] = X[vi] * T.float32(2)
+
+    @R.function
+    def shape(x: R.Tensor(("n",), "float32")):
+        y = R.call_packed("test.err.wrong_shape", x, sinfo_args=R.Tensor((n, 4), "float32"))
+        return y
+
+    @R.function
+    def kind(x: R.Tensor(("n",), "float32")):
+        y = R.call_packed("test.err.wrong_type", x, sinfo_args=R.Tensor((n,), "float32"))
+        return y
+
+    @R.function
+    def dtype(x: R.Tensor(("n",), "float32")):
+        y = R.call_packed("test.err.wrong_dtype", x, sinfo_args=R.Tensor((n,), "float32"))
+        return y
+
+    @R.function
+    def cast(x: R.Tensor(("n",), "float32")):
+        y = R.match_cast(x, R.Tensor((5,), "float32"))
+        z = R.call_tir(cls.twice, (y,), out_sinfo=R.Tensor((5,), "float32"))
+        return z
+
+    @R.function
+    def checked(x: R.Tensor(("n", "m"), "float32")):
+        with R.dataflow():
+            y = R.call_tir(cls.twice, (x,), out_sinfo=R.Tensor((n,), "float32"))
+            R.output(y)
+        return y
+
+
+@pytest.fixture(scope="module")
+def lib():
+    mod = Bad.without("checked")
+    return pyir.build(mod)
+
+
+def test_packed_result_of_the_wrong_shape_names_binding_and_both_shapes(lib):
+    with pytest.raises(pyir.Error, match=r"binding y: 'test.err.wrong_shape' returned an array "
+                                         r"of shape \(3, 4\).*expected R.Tensor\(\(n, 4\).*"
+                                         r"= \(2, 4\)"):
+        lib["shape"](np.zeros(2, "float32"))
+
+
+def test_packed_result_of_the_wrong_type(lib):
+    with pytest.raises(pyir.Error, match=r"binding y: .* returned list .*expected an array"):
+        lib["kind"](np.zeros(2, "float32"))
+
+
+def test_packed_result_of_the_wrong_dtype(lib):
+    with pytest.raises(pyir.Error, match=r"binding y: .*dtype float64, expected R.Tensor"):
+        lib["dtype"](np.zeros(2, "float32"))
+
+
+def test_failed_match_cast_names_binding_and_both_shapes(lib):
+    with pytest.raises(pyir.Error, match=r"match_cast in binding y: the value has shape \(3,\), "
+                                         r"but R.Tensor\(\(5,\), \"float32\"\) requires \(5,\)"):
+        lib["cast"](np.zeros(3, "float32"))
+    np.testing.assert_array_equal(lib["cast"](np.ones(5, "float32")), 2 * np.ones(5))
+
+
+def test_unknown_packed_name_at_build_time():
+    @I.ir_module
+    class Unknown:
+        @R.function
+        def main(x: R.Tensor(("n",), "float32")):
+            with R.dataflow():
+                y = R.call_dps_packed("test.err.nowhere", (x,), out_sinfo=R.Tensor((n,), "float32"))
+                R.output(y)
+            return y
+
+    with pytest.raises(pyir.Error, match="binding y: no global function named "
+                                         "'test.err.nowhere' is registered"):
+        pyir.build(Unknown)
+
+
+def test_unknown_call_packed_name_at_build_time():
+    @R.function
+    def main(x: R.Tensor(("n",), "float32")):
+        y = R.call_packed("test.err.missing", x, sinfo_args=R.Tensor((n,), "float32"))
+        return y
+
+    with pytest.raises(pyir.Error, match="'test.err.missing'"):
+        pyir.build(main)
+
+
+def test_call_tir_shape_mismatch_is_reported_at_build_or_run_time():
+    with pytest.raises(pyir.Error, match="binding y: twice parameter 'X' expects float32 with "
+                                         "1 dimension"):
+        pyir.build(Bad)
+
+
+def test_bad_inputs_are_argument_errors(lib):
+    with pytest.raises(TypeError, match="argument 'x' expects dtype float32"):
+        lib["cast"](np.zeros(5, "int32"))
+    with pytest.raises(TypeError, match="takes 1 argument"):
+        lib["cast"]()
+
+
+def test_call_tir_shapes_that_cannot_be_proven_equal_are_checked_natively():
+    @I.ir_module
+    class Pair:
+        @T.prim_func
+        def add(A: T.Buffer(("n",), "float32"), B: T.Buffer(("n",), "float32"),
+                C: T.Buffer(("n",), "float32")):
+            for i in range(n):
+                with T.block("C"):
+                    vi = T.axis.spatial(n, i)
+                    C[vi] = A[vi] + B[vi]
+
+        @R.function
+        def main(x: R.Tensor(("n",), "float32"), y: R.Tensor(("k",), "float32")):
+            with R.dataflow():
+                z = R.call_tir(cls.add, (x, y), out_sinfo=R.Tensor((n,), "float32"))
+                R.output(z)
+            return z
+
+    lib = pyir.build(Pair)
+    np.testing.assert_array_equal(lib["main"](np.ones(3, "float32"), np.ones(3, "float32")),
+                                  2 * np.ones(3))
+    with pytest.raises(ValueError, match="binding z: add parameter 'B': dimension 0 of "
+                                         "R.Tensor\\(\\(k,\\), \"float32\"\\) must equal "
+                                         "n .requires n == k, but n = 3, k = 4"):
+        lib["main"](np.ones(3, "float32"), np.ones(4, "float32"))
