@@ -10,6 +10,7 @@ ctypes callback: an exception raised in one is kept, the native code unwinds wit
 
 import ctypes
 import struct
+import threading
 
 import numpy as np
 
@@ -52,7 +53,7 @@ class GraphFunction:
         self._tuples = any(isinstance(p, tuple) for p in plan.params)
         self._sites = {s.site: s for s in plan.steps if s.kind == "callback"}
         self._callback = _CALLBACK(self._trampoline)
-        self._stack = []
+        self._local = threading.local()
         self._pool = []
         self._input_index = {l.id: k for k, l in enumerate(inputs)}
         self._output_index = {l.id: k for k, l in enumerate(self._outputs)}
@@ -60,7 +61,8 @@ class GraphFunction:
         namespace = {"check": self._check, "pack": self._pack, "pool": self._pool,
                      "new_frame": self._new_frame, "native": self._fn, "empty": np.empty,
                      "data_pointer": data_pointer, "fail": self._status_error,
-                     "flatten": self._flatten, "finish": self._finish, "stack": self._stack,
+                     "flatten": self._flatten, "finish": self._finish,
+                     "thread_stack": self._thread_stack,
                      "State": _CallState}
         exec(compile(self.call_source, f"<pyir call of {self.name}>", "exec"),  # noqa: S102
              namespace)
@@ -70,6 +72,15 @@ class GraphFunction:
         return self._call(args)
 
     # ------------------------------------------------------------ helpers
+    def _thread_stack(self):
+        """The calls of this function under way in the current thread, innermost last
+        (a packed function may call the graph function again)."""
+        try:
+            return self._local.stack
+        except AttributeError:
+            self._local.stack = []
+            return self._local.stack
+
     def _new_frame(self):
         buf = (ctypes.c_uint8 * (8 * self.plan.num_slots))()
         address = ctypes.addressof(buf)
@@ -137,7 +148,7 @@ class GraphFunction:
 
     # ------------------------------------------------------------ callbacks
     def _trampoline(self, site, address):
-        state = self._stack[-1]
+        state = self._thread_stack()[-1]
         try:
             step = self._sites[site]
             frame = _slots(state.frame, self.plan.num_slots)
@@ -281,7 +292,8 @@ def _call_source(gf):
               "        buf, address = new_frame()",
               f"    pack(buf, 0, *values{''.join(f', data_pointer({o})' for o in outs)})"]
     if gf._sites:
-        lines += ["    state = State(buf)", "    stack.append(state)", "    try:",
+        lines += ["    state = State(buf)", "    stack = thread_stack()", "    stack.append(state)",
+                  "    try:",
                   "        status = native(address)", "    finally:", "        stack.pop()",
                   "        pool.append((buf, address))"]
     else:

@@ -153,3 +153,27 @@ def test_exception_in_a_packed_function_reaches_the_caller_unchanged(lib):
         lib["raises"](np.ones(3, "float32"))
     assert type(info.value) is Boom
     np.testing.assert_array_equal(lib["dps"](np.ones(2, "float32")), 8 * np.ones(2))
+
+
+def test_threads_calling_a_graph_function_with_python_steps_at_once(lib):
+    import threading
+
+    errors = []
+
+    def worker(seed):
+        rng = np.random.default_rng(seed)
+        try:
+            for _ in range(200):
+                x = rng.random(int(rng.integers(1, 9)), dtype=np.float32)
+                y = rng.random(int(rng.integers(1, 9)), dtype=np.float32)
+                np.testing.assert_allclose(lib["packed_array"](x, y),
+                                           2 * np.multiply.outer(2 * x, y), rtol=1e-6)
+        except Exception as e:  # collected and reported by the main thread
+            errors.append(e)
+
+    threads = [threading.Thread(target=worker, args=(k,)) for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
