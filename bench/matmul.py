@@ -24,8 +24,14 @@ pins ``OPENBLAS_CORETYPE=Haswell``) and in a subprocess with ``OPENBLAS_CORETYPE
 ``OPENBLAS_L2_SIZE`` unset (OpenBLAS's AVX-512 kernel), with 1 and 2 threads. A JIT'd
 FMA-chain probe gives the machine's peak for the "90 % of peak" target.
 
-Run: ``python bench/matmul.py [--n 1024] [--rounds 4]``. Prints a rich table and writes
-``bench/results/matmul-<stamp>.json`` and ``bench/results/matmul-latest.json``.
+TVM (the optional ``peers`` extra, ``apache-tvm``): ``bench/peers/tvm_matmul.py`` is TVM's
+version of the same schedule (static n; TensorIR schedule, built for the host CPU), run in a
+fresh subprocess per timing round with ``TVM_NUM_THREADS`` = 2 and 1 by the interpreter
+given by ``--tvm-python`` (default: this one), and checked against numpy at n and n - 25.
+When that interpreter cannot import tvm, the table says so and the rows are skipped.
+
+Run: ``python bench/matmul.py [--n 1024] [--rounds 4] [--tvm-python PATH]``. Prints a rich
+table and writes ``bench/results/matmul-<stamp>.json`` and ``bench/results/matmul-latest.json``.
 """
 
 import argparse
@@ -330,17 +336,68 @@ def bench_fma_probe(threads_list=(1, 2), iters=20_000_000):
     return out
 
 
-def bench_tvm(n):
-    """TVM's version of the same schedule in a subprocess, when apache-tvm is installed."""
-    probe = subprocess.run([sys.executable, "-c", "import tvm"], capture_output=True,
-                           check=False)
+TVM_SCRIPT = pathlib.Path(__file__).parent / "peers" / "tvm_matmul.py"
+
+
+def tvm_version(python):
+    """TVM's version as seen by ``python``, or None with the reason it is not importable."""
+    try:
+        probe = subprocess.run([python, "-c", "import tvm; print(tvm.__version__)"],
+                               capture_output=True, text=True, check=False, timeout=120)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        return None, f"cannot run {python}: {e}"
     if probe.returncode != 0:
-        return {"skipped": "apache-tvm is not installed (optional extra 'peers')"}
-    return {"skipped": "TVM peer run not implemented in this version"}
+        last = (probe.stderr.strip().splitlines() or ["?"])[-1]
+        return None, (f"apache-tvm is not importable by {python} (optional extra 'peers'; "
+                      f"pass --tvm-python): {last[:80]}")
+    return probe.stdout.strip().splitlines()[-1], None
+
+
+def tvm_run(n, python, threads, tail=True):
+    """One run of bench/peers/tvm_matmul.py (TVM's version of the same schedule, static n)
+    in a subprocess with ``TVM_NUM_THREADS=threads``: build, check against numpy (also at
+    n - 25 with ``tail``), time. Returns its JSON report."""
+    env = dict(os.environ, TVM_NUM_THREADS=str(threads))
+    cmd = [python, str(TVM_SCRIPT), "--n", str(n), "--threads", str(threads)]
+    if not tail:
+        cmd.append("--no-tail")
+    proc = subprocess.run(cmd, env=env, capture_output=True, text=True, check=False,
+                          timeout=600)
+    if proc.returncode != 0:
+        last = (proc.stderr.strip().splitlines() or ["?"])[-1]
+        raise RuntimeError(f"{TVM_SCRIPT.name} failed: {last[:200]}")
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def tvm_timed(n, python, threads, row):
+    """A callable for the timing rounds: each call is a fresh TVM subprocess (build, check,
+    time); the build times and the first run's checks are collected in ``row``."""
+    def once():
+        first = "max_rel_error" not in row
+        rep = tvm_run(n, python, threads, tail=first)
+        if first:
+            row.update({"max_rel_error": rep["max_rel_error"], "target": rep["target"],
+                        "tvm_version": rep["tvm_version"], "parallel": rep["parallel"],
+                        "timer": rep["timer"]})
+        for k in ("schedule_s", "compile_s", "load_s"):
+            row.setdefault(f"{k[:-2]}_runs_s", []).append(rep[k])
+        return rep["runs"]
+    return once
+
+
+def finish_tvm_row(row):
+    """Median schedule / compile / load times over the rounds; ``schedule_build_s`` (the
+    table's sched+build column) is schedule + compile + load of the shared library, which
+    is what pyir.build's time includes too (it returns a callable module)."""
+    if "schedule_runs_s" not in row:
+        return
+    med = {k: statistics.median(row[f"{k}_runs_s"]) for k in ("schedule", "compile", "load")}
+    row.update({f"{k}_s": v for k, v in med.items()})
+    row["schedule_build_s"] = sum(med.values())
 
 
 # ---------------------------------------------------------------- report
-def run(n, rounds=4):
+def run(n, rounds=4, tvm_python=sys.executable):
     """Build and check every variant, then time them all in ``rounds`` interleaved rounds
     (so that a busy spell on a shared machine hits every variant alike)."""
     results = {"n": n}
@@ -366,6 +423,19 @@ def run(n, rounds=4):
             key = f"numpy {'AVX-512 (unpinned)' if unpinned else 'as pinned'} {threads}T"
             results[key] = {}
             timed[key] = lambda t=threads, u=unpinned: numpy_runs(n, t, u)
+    # TVM's version of the same schedule (static n), in a subprocess per round.
+    version, why_not = tvm_version(tvm_python)
+    tvm_rows = {}
+    if version is None:
+        tvm_info = {"skipped": why_not, "python": tvm_python}
+    else:
+        tvm_info = {"version": version, "python": tvm_python, "script": str(TVM_SCRIPT),
+                    "rows": []}
+        for threads in (2, 1):
+            key = f"TVM {version} static {threads}T"
+            tvm_rows[key] = results[key] = {}
+            tvm_info["rows"].append(key)
+            timed[key] = tvm_timed(n, tvm_python, threads, tvm_rows[key])
     runs = {k: [] for k in timed}
     for _ in range(rounds):
         for key, fn in timed.items():
@@ -376,13 +446,15 @@ def run(n, rounds=4):
     for key, rs in runs.items():
         if rs and "error" not in results[key]:
             results[key].update(summarise(rs, n))
+    for key, row in tvm_rows.items():
+        finish_tvm_row(row)
     try:
         probe = bench_fma_probe()
         probe.pop("_engine")
         results["fma probe"] = probe
     except Exception as e:  # noqa: BLE001
         results["fma probe"] = {"error": f"{type(e).__name__}: {e}"}
-    results["tvm"] = bench_tvm(n)
+    results["tvm"] = tvm_info
     return results
 
 
@@ -399,6 +471,27 @@ def targets(results):
             med = max(g(k) for k in mine) / g(peer)
             best = max(g(k, "gflops_best") for k in mine) / g(peer, "gflops_best")
             rows.append((label, f"{med:.2f}x median, {best:.2f}x best", med >= 1.0))
+    tvm = results.get("tvm", {})
+    for peer in tvm.get("rows", []):
+        threads = int(peer.rsplit(" ", 1)[1].rstrip("T"))
+        if g(peer):
+            mine = [f"pyir static {threads}T", f"pyir symbolic {threads}T"]
+            med = max(g(k) for k in mine) / g(peer)
+            best = max(g(k, "gflops_best") for k in mine) / g(peer, "gflops_best")
+            label = (f"{threads} thread{'s' if threads > 1 else ''} "
+                     f"{'≥ 1.0x' if threads > 1 else 'vs'} TVM (same schedule)")
+            rows.append((label, f"{med:.2f}x median, {best:.2f}x best",
+                         med >= 1.0 if threads > 1 else None))
+    if tvm.get("rows"):
+        sb = [results[k]["schedule_build_s"] for k in tvm["rows"]
+              if "schedule_build_s" in results.get(k, {})]
+        mine = [results[k]["schedule_build_s"] for k in results
+                if k.startswith("pyir") and "schedule_build_s" in results[k]]
+        if sb and mine:
+            half = min(sb) / 2
+            rows.append(("schedule + build ≤ ½ TVM's build + load",
+                         f"{max(mine) * 1e3:.0f} ms vs ½ × {min(sb) * 1e3:.0f} ms",
+                         max(mine) <= half))
     probe = results.get("fma probe", {}).get("1", {})
     if probe.get("gflops"):
         mine = ["pyir static 1T", "pyir symbolic 1T"]
@@ -413,12 +506,12 @@ def targets(results):
             rows.append((f"symbolic ≤ 1.10x static time ({threads}T)", f"{ratio:.2f}x",
                          ratio <= 1.10))
     sb = [results[k]["schedule_build_s"] for k in results
-          if isinstance(results[k], dict) and "schedule_build_s" in results[k]]
+          if k.startswith("pyir") and "schedule_build_s" in results[k]]
     if sb:
         rows.append(("schedule + build ≤ 35 ms", f"{min(sb) * 1e3:.0f}–{max(sb) * 1e3:.0f} ms",
                      max(sb) <= 0.035))
     rb = [results[k]["rebuild_s"] for k in results
-          if isinstance(results[k], dict) and "rebuild_s" in results[k]]
+          if k.startswith("pyir") and "rebuild_s" in results[k]]
     if rb:
         rows.append(("unchanged rebuild ≤ 1 ms", f"{max(rb) * 1e3:.2f} ms", max(rb) <= 1e-3))
     return rows
@@ -460,7 +553,7 @@ def print_table(results, machine):
     for col in ("target", "measured", "met"):
         t2.add_column(col)
     for name, value, met in targets(results):
-        t2.add_row(name, value, "[green]yes[/]" if met else "[red]no[/]")
+        t2.add_row(name, value, "—" if met is None else "[green]yes[/]" if met else "[red]no[/]")
     console.print(t2)
 
 
@@ -487,9 +580,12 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--n", type=int, default=1024)
     ap.add_argument("--rounds", type=int, default=4)
+    ap.add_argument("--tvm-python", default=sys.executable,
+                    help="interpreter with apache-tvm (the optional 'peers' extra) for the TVM "
+                         "rows, run in a subprocess (default: this interpreter)")
     args = ap.parse_args(argv)
     machine = machine_note()
-    results = run(args.n, args.rounds)
+    results = run(args.n, args.rounds, tvm_python=args.tvm_python)
     print_table(results, machine)
     stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
     report = {"timestamp": stamp, "machine": machine, "results": results,

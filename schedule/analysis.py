@@ -167,7 +167,7 @@ def iteration_conflict(root, outer_loops, moved, allow_reduce_reorder):
     only block touching its output.
     """
     moved = set(moved)
-    per_buffer = {}
+    raw = {}
     for rel in realizes_under(root):
         realize = rel[-1]
         inner = [n for n in rel if isinstance(n, For)]
@@ -175,11 +175,14 @@ def iteration_conflict(root, outer_loops, moved, allow_reduce_reorder):
         relax_vars = [lp.loop_var for lp in inner if lp.loop_var not in moved]
         red = reduce_loop_vars(realize) & moved
         for buf, region, is_write in accesses(realize):
-            relaxed = [relax_range(r, ana, relax_vars) for r in region]
-            per_buffer.setdefault(buf, []).append((realize.block, relaxed, is_write, red, ana))
+            raw.setdefault(buf, []).append((realize.block, region, is_write, red, ana,
+                                            relax_vars))
+    # Only buffers written below ``root`` matter: relax the regions of those alone.
+    per_buffer = {
+        buf: [(block, [relax_range(r, ana, relax_vars) for r in region], is_write, red, ana)
+              for block, region, is_write, red, ana, relax_vars in accs]
+        for buf, accs in raw.items() if any(a[2] for a in accs)}
     for buf, accs in per_buffer.items():
-        if not any(a[2] for a in accs):
-            continue
         blocks = {id(a[0]) for a in accs}
         for block, _, is_write, red, _ in accs:
             if is_write and red and (not allow_reduce_reorder or len(blocks) > 1):

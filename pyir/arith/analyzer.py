@@ -21,6 +21,21 @@ from .simplify import Simplifier
 _MAX_DEPTH = 1
 
 
+_VARS = {}  # id(expr) -> (expr, frozenset of its Vars); the entry keeps expr alive
+
+
+def _vars_of(expr):
+    """The Vars anywhere in ``expr`` (as `walk` finds them), memoized: IR is immutable."""
+    hit = _VARS.get(id(expr))
+    if hit is not None and hit[0] is expr:
+        return hit[1]
+    found = frozenset(n for n in walk(expr) if isinstance(n, Var))
+    if len(_VARS) >= 20000:
+        _VARS.clear()
+    _VARS[id(expr)] = (expr, found)
+    return found
+
+
 class Analyzer:
     """Symbolic integer analysis under bound variables. See the module docstring."""
 
@@ -182,7 +197,7 @@ class Analyzer:
         return order
 
     def _mentions(self, expr, relax):
-        return any(isinstance(n, Var) and n in relax for n in walk(expr))
+        return not _vars_of(expr).isdisjoint(relax)
 
     def _sym_poly(self, p, upper, relax):
         """A Poly bounding ``p`` from above (``upper``) or below, free of ``relax``."""

@@ -9,6 +9,7 @@ import llvmlite.ir as ir
 
 from ..ir import dtype as dt
 from ..ir import expr as E
+from ..arith.analyzer import _vars_of
 from ..ir.node import walk
 from ..transform.linear import coefficient
 from . import types as T
@@ -51,8 +52,8 @@ class ExprEmitter:
         return self.b.add(self.broadcast(base, lanes), step)
 
     def varying(self, e):
-        return any(isinstance(n, E.Var) and n in self.env
-                   and isinstance(self.env[n].type, ir.VectorType) for n in walk(e))
+        return any(n in self.env and isinstance(self.env[n].type, ir.VectorType)
+                   for n in _vars_of(e))
 
     # ------------------------------------------------------------ entry point
     def expr(self, e):
@@ -115,8 +116,8 @@ class ExprEmitter:
         return self.b.zext(v, T.memory_type("bool", T.lanes_of(v)))
 
     def _varying_besides_vvar(self, e):
-        return any(isinstance(n, E.Var) and n is not self.vvar and n in self.env
-                   and isinstance(self.env[n].type, ir.VectorType) for n in walk(e))
+        return any(n is not self.vvar and n in self.env
+                   and isinstance(self.env[n].type, ir.VectorType) for n in _vars_of(e))
 
     def scalar_at_lane0(self, e):
         """``e`` evaluated with the vector variable at its first lane (a scalar)."""

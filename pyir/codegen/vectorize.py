@@ -9,6 +9,7 @@ extern call, and no memory read that only one side of a varying choice may perfo
 from ..ir import dtype as dt
 from ..ir import expr as E
 from ..ir import stmt as S
+from ..arith.analyzer import _vars_of
 from ..ir.node import walk
 from .emit_expr import has_side_reads
 
@@ -28,7 +29,7 @@ def choose_lanes(body, vector_bits):
 
 
 def _varies(e, varying):
-    return any(isinstance(n, E.Var) and n in varying for n in walk(e))
+    return not _vars_of(e).isdisjoint(varying)
 
 
 def _expr_ok(e, varying):

@@ -36,15 +36,29 @@ class IdentityNode(Node):
     __hash__ = object.__hash__
 
 
+_FIELD_NAMES = {}
+
+
+def _field_names(cls):
+    names = _FIELD_NAMES.get(cls)
+    if names is None:
+        names = _FIELD_NAMES[cls] = tuple(f.name for f in dataclasses.fields(cls))
+    return names
+
+
 def node_fields(node):
     """The (name, value) pairs of a node's dataclass fields, in declaration order."""
-    return [(f.name, getattr(node, f.name)) for f in dataclasses.fields(node)]
+    return [(name, getattr(node, name)) for name in _field_names(type(node))]
 
 
 def children(node):
     """Yield the IR nodes directly inside ``node`` (looking into tuples)."""
-    for _, value in node_fields(node):
-        yield from _nodes_in(value)
+    for name in _field_names(type(node)):
+        value = getattr(node, name)
+        if isinstance(value, Node):
+            yield value
+        elif isinstance(value, tuple):
+            yield from _nodes_in(value)
 
 
 def _nodes_in(value):
@@ -66,7 +80,10 @@ def walk(node):
                 continue
             seen.add(id(n))
         yield n
-        stack.extend(reversed(list(children(n))))
+        kids = list(children(n))
+        if kids:
+            kids.reverse()
+            stack.extend(kids)
 
 
 def rewrite(node, fn, memo=None):
@@ -91,7 +108,8 @@ def _rewrite(value, fn, memo):
     if key in memo:
         return memo[key][1]
     changes = {}
-    for name, field in node_fields(value):
+    for name in _field_names(type(value)):
+        field = getattr(value, name)
         new_field = _rewrite(field, fn, memo)
         if new_field is not field:
             changes[name] = new_field
