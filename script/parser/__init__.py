@@ -1,1 +1,2 @@
-"""placeholder, filled by its issue."""
+"""The parser: Python `ast` of decorated code -> IR (core machinery, module entry points,
+the tensor (T) and graph (R) dialects)."""
