@@ -11,10 +11,10 @@ Modules: `canonical` (polynomial form), `bounds` (constant intervals), `simplify
 rewrite rules), `analyzer` (facts, symbolic bounds, proofs), `region`, `iter_map`.
 """
 
-from .analyzer import Analyzer, simplify
+from .analyzer import Analyzer, simplify, vars_of
 from .bounds import IntBound
 from .iter_map import IterMap, detect_iter_map
 from .region import detect_linear, relax_region
 
 __all__ = ["Analyzer", "IntBound", "IterMap", "detect_iter_map", "detect_linear",
-           "relax_region", "simplify"]
+           "relax_region", "simplify", "vars_of"]

@@ -24,7 +24,7 @@ _MAX_DEPTH = 1
 _VARS = {}  # id(expr) -> (expr, frozenset of its Vars); the entry keeps expr alive
 
 
-def _vars_of(expr):
+def vars_of(expr):
     """The Vars anywhere in ``expr`` (as `walk` finds them), memoized: IR is immutable."""
     hit = _VARS.get(id(expr))
     if hit is not None and hit[0] is expr:
@@ -197,7 +197,7 @@ class Analyzer:
         return order
 
     def _mentions(self, expr, relax):
-        return not _vars_of(expr).isdisjoint(relax)
+        return not vars_of(expr).isdisjoint(relax)
 
     def _sym_poly(self, p, upper, relax):
         """A Poly bounding ``p`` from above (``upper``) or below, free of ``relax``."""

@@ -9,7 +9,7 @@ import llvmlite.ir as ir
 
 from ..ir import dtype as dt
 from ..ir import expr as E
-from ..arith.analyzer import _vars_of
+from ..arith import vars_of
 from ..ir.node import walk
 from ..transform.linear import coefficient
 from . import types as T
@@ -53,7 +53,7 @@ class ExprEmitter:
 
     def varying(self, e):
         return any(n in self.env and isinstance(self.env[n].type, ir.VectorType)
-                   for n in _vars_of(e))
+                   for n in vars_of(e))
 
     # ------------------------------------------------------------ entry point
     def expr(self, e):
@@ -117,7 +117,7 @@ class ExprEmitter:
 
     def _varying_besides_vvar(self, e):
         return any(n is not self.vvar and n in self.env
-                   and isinstance(self.env[n].type, ir.VectorType) for n in _vars_of(e))
+                   and isinstance(self.env[n].type, ir.VectorType) for n in vars_of(e))
 
     def scalar_at_lane0(self, e):
         """``e`` evaluated with the vector variable at its first lane (a scalar)."""

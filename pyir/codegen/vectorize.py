@@ -9,7 +9,7 @@ extern call, and no memory read that only one side of a varying choice may perfo
 from ..ir import dtype as dt
 from ..ir import expr as E
 from ..ir import stmt as S
-from ..arith.analyzer import _vars_of
+from ..arith import vars_of
 from ..ir.node import walk
 from .emit_expr import has_side_reads
 
@@ -29,7 +29,7 @@ def choose_lanes(body, vector_bits):
 
 
 def _varies(e, varying):
-    return not _vars_of(e).isdisjoint(varying)
+    return not vars_of(e).isdisjoint(varying)
 
 
 def _expr_ok(e, varying):

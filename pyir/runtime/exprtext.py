@@ -3,6 +3,7 @@ runtime's error messages, and as Python source in the generated argument binders
 is valid Python with Python's floor semantics for ``//`` and ``%``)."""
 
 from ..ir import expr as E
+from ..ir.node import walk
 
 _SYMBOLS = {
     "add": "+", "sub": "-", "mul": "*", "floordiv": "//", "floormod": "%", "eq": "==",
@@ -38,17 +39,4 @@ def expr_text(e, names=None, parent=0):
 
 def vars_in(e):
     """The shape variables ``e`` refers to, in first-use order."""
-    found = []
-    stack = [e]
-    while stack:
-        x = stack.pop()
-        if isinstance(x, E.Var):
-            if x not in found:
-                found.append(x)
-        elif isinstance(x, E.Binary):
-            stack += [x.b, x.a]
-        elif isinstance(x, E.Not):
-            stack.append(x.a)
-        elif isinstance(x, E.Select):
-            stack += [x.false_value, x.true_value, x.cond]
-    return found
+    return [n for n in walk(e) if isinstance(n, E.Var)]

@@ -15,7 +15,7 @@ flattening).
 
 from ..ir import expr as E
 from ..ir import stmt as S
-from ..arith.analyzer import _vars_of
+from ..arith import vars_of
 from ..runtime.exprtext import expr_text
 from ._arith import Scope
 from .common import has_blocks, prim_func_pass, set_attrs, shape_vars, substitute
@@ -166,7 +166,7 @@ class _Collector:
 
     def require(self, cond, message):
         cond = self.scope.simplify(cond)
-        if any(n not in self.allowed for n in _vars_of(cond)):
+        if any(n not in self.allowed for n in vars_of(cond)):
             return
         if self.scope.can_prove(cond) or cond in self.conditions:
             return

@@ -1,14 +1,14 @@
 """How an integer index moves with one variable: the constant coefficient of an
 expression that is affine in it (used to find contiguous accesses)."""
 
-from ..arith.analyzer import _vars_of
+from ..arith import vars_of
 from ..ir import expr as E
 from ..ir.node import walk
 
 
 def depends_on(expr, var):
     if isinstance(var, E.Var):
-        return var in _vars_of(expr)  # memoized: coefficient asks again for every subterm
+        return var in vars_of(expr)  # memoized: coefficient asks again for every subterm
     return any(n is var for n in walk(expr))
 
 
