@@ -1,37 +1,42 @@
-"""fp32 matmul with the 7x32 register-tile, packed-B schedule written with pyir.schedule,
+"""fp32 matmul with the register-tile, packed-B schedule written with pyir.schedule,
 against numpy (and TVM when the optional ``peers`` extra is installed) in one run.
 
-The schedule (`schedule_matmul`) is TVM's hand schedule for this kernel:
+The schedule (`schedule_matmul`) is TVM's hand schedule for this kernel, for a register tile
+of R rows x C columns (C two vectors; `default_tile`: 7x32 with AVX-512, the issue's tile,
+and 6x16 with AVX2, whose 16 vector registers 7 x 2 accumulators would overflow):
 
-- B is packed by ``cache_read`` + ``transform_layout`` into panels ``[n/32, n, 32]`` so that
-  the 32 columns a tile needs are contiguous for every k (the packing loop is parallel and
+- B is packed by ``cache_read`` + ``transform_layout`` into panels ``[n/C, n, C]`` so that
+  the C columns a tile needs are contiguous for every k (the packing loop is parallel and
   vectorized);
-- C is computed in 7 x 32 tiles: ``split`` i by 7 and j by 32, ``reorder`` to
+- C is computed in R x C tiles: ``split`` i by R and j by C, ``reorder`` to
   ``i0, j0, k, i1, j1``; the tile accumulates in a ``cache_write(..., "local")`` buffer
   written back after the k loop (``reverse_compute_at``), initialised by
-  ``decompose_reduction``; i1 is unrolled and j1 vectorized (2 x 16 lanes), so the 14
-  accumulators live in zmm registers;
+  ``decompose_reduction``; i1 is unrolled and j1 vectorized (2 vectors), so the 2R
+  accumulators live in vector registers;
 - the outer row tiles run in parallel.
 
 Variants: ``static`` (n = 1024 in the types) and ``symbolic`` (``n`` a shape variable),
 2 threads (parallel outer tiles on the pool) and 1 thread (the same schedule without the
-``parallel`` steps), and ``tensorized`` (the 7x32 update replaced by a hand-written LLVM IR
+``parallel`` steps), and ``tensorized`` (the tile update replaced by a hand-written LLVM IR
 micro-kernel through ``sch.tensorize``). Every variant is checked against numpy at n = 1024
 and n = 999 (partial tiles) before it is timed.
 
-numpy is measured in this process (with the environment as it is, which on this machine
-pins ``OPENBLAS_CORETYPE=Haswell``) and in a subprocess with ``OPENBLAS_CORETYPE`` and
-``OPENBLAS_L2_SIZE`` unset (OpenBLAS's AVX-512 kernel), with 1 and 2 threads. A JIT'd
-FMA-chain probe gives the machine's peak for the "90 % of peak" target.
+numpy is measured in subprocesses with 1 and 2 threads: with the environment as it is
+(which on this machine kind pins ``OPENBLAS_CORETYPE=Haswell``) and with
+``OPENBLAS_CORETYPE`` and ``OPENBLAS_L2_SIZE`` unset (OpenBLAS then picks the kernel for
+the CPU, AVX-512 where there is one). A JIT'd FMA-chain probe on the widest vectors gives
+the machine's peak for the "90 % of peak" target.
 
 TVM (the optional ``peers`` extra, ``apache-tvm``): ``bench/peers/tvm_matmul.py`` is TVM's
-version of the same schedule (static n; TensorIR schedule, built for the host CPU), run in a
-fresh subprocess per timing round with ``TVM_NUM_THREADS`` = 2 and 1 by the interpreter
-given by ``--tvm-python`` (default: this one), and checked against numpy at n and n - 25.
-When that interpreter cannot import tvm, the table says so and the rows are skipped.
+version of the same schedule and tile (static n; TensorIR schedule, built for the host CPU),
+run in a fresh subprocess per timing round with ``TVM_NUM_THREADS`` = 2 and 1 by the
+interpreter given by ``--tvm-python`` (default: this one), and checked against numpy at n
+and n - 25. When that interpreter cannot import tvm, the table says so and the rows are
+skipped.
 
-Run: ``python bench/matmul.py [--n 1024] [--rounds 4] [--tvm-python PATH]``. Prints a rich
-table and writes ``bench/results/matmul-<stamp>.json`` and ``bench/results/matmul-latest.json``.
+Run: ``python bench/matmul.py [--n 1024] [--rounds 4] [--tile auto|RxC] [--tvm-python PATH]``.
+Prints a rich table and writes ``bench/results/matmul-<stamp>.json`` and
+``bench/results/matmul-latest.json``.
 """
 
 import argparse
@@ -55,7 +60,24 @@ from pyir.script import from_source
 import pyir
 
 RESULTS = pathlib.Path(__file__).parent / "results"
-TILE_I, TILE_J = 7, 32
+#: The issue's register tile: 7 rows x 2 vectors of 16 floats (14 zmm accumulators).
+TILE = (7, 32)
+#: The name `register_ukernel` gives the 7x32 micro-kernel.
+INTRIN = "bench.ukernel_7x32"
+
+
+def vector_lanes():
+    """float32 lanes of the host's widest vector registers."""
+    from pyir.codegen.target import Target
+    return Target.from_string("llvm").vector_bits // 32
+
+
+def default_tile():
+    """The register tile for this host: 7 x 2 vectors with AVX-512 (32 registers: 14
+    accumulators, 2 B vectors, A), 6 x 2 vectors with 16 registers (AVX2: 12 + 2 + 1; 7 x 2
+    would spill)."""
+    lanes = vector_lanes()
+    return (7, 2 * lanes) if lanes >= 16 else (6, 2 * lanes)
 
 MATMUL_SRC = '''
 from pyir.script import tensor as T
@@ -80,24 +102,25 @@ def matmul_func(n=None):
 
 
 # ---------------------------------------------------------------- the schedule
-def schedule_matmul(func, parallel=True, tensorize=None):
-    """The 7x32 register-tile, packed-B schedule (see the module docstring). With
-    ``tensorize`` (a registered tensor intrinsic name) the 7x32 update of one k step is
-    replaced by that micro-kernel."""
+def schedule_matmul(func, parallel=True, tensorize=None, tile=TILE):
+    """The register-tile (``tile`` = rows, columns; 7x32 by default), packed-B schedule (see
+    the module docstring). With ``tensorize`` (a registered tensor intrinsic name) the tile
+    update of one k step is replaced by that micro-kernel."""
+    tile_i, tile_j = tile
     sch = Schedule(func)
     c = sch.get_block("C")
-    # Pack B into 32-column panels: B_global[j // 32, k, j % 32].
+    # Pack B into panels of tile_j columns: B_global[j // tile_j, k, j % tile_j].
     bp = sch.cache_read(c, "B", "global")
-    sch.transform_layout(bp, ("write", 0), "k, j -> j // 32, k, j % 32")
+    sch.transform_layout(bp, ("write", 0), f"k, j -> j // {tile_j}, k, j % {tile_j}")
     p0, p1 = sch.get_loops(bp)
-    _, p11 = sch.split(p1, factors=[None, TILE_J])
+    _, p11 = sch.split(p1, factors=[None, tile_j])
     sch.vectorize(p11)
     if parallel:
         sch.parallel(p0)
-    # 7x32 register tiles over (i, j), k innermost-but-two.
+    # Register tiles over (i, j), k innermost-but-two.
     i, j, k = sch.get_loops(c)
-    i0, i1 = sch.split(i, factors=[None, TILE_I])
-    j0, j1 = sch.split(j, factors=[None, TILE_J])
+    i0, i1 = sch.split(i, factors=[None, tile_i])
+    j0, j1 = sch.split(j, factors=[None, tile_j])
     sch.reorder(i0, j0, k, i1, j1)
     cw = sch.cache_write(c, 0, "local")
     sch.reverse_compute_at(cw, j0)
@@ -107,9 +130,10 @@ def schedule_matmul(func, parallel=True, tensorize=None):
         sch.unroll(a)
         sch.vectorize(b)
     if tensorize is not None:
-        # The micro-kernel takes the tile with rows 32 apart: lay the accumulator out in
-        # 7x32 tiles (lowering then shrinks it to one tile per (i0, j0), in registers).
-        sch.transform_layout(cw, ("read", 0), "i, j -> i // 7, j // 32, i % 7, j % 32")
+        # The micro-kernel takes the tile with rows tile_j apart: lay the accumulator out in
+        # tiles (lowering then shrinks it to one tile per (i0, j0), in registers).
+        sch.transform_layout(cw, ("read", 0), f"i, j -> i // {tile_i}, j // {tile_j}, "
+                                              f"i % {tile_i}, j % {tile_j}")
         sch.tensorize(i1, tensorize)
     else:
         sch.unroll(i1)
@@ -120,64 +144,67 @@ def schedule_matmul(func, parallel=True, tensorize=None):
 
 
 # ---------------------------------------------------------------- a micro-kernel
-#: The 7x32 update C[0:7, 0:32] += A[0:7, 0] * B[0, 0:32] for one k, as LLVM IR: the
-#: accumulator tile is loaded, updated with 14 FMAs and stored back (after inlining,
-#: SROA keeps it in registers across the k loop). Row strides: C 32, A ``lda``.
-UKERNEL_IR = textwrap.dedent("""
-    define internal void @pyir_ukernel_7x32(ptr noalias %c, ptr noalias %a, ptr noalias %b, i64 %lda) alwaysinline {
-    entry:
-      %b0 = load <16 x float>, ptr %b, align 64
-      %bp1 = getelementptr float, ptr %b, i64 16
-      %b1 = load <16 x float>, ptr %bp1, align 64
-    """) + "".join(textwrap.dedent(f"""
-      %ao{r} = mul i64 %lda, {r}
-      %ap{r} = getelementptr float, ptr %a, i64 %ao{r}
-      %as{r} = load float, ptr %ap{r}, align 4
-      %ai{r} = insertelement <16 x float> poison, float %as{r}, i64 0
-      %av{r} = shufflevector <16 x float> %ai{r}, <16 x float> poison, <16 x i32> zeroinitializer
-      %cp{r}0 = getelementptr float, ptr %c, i64 {r * 32}
-      %cp{r}1 = getelementptr float, ptr %c, i64 {r * 32 + 16}
-      %c{r}0 = load <16 x float>, ptr %cp{r}0, align 4
-      %c{r}1 = load <16 x float>, ptr %cp{r}1, align 4
-      %d{r}0 = call <16 x float> @llvm.fma.v16f32(<16 x float> %av{r}, <16 x float> %b0, <16 x float> %c{r}0)
-      %d{r}1 = call <16 x float> @llvm.fma.v16f32(<16 x float> %av{r}, <16 x float> %b1, <16 x float> %c{r}1)
-      store <16 x float> %d{r}0, ptr %cp{r}0, align 4
-      store <16 x float> %d{r}1, ptr %cp{r}1, align 4
-    """) for r in range(TILE_I)) + textwrap.dedent("""
-      ret void
-    }
-    declare <16 x float> @llvm.fma.v16f32(<16 x float>, <16 x float>, <16 x float>)
-    """)
+def ukernel_ir(rows, cols, lanes):
+    """LLVM IR of the ``rows`` x ``cols`` update C[0:rows, 0:cols] += A[0:rows, 0] *
+    B[0, 0:cols] for one k, in vectors of ``lanes`` floats: the accumulator tile is loaded,
+    updated with FMAs and stored back (after inlining, SROA keeps it in registers across
+    the k loop). Row strides: C ``cols``, A ``lda``."""
+    vt = f"<{lanes} x float>"
+    fma = f"@llvm.fma.v{lanes}f32"
+    vecs = range(cols // lanes)
+    out = [(f"define internal void @pyir_ukernel_{rows}x{cols}(ptr noalias %c, ptr noalias %a, "
+            "ptr noalias %b, i64 %lda) alwaysinline {"), "entry:"]
+    for v in vecs:
+        out += [f"  %bp{v} = getelementptr float, ptr %b, i64 {v * lanes}",
+                f"  %b{v} = load {vt}, ptr %bp{v}, align 4"]
+    for r in range(rows):
+        out += [f"  %ao{r} = mul i64 %lda, {r}",
+                f"  %ap{r} = getelementptr float, ptr %a, i64 %ao{r}",
+                f"  %as{r} = load float, ptr %ap{r}, align 4",
+                f"  %ai{r} = insertelement {vt} poison, float %as{r}, i64 0",
+                (f"  %av{r} = shufflevector {vt} %ai{r}, {vt} poison, <{lanes} x i32> "
+                 "zeroinitializer")]
+        for v in vecs:
+            out += [f"  %cp{r}_{v} = getelementptr float, ptr %c, i64 {r * cols + v * lanes}",
+                    f"  %c{r}_{v} = load {vt}, ptr %cp{r}_{v}, align 4",
+                    f"  %d{r}_{v} = call {vt} {fma}({vt} %av{r}, {vt} %b{v}, {vt} %c{r}_{v})",
+                    f"  store {vt} %d{r}_{v}, ptr %cp{r}_{v}, align 4"]
+    out += ["  ret void", "}", f"declare {vt} {fma}({vt}, {vt}, {vt})", ""]
+    return "\n".join(out)
+
 
 UKERNEL_DESC_SRC = '''
 from pyir.script import tensor as T
 
 @T.prim_func
-def ukernel_7x32_desc(C: T.Buffer((7, 32), "float32"), A: T.Buffer((7, "lda"), "float32"),
-                      B: T.Buffer((1, 32), "float32")):
-    for i, j in T.grid(7, 32):
+def ukernel_desc(C: T.Buffer(({rows}, {cols}), "float32"), A: T.Buffer(({rows}, "lda"), "float32"),
+                 B: T.Buffer((1, {cols}), "float32")):
+    for i, j in T.grid({rows}, {cols}):
         with T.block("update"):
             vi, vj = T.axis.remap("SS", [i, j])
             C[vi, vj] = C[vi, vj] + A[vi, 0] * B[0, vj]
 '''
 
-INTRIN = "bench.ukernel_7x32"
 
-
-def register_ukernel():
-    """Declare the LLVM IR micro-kernel with pyir.ffi.extern and register it as the
-    tensor intrinsic ``bench.ukernel_7x32`` (idempotent)."""
+def register_ukernel(tile=(7, 32)):
+    """Declare the LLVM IR micro-kernel for ``tile`` with pyir.ffi.extern and register it as
+    the tensor intrinsic ``bench.ukernel_<rows>x<cols>`` (idempotent); return its name."""
     from pyir.ffi import extern
     from pyir.schedule import register_tensor_intrin
     from pyir.script import tensor as T
+    rows, cols = tile
+    lanes = vector_lanes()
+    if cols % lanes:
+        raise ValueError(f"tile {rows}x{cols}: columns are not whole vectors of {lanes}")
+    name = f"bench.ukernel_{rows}x{cols}"
 
-    @extern("bench.ukernel_7x32.impl", llvm_ir=UKERNEL_IR, override=True)
-    def ukernel(C: T.Buffer((7, 32), "float32"), A: T.Buffer((7, "lda"), "float32"),
-                B: T.Buffer((1, 32), "float32"), lda: T.int64): ...
+    def ukernel(C: T.Buffer((rows, cols), "float32"), A: T.Buffer((rows, "lda"), "float32"),
+                B: T.Buffer((1, cols), "float32"), lda: T.int64): ...
 
-    register_tensor_intrin(INTRIN, from_source(UKERNEL_DESC_SRC), "bench.ukernel_7x32.impl",
-                           override=True)
-    return INTRIN
+    extern(f"{name}.impl", llvm_ir=ukernel_ir(rows, cols, lanes), override=True)(ukernel)
+    register_tensor_intrin(name, from_source(UKERNEL_DESC_SRC.format(rows=rows, cols=cols)),
+                           f"{name}.impl", override=True)
+    return name
 
 
 # ---------------------------------------------------------------- measurement
@@ -223,11 +250,11 @@ def summarise(runs, n):
             "gflops_range": [gflops(n, runs[-1]), gflops(n, runs[0])]}
 
 
-def bench_variant(n, static, threads, tensorize=None):
+def bench_variant(n, static, threads, tensorize=None, tile=TILE):
     """Schedule + build (cold, timed), a cache-hit rebuild, checks at n and 999, timing."""
     func = matmul_func(n if static else None)
     t0 = time.perf_counter()
-    sch = schedule_matmul(func, parallel=threads > 1, tensorize=tensorize)
+    sch = schedule_matmul(func, parallel=threads > 1, tensorize=tensorize, tile=tile)
     t1 = time.perf_counter()
     lib = pyir.build(sch.mod, opt_level="fast", use_cache=False)
     t2 = time.perf_counter()
@@ -236,14 +263,15 @@ def bench_variant(n, static, threads, tensorize=None):
     pyir.build(sch.mod, opt_level="fast")
     rebuild = time.perf_counter() - t3
     t4 = time.perf_counter()
-    again = schedule_matmul(func, parallel=threads > 1, tensorize=tensorize)
+    again = schedule_matmul(func, parallel=threads > 1, tensorize=tensorize, tile=tile)
     pyir.build(again.mod, opt_level="fast")
     replay_rebuild = time.perf_counter() - t4
     errors = {n: check(lib, "matmul", n)}
     tail = 999 if n != 999 else 1000
     if static:
         tail_lib = pyir.build(schedule_matmul(matmul_func(tail), parallel=threads > 1,
-                                              tensorize=tensorize).mod, opt_level="fast")
+                                              tensorize=tensorize, tile=tile).mod,
+                              opt_level="fast")
         errors[tail] = check(tail_lib, "matmul", tail)
     else:
         errors[tail] = check(lib, "matmul", tail)
@@ -284,41 +312,40 @@ def numpy_runs(n, threads, unpinned):
     return json.loads(out)
 
 
-FMA_PROBE_IR = textwrap.dedent("""
-    define i64 @fma_probe(i64 %iters) {
-    entry:
-      br label %loop
-    loop:
-      %i = phi i64 [ 0, %entry ], [ %next, %loop ]
-    """) + "".join(
-    f"  %acc{k} = phi <16 x float> [ <float 1.0, float 1.0, float 1.0, float 1.0, float 1.0, "
-    "float 1.0, float 1.0, float 1.0, float 1.0, float 1.0, float 1.0, float 1.0, float 1.0, "
-    f"float 1.0, float 1.0, float 1.0>, %entry ], [ %new{k}, %loop ]\n" for k in range(12)) + \
-    "".join(f"  %new{k} = call <16 x float> @llvm.fma.v16f32(<16 x float> %acc{k}, "
-            "<16 x float> " + "<" + ", ".join(["float 5.000000e-01"] * 16) + ">, "
-            f"<16 x float> %acc{k})\n" for k in range(12)) + textwrap.dedent("""
-      %next = add i64 %i, 1
-      %done = icmp eq i64 %next, %iters
-      br i1 %done, label %exit, label %loop
-    exit:
-    """) + "".join(f"  %e{k} = extractelement <16 x float> %new{k}, i64 0\n" for k in range(12)) + \
-    "  %s = fadd float %e0, %e11\n  %r = fptosi float %s to i64\n  ret i64 %r\n}\n" \
-    "declare <16 x float> @llvm.fma.v16f32(<16 x float>, <16 x float>, <16 x float>)\n"
+def fma_probe_ir(lanes, chains=12):
+    """LLVM IR of ``i64 @fma_probe(i64 iters)``: ``chains`` independent FMA chains of
+    ``lanes`` floats (one vector register each) run ``iters`` times."""
+    vt = f"<{lanes} x float>"
+    fma = f"@llvm.fma.v{lanes}f32"
+    ones = "<" + ", ".join(["float 1.0"] * lanes) + ">"
+    halves = "<" + ", ".join(["float 5.000000e-01"] * lanes) + ">"
+    out = ["define i64 @fma_probe(i64 %iters) {", "entry:", "  br label %loop", "loop:",
+           "  %i = phi i64 [ 0, %entry ], [ %next, %loop ]"]
+    out += [f"  %acc{k} = phi {vt} [ {ones}, %entry ], [ %new{k}, %loop ]" for k in range(chains)]
+    out += [f"  %new{k} = call {vt} {fma}({vt} %acc{k}, {vt} {halves}, {vt} %acc{k})"
+            for k in range(chains)]
+    out += ["  %next = add i64 %i, 1", "  %done = icmp eq i64 %next, %iters",
+            "  br i1 %done, label %exit, label %loop", "exit:"]
+    out += [f"  %e{k} = extractelement {vt} %new{k}, i64 0" for k in range(chains)]
+    out += [f"  %s = fadd float %e0, %e{chains - 1}", "  %r = fptosi float %s to i64",
+            "  ret i64 %r", "}", f"declare {vt} {fma}({vt}, {vt}, {vt})", ""]
+    return "\n".join(out)
 
 
 def bench_fma_probe(threads_list=(1, 2), iters=20_000_000):
-    """Peak fp32 GFLOPS of 12 independent FMA chains of 16 lanes (a JIT'd loop), run on 1
-    and 2 Python threads (ctypes releases the GIL)."""
+    """Peak fp32 GFLOPS of 12 independent FMA chains of the host's widest vectors (a JIT'd
+    loop), run on 1 and 2 Python threads (ctypes releases the GIL)."""
     import llvmlite.binding as llvm
 
     from pyir.codegen.target import Target
     target = Target.from_string("llvm")
     tm = target.create_target_machine()
-    mod = llvm.parse_assembly(FMA_PROBE_IR)
+    lanes = vector_lanes()
+    mod = llvm.parse_assembly(fma_probe_ir(lanes))
     engine = llvm.create_mcjit_compiler(mod, tm)
     engine.finalize_object()
     fn = ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_int64)(engine.get_function_address("fma_probe"))
-    flop = 12 * 16 * 2 * iters
+    flop = 12 * lanes * 2 * iters
     out = {}
     for threads in threads_list:
         runs = []
@@ -353,12 +380,13 @@ def tvm_version(python):
     return probe.stdout.strip().splitlines()[-1], None
 
 
-def tvm_run(n, python, threads, tail=True):
+def tvm_run(n, python, threads, tail=True, tile=TILE):
     """One run of bench/peers/tvm_matmul.py (TVM's version of the same schedule, static n)
     in a subprocess with ``TVM_NUM_THREADS=threads``: build, check against numpy (also at
     n - 25 with ``tail``), time. Returns its JSON report."""
     env = dict(os.environ, TVM_NUM_THREADS=str(threads))
-    cmd = [python, str(TVM_SCRIPT), "--n", str(n), "--threads", str(threads)]
+    cmd = [python, str(TVM_SCRIPT), "--n", str(n), "--threads", str(threads),
+           "--tile", f"{tile[0]}x{tile[1]}"]
     if not tail:
         cmd.append("--no-tail")
     proc = subprocess.run(cmd, env=env, capture_output=True, text=True, check=False,
@@ -369,12 +397,12 @@ def tvm_run(n, python, threads, tail=True):
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
-def tvm_timed(n, python, threads, row):
+def tvm_timed(n, python, threads, row, tile=TILE):
     """A callable for the timing rounds: each call is a fresh TVM subprocess (build, check,
     time); the build times and the first run's checks are collected in ``row``."""
     def once():
         first = "max_rel_error" not in row
-        rep = tvm_run(n, python, threads, tail=first)
+        rep = tvm_run(n, python, threads, tail=first, tile=tile)
         if first:
             row.update({"max_rel_error": rep["max_rel_error"], "target": rep["target"],
                         "tvm_version": rep["tvm_version"], "parallel": rep["parallel"],
@@ -397,10 +425,10 @@ def finish_tvm_row(row):
 
 
 # ---------------------------------------------------------------- report
-def run(n, rounds=4, tvm_python=sys.executable):
+def run(n, rounds=4, tvm_python=sys.executable, tile=TILE):
     """Build and check every variant, then time them all in ``rounds`` interleaved rounds
     (so that a busy spell on a shared machine hits every variant alike)."""
-    results = {"n": n}
+    results = {"n": n, "tile": list(tile)}
     timed = {}
     variants = [("pyir static 2T", True, 2, None), ("pyir symbolic 2T", False, 2, None),
                 ("pyir static 1T", True, 1, None), ("pyir symbolic 1T", False, 1, None),
@@ -412,8 +440,8 @@ def run(n, rounds=4, tvm_python=sys.executable):
     c = np.empty((n, n), np.float32)
     for key, static, threads, tz in variants:
         try:
-            intrin = register_ukernel() if tz else None
-            lib, info = bench_variant(n, static, threads, tensorize=intrin)
+            intrin = register_ukernel(tile) if tz else None
+            lib, info = bench_variant(n, static, threads, tensorize=intrin, tile=tile)
             results[key] = info
             timed[key] = lambda lib=lib: time_runs(lib["matmul"], (a, b, c))
         except Exception as e:  # noqa: BLE001 -- a failed variant is a row of the report
@@ -435,7 +463,7 @@ def run(n, rounds=4, tvm_python=sys.executable):
             key = f"TVM {version} static {threads}T"
             tvm_rows[key] = results[key] = {}
             tvm_info["rows"].append(key)
-            timed[key] = tvm_timed(n, tvm_python, threads, tvm_rows[key])
+            timed[key] = tvm_timed(n, tvm_python, threads, tvm_rows[key], tile)
     runs = {k: [] for k in timed}
     for _ in range(rounds):
         for key, fn in timed.items():
@@ -520,13 +548,15 @@ def targets(results):
 def print_table(results, machine):
     from rich.console import Console
     from rich.table import Table
-    table = Table(title=f"fp32 matmul {results['n']}³ — {machine['cpu']}, {machine['cores']} "
+    tile = "x".join(map(str, results["tile"]))
+    table = Table(title=f"fp32 matmul {results['n']}³, {tile} register tile — {machine['cpu']}, "
+                        f"{machine['vector_bits']}-bit vectors, {machine['cores']} "
                         f"cores, load {machine.get('load_1min') or 0:.1f} (medians; range = slowest–fastest run)")
     for col in ("variant", "GFLOPS (median)", "best", "range", "time", "sched+build", "rebuild",
                 "max rel. error 1024 / 999"):
         table.add_column(col, justify="left" if col == "variant" else "right")
     for key, r in results.items():
-        if key in ("n", "fma probe", "tvm") or not isinstance(r, dict):
+        if key in ("n", "tile", "fma probe", "tvm") or not isinstance(r, dict):
             continue
         if "error" in r:
             table.add_row(key, f"[red]{r['error'][:90]}[/]", "", "", "", "", "", "")
@@ -570,7 +600,7 @@ def machine_note():
         load = os.getloadavg()[0]
     except OSError:
         load = None
-    return {"cpu": cpu, "cores": os.cpu_count(), "python": platform.python_version(),
+    return {"cpu": cpu, "cores": os.cpu_count(), "vector_bits": vector_lanes() * 32, "python": platform.python_version(),
             "numpy": np.__version__, "pyir": pyir.__version__, "load_1min": load,
             "OPENBLAS_CORETYPE": os.environ.get("OPENBLAS_CORETYPE"),
             "PYIR_NUM_THREADS": os.environ.get("PYIR_NUM_THREADS")}
@@ -583,9 +613,13 @@ def main(argv=None):
     ap.add_argument("--tvm-python", default=sys.executable,
                     help="interpreter with apache-tvm (the optional 'peers' extra) for the TVM "
                          "rows, run in a subprocess (default: this interpreter)")
+    ap.add_argument("--tile", default="auto",
+                    help="register tile ROWSxCOLS, e.g. 7x32; 'auto' (default) is 7 x 2 vectors "
+                         "with AVX-512 and 6 x 2 vectors with 16 vector registers (AVX2)")
     args = ap.parse_args(argv)
+    tile = default_tile() if args.tile == "auto" else tuple(int(x) for x in args.tile.split("x"))
     machine = machine_note()
-    results = run(args.n, args.rounds, tvm_python=args.tvm_python)
+    results = run(args.n, args.rounds, tvm_python=args.tvm_python, tile=tile)
     print_table(results, machine)
     stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
     report = {"timestamp": stamp, "machine": machine, "results": results,

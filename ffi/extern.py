@@ -13,12 +13,10 @@ A kernel is native code at an address (``symbol=`` a ctypes function) or LLVM IR
 LLVM may inline it.
 """
 
-import ast
 import ctypes
 import dataclasses
-import inspect
 import re
-import textwrap
+import sys
 
 from pyir.errors import Error
 
@@ -56,6 +54,7 @@ def extern(name, symbol=None, llvm_ir=None, override=False):
                     "function) or llvm_ir= (LLVM IR text)")
 
     def declare(decl):
+        frame = sys._getframe(1)
         if llvm_ir is not None:
             defined = _DEFINE.findall(llvm_ir)
             if len(defined) != 1:
@@ -68,25 +67,20 @@ def extern(name, symbol=None, llvm_ir=None, override=False):
                 raise Error(f"pyir.ffi.extern({name!r}): symbol= must be a ctypes function "
                             f"with an address, got {symbol!r}")
             sym = f"pyir.extern.{name}"
-        kernel = ExternKernel(name, _wrapper(name, decl), sym, address, llvm_ir)
+        kernel = ExternKernel(name, _wrapper(name, decl, frame), sym, address, llvm_ir)
         register_func(name, kernel, override=override)
         return kernel
 
     return declare
 
 
-def _wrapper(name, decl):
-    """The prim function named ``name`` with ``decl``'s signature that calls kernel ``name``."""
-    from pyir.script import from_source
+def _wrapper(name, decl, frame):
+    """The prim function named ``name`` with ``decl``'s signature that calls kernel ``name``;
+    ``frame`` is where ``decl`` was declared (its annotations may use names from there)."""
+    from pyir.script.parser.module import parse_declaration
 
     from pyir.ir import Buffer, BufferLoad, Call, Evaluate, IntImm, StringImm, walk
-    tree = ast.parse(textwrap.dedent(inspect.getsource(decl)))
-    fdef = tree.body[0]
-    fdef.decorator_list = [ast.Name("__T_prim_func__")]
-    fdef.body = [ast.parse("T.evaluate(0)").body[0]]
-    text = ("from pyir.script import tensor as T\n"
-            + ast.unparse(tree).replace("__T_prim_func__", "T.prim_func"))
-    prim = from_source(text, f"<declaration of extern kernel {name}>")
+    prim = parse_declaration(decl, frame)
     args = [BufferLoad(p, tuple(IntImm(0, "int64") for _ in p.shape))
             if isinstance(p, Buffer) else p for p in prim.params]
     call = Call("void", "call_extern", (StringImm(name),) + tuple(args))

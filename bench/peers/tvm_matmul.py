@@ -94,12 +94,12 @@ def schedule(Schedule, func, n, tile_i=7, tile_j=32, parallel=True):
     return sch
 
 
-def build(tvm, te, Schedule, n, target, parallel):
+def build(tvm, te, Schedule, n, target, parallel, tile=(7, 32)):
     """Schedule + compile, then load the compiled module (TVM >= 0.20: ``Executable.jit``
     writes a shared library and loads it). Returns (module, main, schedule_s, compile_s,
     load_s)."""
     t0 = time.perf_counter()
-    sch = schedule(Schedule, matmul_prim_func(te, n), n, parallel=parallel)
+    sch = schedule(Schedule, matmul_prim_func(te, n), n, *tile, parallel=parallel)
     t1 = time.perf_counter()
     if hasattr(tvm, "compile"):
         lib = tvm.compile(sch.mod, target=target)
@@ -142,6 +142,7 @@ def main(argv=None):
     ap.add_argument("--min-time", type=float, default=0.25, help="seconds over all repeats")
     ap.add_argument("--warmup", type=float, default=0.1, help="seconds of warm-up calls")
     ap.add_argument("--no-tail", action="store_true", help="skip the check at n - 25")
+    ap.add_argument("--tile", default="7x32", help="register tile, rows x columns")
     args = ap.parse_args(argv)
     if os.environ.get("TVM_NUM_THREADS") != str(args.threads):
         # The runtime thread pool reads TVM_NUM_THREADS when it starts: re-exec with it set.
@@ -161,11 +162,12 @@ def main(argv=None):
     parallel = args.threads > 1
     n = args.n
 
-    f_mod, f, sched_s, compile_s, load_s = build(tvm, te, Schedule, n, target, parallel)
+    tile = tuple(int(x) for x in args.tile.split("x"))
+    f_mod, f, sched_s, compile_s, load_s = build(tvm, te, Schedule, n, target, parallel, tile)
     errors = {str(n): check(tvm, f, n, dev)}
     if not args.no_tail:
         tail = n - 25
-        _, ft, _, _, _ = build(tvm, te, Schedule, tail, target, parallel)
+        _, ft, _, _, _ = build(tvm, te, Schedule, tail, target, parallel, tile)
         errors[str(tail)] = check(tvm, ft, tail, dev)
 
     rng = np.random.default_rng(1)
@@ -199,6 +201,7 @@ def main(argv=None):
     med, best = statistics.median(runs), min(runs)
     print(json.dumps({
         "tvm_version": tvm.__version__, "target": str(target), "threads": args.threads,
+        "tile": args.tile,
         "parallel": parallel, "n": n, "runs": runs, "timer": "time_evaluator" if evaluator
         is not None else "perf_counter", "gflops": flop / med / 1e9,
         "gflops_best": flop / best / 1e9, "schedule_s": sched_s, "compile_s": compile_s,

@@ -7,13 +7,14 @@ and stores find their address once per vector when the index moves by one per la
 
 import llvmlite.ir as ir
 
+from ..arith import vars_of
 from ..ir import dtype as dt
 from ..ir import expr as E
-from ..arith import vars_of
 from ..ir.node import walk
 from ..transform.linear import coefficient
 from . import types as T
 from . import vecmath
+from .builder import int_value
 
 _ICMP_SIGNED = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
 _FCMP = {"eq": ("==", True), "ne": ("!=", False), "lt": ("<", True), "le": ("<=", True),
@@ -39,6 +40,8 @@ class ExprEmitter:
         if lanes == 1 or isinstance(v.type, ir.VectorType):
             return v
         vt = ir.VectorType(v.type, lanes)
+        if isinstance(v, ir.Constant) and not isinstance(v.constant, (list, tuple)):
+            return ir.Constant(vt, [v] * lanes)
         one = self.b.insert_element(ir.Constant(vt, ir.Undefined), v, T.int_const(0, 32))
         return self.b.shuffle_vector(one, ir.Constant(vt, ir.Undefined),
                                      ir.Constant(ir.VectorType(T.I32, lanes), [0] * lanes))
@@ -49,6 +52,9 @@ class ExprEmitter:
 
     def ramp(self, base, lanes):
         step = ir.Constant(ir.VectorType(T.I64, lanes), list(range(lanes)))
+        first = int_value(base)
+        if first is not None:
+            return ir.Constant(step.type, [first + k for k in range(lanes)])
         return self.b.add(self.broadcast(base, lanes), step)
 
     def varying(self, e):

@@ -15,9 +15,11 @@ from ..ir import expr as E
 from ..ir import stmt as S
 from ..ir.node import walk
 from ..transform.linear import coefficient
+from ..transform.register_tiles import TAIL_KEY as SPLIT_TAIL
 from ..transform.storage import HEAP_ALIGNMENT
 from . import types as T
 from .abi import STATUS_EXTERN_FAILED, STATUS_NO_MEMORY
+from .builder import Builder, int_value
 from .emit_expr import ExprEmitter
 from .vectorize import can_vectorize, choose_lanes
 
@@ -31,6 +33,8 @@ PARALLEL_FOR = "pyir_parallel_for"
 #: Parallel loop nests with fewer iterations than this run inline: waking the thread pool
 #: costs more than such work.
 PARALLEL_MIN_WORK = 4096
+#: Branch weight of the main part of a split loop against its tail.
+LIKELY_WEIGHT = 1000
 #: Work estimates saturate here (a product of two capped factors still fits in i64).
 WORK_CAP = 1 << 30
 
@@ -44,8 +48,8 @@ class FunctionEmitter(ExprEmitter):
         self.ctx, self.fn, self.name = ctx, fn, func_name
         self.storage, self.scope, self.in_parallel = storage, scope, in_parallel
         entry = fn.append_basic_block("entry")
-        self.allocas = ir.IRBuilder(entry)
-        self.b = ir.IRBuilder(fn.append_basic_block("body"))
+        self.allocas = Builder(entry)
+        self.b = Builder(fn.append_basic_block("body"))
         self.env, self.bufs, self.heaps = {}, {}, []
         self.lanes, self.vvar, self.vbase = 1, None, None
 
@@ -102,14 +106,17 @@ class FunctionEmitter(ExprEmitter):
         self.env[s.var] = self.expr(s.value)
         self.stmt(s.body)
 
-    def _s_IfThenElse(self, s):
+    def _s_IfThenElse(self, s, likely=False):
+        """``likely``: the then-branch is the hot path (the main part of a split loop)."""
         cond = self.expr(s.condition)
         if isinstance(cond.type, ir.VectorType):
             raise self.error("an if whose condition varies across a vectorized loop")
         then_bb = self.b.append_basic_block("if.then")
         end_bb = self.b.append_basic_block("if.end")
         else_bb = self.b.append_basic_block("if.else") if s.else_case is not None else end_bb
-        self.b.cbranch(cond, then_bb, else_bb)
+        br = self.b.cbranch(cond, then_bb, else_bb)
+        if likely:
+            br.set_weights([LIKELY_WEIGHT, 1])
         self.b.position_at_end(then_bb)
         self.stmt(s.then_case)
         self.b.branch(end_bb)
@@ -227,23 +234,25 @@ class FunctionEmitter(ExprEmitter):
             self.vectorized(s.loop_var, start, extent, s.body)
         elif kind == "unroll" and isinstance(s.extent, E.IntImm) and s.extent.value <= MAX_UNROLL:
             for k in range(s.extent.value):
-                self.env[s.loop_var] = self._const_add(start, k)
+                self.env[s.loop_var] = self.b.add(start, T.int_const(k))
                 self.stmt(s.body)
         else:
             hint = None
             if kind == "unroll":
                 hint = "unroll.full" if isinstance(s.extent, E.IntImm) else "unroll.enable"
-            self.serial(s.loop_var, start, self.b.add(start, extent), s.body, hint)
+            self.serial(s.loop_var, start, self.b.add(start, extent), s.body, hint,
+                        split=SPLIT_TAIL in dict(s.annotations))
 
-    def _const_add(self, start, k):
-        if isinstance(start, ir.Constant):
-            return T.int_const(start.constant + k)
-        return self.b.add(start, T.int_const(k))
-
-    def serial(self, var, begin, end, body, hint=None):
+    def serial(self, var, begin, end, body, hint=None, split=False):
+        """``split``: ``body`` is a split loop's ``if main: ... else: tail`` (see
+        `pyir.transform.split_tail_loops`); the main part is marked as the likely branch so
+        that register allocation favours it."""
         def run(i):
             self.env[var] = i
-            self.stmt(body)
+            if split and isinstance(body, S.IfThenElse):
+                self._s_IfThenElse(body, likely=True)
+            else:
+                self.stmt(body)
         self.loop(begin, end, run, hint=hint)
 
     def vectorized(self, var, start, extent, body):
@@ -270,7 +279,7 @@ class FunctionEmitter(ExprEmitter):
             # A short constant vector loop is unrolled: register tiles indexed by it get
             # constant offsets, which SROA/mem2reg turn into vector registers.
             for k in range(extent.constant // lanes):
-                vector_body(self._const_add(start, k * lanes))
+                vector_body(self.b.add(start, T.int_const(k * lanes)))
         elif not (isinstance(extent, ir.Constant) and extent.constant < lanes):
             self.loop(start, main_end, vector_body, step=lanes)
         if not (isinstance(extent, ir.Constant) and extent.constant % lanes == 0):
@@ -302,17 +311,23 @@ class FunctionEmitter(ExprEmitter):
         self.b.cbranch(self.b.icmp_signed(">", extent, T.int_const(0)), run_bb, done_bb)
         self.b.position_at_end(run_bb)
         small = self.b.icmp_signed("<", self._work(s, extent), T.int_const(PARALLEL_MIN_WORK))
-        with self.b.if_else(small, likely=False) as (serial, pooled):
-            with serial:
-                inline_status = self.b.call(thunk, [T.int_const(0), extent, closure])
-                inline_bb = self.b.block
-            with pooled:
-                pool_status = self.b.call(self.ctx.parallel_for(),
-                                          [self.b.bitcast(thunk, T.PTR), closure, extent])
-                pool_bb = self.b.block
-        status = self.b.phi(T.I32)
-        status.add_incoming(inline_status, inline_bb)
-        status.add_incoming(pool_status, pool_bb)
+        known = int_value(small)
+        if known is not None:
+            status = self.b.call(thunk, [T.int_const(0), extent, closure]) if known else \
+                self.b.call(self.ctx.parallel_for(), [self.b.bitcast(thunk, T.PTR), closure,
+                                                      extent])
+        else:
+            with self.b.if_else(small, likely=False) as (serial, pooled):
+                with serial:
+                    inline_status = self.b.call(thunk, [T.int_const(0), extent, closure])
+                    inline_bb = self.b.block
+                with pooled:
+                    pool_status = self.b.call(self.ctx.parallel_for(),
+                                              [self.b.bitcast(thunk, T.PTR), closure, extent])
+                    pool_bb = self.b.block
+            status = self.b.phi(T.I32)
+            status.add_incoming(inline_status, inline_bb)
+            status.add_incoming(pool_status, pool_bb)
         self.return_if(self.b.icmp_signed("!=", status, T.int_const(0, 32)), status)
         self.b.branch(done_bb)
         self.b.position_at_end(done_bb)
@@ -373,6 +388,7 @@ class FunctionEmitter(ExprEmitter):
         if dict(s.annotations).get("vectorize"):
             sub.vectorized(s.loop_var, first, sub.b.sub(end, begin), s.body)
         else:
-            sub.serial(s.loop_var, first, sub.b.add(start, end), s.body)
+            sub.serial(s.loop_var, first, sub.b.add(start, end), s.body,
+                       split=SPLIT_TAIL in dict(s.annotations))
         sub.finish()
         return fn

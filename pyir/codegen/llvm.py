@@ -15,6 +15,7 @@ from ..transform._arith import Scope
 from ..transform.common import param_shapes, shape_vars
 from . import types as T
 from .abi import Condition, FuncInfo, ParamInfo
+from .builder import Builder
 from .emit_stmt import PARALLEL_FOR, CodegenError, FunctionEmitter
 from .target import Target
 
@@ -72,7 +73,7 @@ class ModuleContext:
         slot per value) and call ``body_fn(begin, end, values...)``."""
         fn = ir.Function(self.module, ir.FunctionType(T.I32, [T.I64, T.I64, T.PTR]), name)
         fn.linkage = "internal"
-        b = ir.IRBuilder(fn.append_basic_block("entry"))
+        b = Builder(fn.append_basic_block("entry"))
         begin, end, closure = fn.args
         fields = [b.load(b.gep(closure, [T.int_const(k)], source_etype=T.I64), typ=a.type)
                   for k, a in enumerate(body_fn.args[2:])]

@@ -6,6 +6,7 @@ function is parsed by its dialect (`tensor.parse_prim_func`, `graph.parse_functi
 """
 
 import ast
+import copy
 
 from pyir.ir import GlobalVar, IRModule
 
@@ -101,6 +102,19 @@ def parse_decorated_class(cls, frame):
     python = PythonScope.of_frame(frame)
     parser = Parser(source, python, aliases_from_scope(python))
     return run_parse(parser, parse_class, parser, source.node)
+
+
+def parse_declaration(func, frame):
+    """The prim function whose signature ``func`` declares (a body of ``...``, which becomes
+    ``pass``). Names in the annotations resolve where ``func`` was written, closure
+    variables included, as for ``@T.prim_func``."""
+    from . import tensor
+    source = Source.of_function(func)
+    python = PythonScope.of_frame(frame, func)
+    parser = Parser(source, python, aliases_from_scope(python))
+    node = copy.copy(source.node)
+    node.body = [ast.copy_location(ast.Pass(), node.body[-1])]
+    return run_parse(parser, tensor.parse_prim_func, parser, node)
 
 
 def parse_decorated_function(func, frame):

@@ -126,3 +126,22 @@ def test_kernels_from_a_prim_function_via_call_extern(saxpy, dot4):
     np.testing.assert_array_equal(out, 2 * x + 1)
     assert d[0] == 6
     assert pyir.script.from_source(Mod.script()).script() == Mod.script()
+
+
+def test_declaration_reads_names_from_where_it_is_written():
+    """Annotations may use the enclosing function's variables, as in ``@T.prim_func``."""
+    def declare(lanes):
+        text = DOT4_IR.replace("@test_dot4", f"@test_dot{lanes}")
+        text = text.replace("<4 x float>", f"<{lanes} x float>").replace("v4f32", f"v{lanes}f32")
+
+        @pyir.ffi.extern(f"test.dot{lanes}", llvm_ir=text, override=True)
+        def kernel(x: T.Buffer((lanes,), "float32"), y: T.Buffer((lanes,), "float32"),
+                   out: T.Buffer((1,), "float32")): ...
+        return kernel
+
+    dot8 = declare(8)
+    x, out = np.arange(8, dtype="float32"), np.empty(1, "float32")
+    dot8(x, x, out)
+    assert out[0] == float(x @ x)
+    with pytest.raises(ValueError, match="expects shape \\(8,\\)"):
+        dot8(np.ones(4, "float32"), x, out)
