@@ -10,11 +10,11 @@ changes anything, recorded in ``sch.trace`` and undoable.
 from .errors import ScheduleError
 from .handles import BlockRV, ExprRV, LoopRV
 from .index_map import IndexMap
-from .state import Diff, Schedule
+from .state import AFTER_EACH_STEP, Diff, Schedule
 from .sweep import sweep
 from .tensorize import get_tensor_intrin, list_tensor_intrins, register_tensor_intrin
 from .trace import Instruction, Trace
 
 __all__ = ["Schedule", "ScheduleError", "BlockRV", "LoopRV", "ExprRV", "IndexMap", "Trace",
            "Instruction", "Diff", "sweep", "register_tensor_intrin", "get_tensor_intrin",
-           "list_tensor_intrins"]
+           "list_tensor_intrins", "AFTER_EACH_STEP"]

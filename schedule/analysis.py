@@ -177,21 +177,30 @@ def iteration_conflict(root, outer_loops, moved, allow_reduce_reorder):
         for buf, region, is_write in accesses(realize):
             raw.setdefault(buf, []).append((realize.block, region, is_write, red, ana,
                                             relax_vars))
-    # Only buffers written below ``root`` matter: relax the regions of those alone.
-    per_buffer = {
-        buf: [(block, [relax_range(r, ana, relax_vars) for r in region], is_write, red, ana)
-              for block, region, is_write, red, ana, relax_vars in accs]
-        for buf, accs in raw.items() if any(a[2] for a in accs)}
-    for buf, accs in per_buffer.items():
+    # Only buffers written below ``root`` matter: compare the regions of those alone.
+    for buf, accs in raw.items():
+        if not any(a[2] for a in accs):
+            continue
         blocks = {id(a[0]) for a in accs}
-        for block, _, is_write, red, _ in accs:
+        for block, _, is_write, red, _, _ in accs:
             if is_write and red and (not allow_reduce_reorder or len(blocks) > 1):
                 names = ", ".join(sorted(v.name for v in red))
                 return (f"block \"{block.name}\" reduces into {buf.name} over loop {names}, "
                         "so its iterations depend on each other")
         first = accs[0]
+        relaxed = {}
+
+        def relax(acc):
+            key = id(acc)
+            if key not in relaxed:
+                _, region, _, _, ana, relax_vars = acc
+                relaxed[key] = [relax_range(r, ana, relax_vars) for r in region]
+            return relaxed[key]
+
         for other in accs[1:]:
-            if not _same_region(first[1], other[1], other[4]):
+            if other[0] is first[0] and other[1] == first[1]:
+                continue  # one block, one region: the same in every iteration
+            if not _same_region(relax(first), relax(other), other[4]):
                 return (f"blocks \"{first[0].name}\" and \"{other[0].name}\" access "
                         f"{buf.name} at regions that differ between iterations, so their "
                         "order matters")

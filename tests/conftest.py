@@ -16,9 +16,20 @@ def _verify_after_pass(mod, pass_name):
         raise AssertionError(f"IR is ill-formed after pass {pass_name}: {e}") from None
 
 
+def _verify_after_step(func, primitive):
+    from pyir.errors import Error
+    from pyir.ir import verify
+    try:
+        verify(func)
+    except Error as e:
+        raise AssertionError(f"IR is ill-formed after schedule primitive {primitive}: {e}") \
+            from None
+
+
 def pytest_configure(config):
-    from pyir import transform
+    from pyir import schedule, transform
     transform.AFTER_EACH_PASS.append(_verify_after_pass)
+    schedule.AFTER_EACH_STEP.append(_verify_after_step)
 
 
 def pytest_addoption(parser):

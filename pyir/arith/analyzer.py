@@ -45,6 +45,9 @@ class Analyzer:
         self._depth = 0
         self._visiting = set()
         self._bounder = ConstBounder(self._var_interval)
+        self._memo = {}     # expr -> simplified, under the current facts (see simplify)
+        self._memo_vars = set()   # the Vars of the expressions in _memo
+        self._fact_vars = set()   # a superset of the Vars the facts mention
 
     # -- facts ---------------------------------------------------------------------------
     def bind(self, var, value):
@@ -53,6 +56,9 @@ class Analyzer:
         bounds it by constants (None = open); an expression or int substitutes it."""
         if not isinstance(var, Var):
             raise Error(f"Analyzer.bind expects a Var, got {type(var).__name__} {var!r}")
+        # Remembered answers stay valid when ``var`` is new to them and to every fact.
+        stale = var in self._memo_vars or var in self._fact_vars
+        self._fact_vars.add(var)
         if isinstance(value, Range):
             for part in (value.start, value.extent):
                 if part.dtype != var.dtype:
@@ -60,10 +66,12 @@ class Analyzer:
                                 f"{part.dtype}")
             start, extent = self.simplify(value.start), self.simplify(value.extent)
             self._bounds[var] = (start, self.simplify(start + extent - 1))
+            self._fact_vars |= vars_of(start) | vars_of(extent)
             if isinstance(extent, Var) and extent not in self._subst:
                 lo, hi = self._bounds.get(extent, (None, None))  # a bound var's range
                 if lo is None or (isinstance(lo, IntImm) and lo.value < 1):  # is not empty
                     self._bounds[extent] = (IntImm(1, extent.dtype), hi)
+                    stale = True
         elif isinstance(value, IntBound):
             lo, hi = (None if v is None else IntImm(v, var.dtype) for v in value)
             self._bounds[var] = (lo, hi)
@@ -75,9 +83,16 @@ class Analyzer:
             if any(n is var for n in walk(expr)):
                 raise Error(f"cannot bind {var.name} to an expression that contains it")
             self._subst[var] = expr
+            self._fact_vars |= vars_of(expr)
         else:
             raise Error(f"Analyzer.bind: cannot bind {var.name} to {type(value).__name__} "
                         f"{value!r}; expected a Range, IntBound, PrimExpr or int")
+        if stale:
+            self._forget()
+
+    def _forget(self):
+        self._memo = {}
+        self._memo_vars = set()
 
     @contextlib.contextmanager
     def scope(self):
@@ -87,11 +102,23 @@ class Analyzer:
             yield self
         finally:
             self._bounds, self._subst = saved
+            self._forget()
 
     # -- questions -----------------------------------------------------------------------
     def simplify(self, expr):
-        """The canonical, simplified form of ``expr`` under the known facts."""
-        return Simplifier(self)(_as_expr(expr))
+        """The canonical, simplified form of ``expr`` under the known facts.
+
+        Answers to outermost questions are remembered until the facts change (passes and
+        schedule checks ask about the same indices and bounds many times); questions asked
+        from inside a proof are not, as their answers depend on the proof's depth."""
+        expr = _as_expr(expr)
+        if self._depth or self._visiting:
+            return Simplifier(self)(expr)
+        hit = self._memo.get(expr)
+        if hit is None:
+            hit = self._memo[expr] = Simplifier(self)(expr)
+            self._memo_vars |= vars_of(expr)
+        return hit
 
     def const_int_bound(self, expr):
         """`IntBound` of an integer expression."""
@@ -170,13 +197,28 @@ class Analyzer:
         in between; a variable goes before those its own bounds mention (``j`` in
         ``[i, n)`` before ``i``), so ``j - i`` stays >= 0."""
         simp = Simplifier(self)
-        for var in self._dependency_order(relax):
+        for var in self._dependency_order(self._reachable(p, relax)):
             if any(self._mentions(a, {var}) for a in _atoms(p)):
                 p = self._sym_poly(p, upper, {var})
                 if p is None:
                     return None
                 p = simp.poly(p.to_expr())
         return p
+
+    def _reachable(self, p, relax):
+        """The variables of ``relax`` that relaxing ``p`` can meet: those of ``p`` and, in
+        turn, those the bounds of each mention (ordering only these keeps a relaxation
+        proportional to the expression, not to every loop in scope)."""
+        todo = [v for a in _atoms(p) for v in vars_of(a) if v in relax]
+        seen = set()
+        while todo:
+            var = todo.pop()
+            if var not in seen:
+                seen.add(var)
+                for b in self._bounds.get(var, ()):
+                    if b is not None:
+                        todo.extend(w for w in vars_of(b) if w in relax)
+        return seen
 
     def _dependency_order(self, relax):
         order, done = [], set()

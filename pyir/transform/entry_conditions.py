@@ -128,8 +128,11 @@ class _Collector:
     def bounds(self, index):
         relaxed = self.scope.relax(index, self.loop_vars)
         lo, hi = relaxed if relaxed is not None else (None, None)
+        used = vars_of(index)
         for g in self.guards:
             for x, op, bound in _facts(g):
+                if used.isdisjoint(vars_of(x)):
+                    continue  # a guard on other variables does not bound this index
                 rest = self.scope.simplify(index - x)
                 if op in ("lt", "le"):
                     cand = self.split_extreme(rest, bound - (1 if op == "lt" else 0), 1)
