@@ -197,7 +197,13 @@ class Analyzer:
         in between; a variable goes before those its own bounds mention (``j`` in
         ``[i, n)`` before ``i``), so ``j - i`` stays >= 0."""
         simp = Simplifier(self)
-        for var in self._dependency_order(self._reachable(p, relax)):
+        reach = self._reachable(p, relax)
+        if self._independent(p, reach):
+            # Linear in variables whose bounds mention none of the others: one substitution
+            # gives what the variable-at-a-time loop below would.
+            p = self._sym_poly(p, upper, reach)
+            return None if p is None else simp.poly(p.to_expr())
+        for var in self._dependency_order(reach):
             if any(self._mentions(a, {var}) for a in _atoms(p)):
                 p = self._sym_poly(p, upper, {var})
                 if p is None:
@@ -219,6 +225,16 @@ class Analyzer:
                     if b is not None:
                         todo.extend(w for w in vars_of(b) if w in relax)
         return seen
+
+    def _independent(self, p, relax):
+        """Whether every term of ``p`` holds at most one atom that mentions ``relax``, that
+        atom a variable, and no variable of ``relax`` is bounded in terms of another."""
+        for mono in p.terms:
+            hot = [a for a in mono if self._mentions(a, relax)]
+            if len(hot) > 1 or (hot and not isinstance(hot[0], Var)):
+                return False
+        return not any(b is not None and self._mentions(b, relax)
+                       for v in relax for b in self._bounds.get(v, ()))
 
     def _dependency_order(self, relax):
         order, done = [], set()
