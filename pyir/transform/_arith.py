@@ -8,6 +8,7 @@ index over loop variables to a symbolic (min, max) pair.
 
 from .. import arith
 from ..errors import Error
+from ..ir import dtype as dt
 from ..ir import expr as E
 from ..ir.stmt import Range
 
@@ -21,6 +22,15 @@ class Scope:
     def bind(self, var, start, extent):
         """Record ``var in [start, start + extent)``."""
         self.analyzer.bind(var, Range(start, extent))
+
+    def bind_let(self, var, value):
+        """Record what is known of ``var = value`` (a let): the constant bounds of an
+        integer ``value`` (``x = min(16, n - 16 * j)`` is at most 16), so that a loop up to
+        ``x`` is known to stay below 16. The variable itself stays in the IR."""
+        if dt.is_integer(value.dtype) and dt.is_integer(var.dtype):
+            lo, hi = self.analyzer.const_int_bound(value)
+            if lo is not None or hi is not None:
+                self.analyzer.bind(var, arith.IntBound(lo, hi))
 
     def simplify(self, expr):
         return self.analyzer.simplify(expr)

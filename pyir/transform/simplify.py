@@ -43,7 +43,9 @@ class _Simplifier:
             return S.BufferStore(s.buffer, self.expr(s.value),
                                  tuple(self.expr(i) for i in s.indices))
         if isinstance(s, S.LetStmt):
-            return S.LetStmt(s.var, self.expr(s.value), self.stmt(s.body))
+            value = self.expr(s.value)
+            self.scope.bind_let(s.var, value)
+            return S.LetStmt(s.var, value, self.stmt(s.body))
         if isinstance(s, S.Allocate):
             return S.Allocate(s.buffer, self.stmt(s.body))
         if isinstance(s, S.Evaluate):
