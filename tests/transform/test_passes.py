@@ -150,11 +150,11 @@ def test_simplify_drops_dead_code():
 
 def test_simplify_knows_the_bounds_of_a_let():
     """``x = min(16, n - j)`` is at most 16, so under ``for t in range(x)`` the index
-    ``t // 16 * 16 + t % 16`` is ``t`` (split tails are written this way)."""
+    ``t // 16 * n + t % 16`` is ``t`` (split tails of packed panels are written this way)."""
     n, j, t, x = E.Var("n"), E.Var("j"), E.Var("t"), E.Var("x")
     A = E.Buffer("A", (n,), "float32")
-    index = E.Binary("add", E.Binary("mul", E.Binary("floordiv", t, E.IntImm(16)),
-                                     E.IntImm(16)), E.Binary("floormod", t, E.IntImm(16)))
+    index = E.Binary("add", E.Binary("mul", E.Binary("floordiv", t, E.IntImm(16)), n),
+                     E.Binary("floormod", t, E.IntImm(16)))
     body = S.For(j, 0, n, "serial", S.LetStmt(
         x, E.Binary("min", E.IntImm(16), n - j),
         S.For(t, 0, x, "serial", S.BufferStore(A, E.FloatImm(1.0), (index,)))))
