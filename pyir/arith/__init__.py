@@ -4,7 +4,8 @@
 - `Analyzer`: facts about variables (`bind`, `scope`) and questions under them
   (`const_int_bound`, `symbolic_bound`, `can_prove`, `can_prove_equal`);
 - `relax_region`: the region an access covers while some variables run over their ranges;
-- `detect_linear`: ``expr == coeff * var + rest``;
+- `detect_linear`: ``expr == coeff * var + rest``; `known_multiple`: what ``expr`` is always a
+  multiple of;
 - `detect_iter_map`: whether block bindings are a bijective affine map of the loops.
 
 Modules: `canonical` (polynomial form), `bounds` (constant intervals), `simplify` (the
@@ -13,8 +14,9 @@ rewrite rules), `analyzer` (facts, symbolic bounds, proofs), `region`, `iter_map
 
 from .analyzer import Analyzer, simplify, vars_of
 from .bounds import IntBound
+from .canonical import known_multiple
 from .iter_map import IterMap, detect_iter_map
 from .region import detect_linear, relax_region
 
 __all__ = ["Analyzer", "IntBound", "IterMap", "detect_iter_map", "detect_linear",
-           "relax_region", "simplify", "vars_of"]
+           "known_multiple", "relax_region", "simplify", "vars_of"]

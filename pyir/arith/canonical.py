@@ -10,6 +10,8 @@ Terms keep the order in which they first appeared, which is how the simplifier k
 `Poly.to_expr` writes one back; on canonical expressions the two are inverse.
 """
 
+import math
+
 from ..ir import Binary, IntImm, dtype as dt
 from ..ir.node import IdentityNode, Node, node_fields
 
@@ -175,3 +177,14 @@ def _mono_expr(mono):
 def _term(mono, coeff, dtype):
     expr = _mono_expr(mono)
     return expr if coeff == 1 else Binary("mul", expr, IntImm(coeff, dtype))
+
+
+def known_multiple(expr):
+    """The largest ``m`` such that the integer ``expr`` is a multiple of ``m`` whatever the
+    values of its variables, read from its polynomial (the gcd of the coefficients and the
+    constant); 0 when ``expr`` is 0."""
+    p = Poly.from_expr(expr)
+    g = 0
+    for c in list(p.terms.values()) + [p.const]:
+        g = math.gcd(g, c)
+    return g

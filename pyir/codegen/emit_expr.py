@@ -5,13 +5,16 @@ emitted; uniform values stay scalar and are broadcast where they meet vectors. L
 and stores find their address once per vector when the index moves by one per lane.
 """
 
+import math
+
 import llvmlite.ir as ir
 
-from ..arith import vars_of
+from ..arith import known_multiple, vars_of
 from ..ir import dtype as dt
 from ..ir import expr as E
 from ..ir.node import walk
 from ..transform.linear import coefficient
+from ..transform.storage import HEAP_ALIGNMENT
 from . import types as T
 from . import vecmath
 from .builder import int_value
@@ -32,8 +35,9 @@ def has_side_reads(e):
 
 class ExprEmitter:
     """Mixin for the function emitter: needs ``b`` (builder), ``env`` (Var -> value),
-    ``bufs`` (Buffer -> pointer), ``ctx`` (module context), ``lanes``, ``vvar`` (the
-    vectorized loop variable or None) and ``nonneg(expr)``."""
+    ``bufs`` (Buffer -> pointer), ``aligned`` (the buffers allocated here), ``ctx`` (module
+    context), ``lanes``, ``vvar`` (the vectorized loop variable or None), ``vmult`` (what
+    its value at lane 0 is a multiple of) and ``nonneg(expr)``."""
 
     # ------------------------------------------------------------ vector helpers
     def broadcast(self, v, lanes):
@@ -96,7 +100,8 @@ class ExprEmitter:
             if c == 1 and not self._varying_besides_vvar(index):
                 base = self.scalar_at_lane0(index)
                 vt = T.memory_type(buf.dtype, self.lanes)
-                v = self.b.load(self.address(buf, base), typ=vt, align=dt.nbytes(buf.dtype))
+                v = self.b.load(self.address(buf, base), typ=vt,
+                                align=self.vector_align(buf, index))
                 return self.from_memory(v, buf.dtype)
             idx = self.expr(index)
             out = ir.Constant(T.value_type(buf.dtype, self.lanes), ir.Undefined)
@@ -120,6 +125,18 @@ class ExprEmitter:
         if dtype != "bool":
             return v
         return self.b.zext(v, T.memory_type("bool", T.lanes_of(v)))
+
+    def vector_align(self, buf, index):
+        """Alignment in bytes of the contiguous vector access ``buf[index]``: the element
+        size, or more in a buffer allocated here (`HEAP_ALIGNMENT`-aligned) when the index at
+        lane 0 is always a multiple of a power of two (packed panels: ``j * n * 16 + k * 16
+        + lane``)."""
+        size = dt.nbytes(buf.dtype)
+        if buf not in self.aligned:
+            return size
+        m = math.gcd(known_multiple(E.Binary("sub", index, self.vvar)), self.vmult)
+        most = min(HEAP_ALIGNMENT, size * self.lanes)
+        return most if m == 0 else min(most, size * (m & -m))
 
     def _varying_besides_vvar(self, e):
         return any(n is not self.vvar and n in self.env

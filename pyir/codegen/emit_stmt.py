@@ -7,8 +7,11 @@ tail (or, when the body cannot be vectorized directly, a scalar loop carrying LL
 vectorize hint); unrolled loops with a small constant extent are unrolled here.
 """
 
+import math
+
 import llvmlite.ir as ir
 
+from ..arith import known_multiple
 from ..errors import Error
 from ..ir import dtype as dt
 from ..ir import expr as E
@@ -51,7 +54,8 @@ class FunctionEmitter(ExprEmitter):
         self.allocas = Builder(entry)
         self.b = Builder(fn.append_basic_block("body"))
         self.env, self.bufs, self.heaps = {}, {}, []
-        self.lanes, self.vvar, self.vbase = 1, None, None
+        self.aligned = set()  # buffers allocated here: HEAP_ALIGNMENT-aligned
+        self.lanes, self.vvar, self.vbase, self.vmult = 1, None, None, 1
 
     def error(self, msg):
         return CodegenError(f"prim function {self.name}: {msg}")
@@ -86,7 +90,7 @@ class FunctionEmitter(ExprEmitter):
                 value = self.broadcast(value, self.lanes)
                 self.b.store(self.to_memory(value, buf.dtype),
                              self.address(buf, self.scalar_at_lane0(index)),
-                             align=dt.nbytes(buf.dtype))
+                             align=self.vector_align(buf, index))
                 return
             idx = self.expr(index)
             value = self.broadcast(value, self.lanes)
@@ -176,6 +180,7 @@ class FunctionEmitter(ExprEmitter):
         if kind == "stack":
             self.bufs[buf] = self.stack(ir.ArrayType(mem_t, max(1, extent.value)), buf.name,
                                         HEAP_ALIGNMENT)
+            self.aligned.add(buf)
             self.stmt(s.body)
             return
         size = self.b.mul(self.expr(extent), T.int_const(dt.nbytes(buf.dtype)))
@@ -185,6 +190,7 @@ class FunctionEmitter(ExprEmitter):
         self.return_if(self.b.icmp_unsigned("==", ptr, ir.Constant(T.PTR, None)),
                        T.int_const(STATUS_NO_MEMORY, 32))
         self.bufs[buf] = ptr
+        self.aligned.add(buf)
         self.heaps.append(ptr)
         self.stmt(s.body)
         self.heaps.pop()
@@ -231,7 +237,7 @@ class FunctionEmitter(ExprEmitter):
             raise self.error(f"loop {s.loop_var.name} has bounds that vary across a "
                              "vectorized loop")
         if kind == "vectorized":
-            self.vectorized(s.loop_var, start, extent, s.body)
+            self.vectorized(s.loop_var, start, extent, s.body, known_multiple(s.start))
         elif kind == "unroll" and isinstance(s.extent, E.IntImm) and s.extent.value <= MAX_UNROLL:
             for k in range(s.extent.value):
                 self.env[s.loop_var] = self.b.add(start, T.int_const(k))
@@ -255,8 +261,9 @@ class FunctionEmitter(ExprEmitter):
                 self.stmt(body)
         self.loop(begin, end, run, hint=hint)
 
-    def vectorized(self, var, start, extent, body):
-        """Vector main loop over whole vectors, then a scalar tail."""
+    def vectorized(self, var, start, extent, body, start_multiple=1):
+        """Vector main loop over whole vectors, then a scalar tail. ``start_multiple``: what
+        ``start`` is known to be a multiple of (for the alignment of vector accesses)."""
         lanes = choose_lanes(body, self.ctx.target.vector_bits)
         if lanes is None or not can_vectorize(body, var):
             self.serial(var, start, self.b.add(start, extent), body, hint="vectorize")
@@ -268,12 +275,16 @@ class FunctionEmitter(ExprEmitter):
         main_end = self.b.add(start, n_main)
         end = self.b.add(start, extent)
 
+        # Lane 0 of every vector is start plus a multiple of lanes.
+        vmult = math.gcd(lanes, int_value(start) if int_value(start) is not None
+                         else start_multiple)
+
         def vector_body(i):
-            saved = (self.lanes, self.vvar, self.vbase)
-            self.lanes, self.vvar, self.vbase = lanes, var, i
+            saved = (self.lanes, self.vvar, self.vbase, self.vmult)
+            self.lanes, self.vvar, self.vbase, self.vmult = lanes, var, i, vmult
             self.env[var] = self.ramp(i, lanes)
             self.stmt(body)
-            self.lanes, self.vvar, self.vbase = saved
+            self.lanes, self.vvar, self.vbase, self.vmult = saved
 
         if isinstance(extent, ir.Constant) and extent.constant // lanes <= MAX_VECTOR_UNROLL:
             # A short constant vector loop is unrolled: register tiles indexed by it get
@@ -384,6 +395,7 @@ class FunctionEmitter(ExprEmitter):
         begin, end, start = fn.args[:3]
         sub.env = dict(zip(cap_vars, fn.args[3:n_fixed]))
         sub.bufs = dict(zip(cap_bufs, fn.args[n_fixed:]))
+        sub.aligned = self.aligned & set(cap_bufs)
         first = sub.b.add(start, begin)
         if dict(s.annotations).get("vectorize"):
             sub.vectorized(s.loop_var, first, sub.b.sub(end, begin), s.body)

@@ -1,9 +1,9 @@
-"""relax_region and detect_linear."""
+"""relax_region, detect_linear and known_multiple."""
 
 import pytest
 
 import pyir
-from pyir.arith import Analyzer, detect_linear, relax_region
+from pyir.arith import Analyzer, detect_linear, known_multiple, relax_region
 from pyir.ir import IntImm, Range, Var, min_
 
 from arith_helpers import fmt
@@ -64,3 +64,15 @@ def test_detect_linear():
     assert detect_linear(x * (i // 2) + i, i) is None
     with pytest.raises(pyir.Error):
         detect_linear(Var("f", "float32"), i)
+
+
+@pytest.mark.parametrize("expr, multiple", [
+    (j * n * 16 + k * 16 + 8, 8),     # a packed panel's row at an offset of half a panel
+    (j * 16 + k * 24, 8),
+    (j * 16 + 3, 1),
+    (i - i, 0),                        # zero is a multiple of everything
+    (IntImm(48), 48),
+    ((i * 4) // 2 * 6, 6),             # a // atom counts as any integer
+])
+def test_known_multiple(expr, multiple):
+    assert known_multiple(expr) == multiple
