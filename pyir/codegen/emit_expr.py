@@ -37,7 +37,8 @@ class ExprEmitter:
     """Mixin for the function emitter: needs ``b`` (builder), ``env`` (Var -> value),
     ``bufs`` (Buffer -> pointer), ``aligned`` (the buffers allocated here), ``ctx`` (module
     context), ``lanes``, ``vvar`` (the vectorized loop variable or None), ``vmult`` (what
-    its value at lane 0 is a multiple of) and ``nonneg(expr)``."""
+    its value at lane 0 is a multiple of), ``mask`` (the active lanes of a masked vector, or
+    None) and ``nonneg(expr)``."""
 
     # ------------------------------------------------------------ vector helpers
     def broadcast(self, v, lanes):
@@ -98,10 +99,16 @@ class ExprEmitter:
         if self.vvar is not None and self.varying(index):
             c = coefficient(index, self.vvar)
             if c == 1 and not self._varying_besides_vvar(index):
-                base = self.scalar_at_lane0(index)
+                ptr = self.address(buf, self.scalar_at_lane0(index))
                 vt = T.memory_type(buf.dtype, self.lanes)
-                v = self.b.load(self.address(buf, base), typ=vt,
-                                align=self.vector_align(buf, index))
+                align = self.vector_align(buf, index)
+                if self.mask is None:
+                    v = self.b.load(ptr, typ=vt, align=align)
+                else:
+                    fn = self.ctx.declare(f"llvm.masked.load.{T.suffix(vt)}.p0", vt,
+                                          [T.PTR, T.I32, self.mask.type, vt])
+                    v = self.b.call(fn, [ptr, T.int_const(align, 32), self.mask,
+                                         ir.Constant(vt, ir.Undefined)])
                 return self.from_memory(v, buf.dtype)
             idx = self.expr(index)
             out = ir.Constant(T.value_type(buf.dtype, self.lanes), ir.Undefined)

@@ -24,7 +24,7 @@ from . import types as T
 from .abi import STATUS_EXTERN_FAILED, STATUS_NO_MEMORY
 from .builder import Builder, int_value
 from .emit_expr import ExprEmitter
-from .vectorize import can_vectorize, choose_lanes
+from .vectorize import can_mask, can_vectorize, choose_lanes
 
 #: Unrolled loops with a constant extent up to this are unrolled by codegen; longer or
 #: symbolic ones get LLVM's unroll hint.
@@ -56,6 +56,7 @@ class FunctionEmitter(ExprEmitter):
         self.env, self.bufs, self.heaps = {}, {}, []
         self.aligned = set()  # buffers allocated here: HEAP_ALIGNMENT-aligned
         self.lanes, self.vvar, self.vbase, self.vmult = 1, None, None, 1
+        self.mask = None  # the active lanes of a masked vector chunk
 
     def error(self, msg):
         return CodegenError(f"prim function {self.name}: {msg}")
@@ -87,10 +88,16 @@ class FunctionEmitter(ExprEmitter):
         value = self.expr(s.value)
         if self.vvar is not None and self.varying(index):
             if coefficient(index, self.vvar) == 1 and not self._varying_besides_vvar(index):
-                value = self.broadcast(value, self.lanes)
-                self.b.store(self.to_memory(value, buf.dtype),
-                             self.address(buf, self.scalar_at_lane0(index)),
-                             align=self.vector_align(buf, index))
+                value = self.to_memory(self.broadcast(value, self.lanes), buf.dtype)
+                ptr = self.address(buf, self.scalar_at_lane0(index))
+                align = self.vector_align(buf, index)
+                if self.mask is None:
+                    self.b.store(value, ptr, align=align)
+                else:
+                    fn = self.ctx.declare(f"llvm.masked.store.{T.suffix(value.type)}.p0",
+                                          ir.VoidType(),
+                                          [value.type, T.PTR, T.I32, self.mask.type])
+                    self.b.call(fn, [value, ptr, T.int_const(align, 32), self.mask])
                 return
             idx = self.expr(index)
             value = self.broadcast(value, self.lanes)
@@ -108,6 +115,7 @@ class FunctionEmitter(ExprEmitter):
 
     def _s_LetStmt(self, s):
         self.env[s.var] = self.expr(s.value)
+        self.scope.bind_let(s.var, s.value)
         self.stmt(s.body)
 
     def _s_IfThenElse(self, s, likely=False):
@@ -237,7 +245,8 @@ class FunctionEmitter(ExprEmitter):
             raise self.error(f"loop {s.loop_var.name} has bounds that vary across a "
                              "vectorized loop")
         if kind == "vectorized":
-            self.vectorized(s.loop_var, start, extent, s.body, known_multiple(s.start))
+            most = None if isinstance(s.extent, E.IntImm) else self.scope.const_bound(s.extent)[1]
+            self.vectorized(s.loop_var, start, extent, s.body, known_multiple(s.start), most)
         elif kind == "unroll" and isinstance(s.extent, E.IntImm) and s.extent.value <= MAX_UNROLL:
             for k in range(s.extent.value):
                 self.env[s.loop_var] = self.b.add(start, T.int_const(k))
@@ -261,8 +270,9 @@ class FunctionEmitter(ExprEmitter):
                 self.stmt(body)
         self.loop(begin, end, run, hint=hint)
 
-    def vectorized(self, var, start, extent, body, start_multiple=1):
-        """Vector main loop over whole vectors, then a scalar tail. ``start_multiple``: what
+    def vectorized(self, var, start, extent, body, start_multiple=1, most=None):
+        """Vector main loop over whole vectors, then a scalar tail; or, for a symbolic
+        extent of at most ``most`` (a few vectors), masked vectors. ``start_multiple``: what
         ``start`` is known to be a multiple of (for the alignment of vector accesses)."""
         lanes = choose_lanes(body, self.ctx.target.vector_bits)
         if lanes is None or not can_vectorize(body, var):
@@ -286,6 +296,10 @@ class FunctionEmitter(ExprEmitter):
             self.stmt(body)
             self.lanes, self.vvar, self.vbase, self.vmult = saved
 
+        if (most is not None and 0 < most <= MAX_VECTOR_UNROLL * lanes
+                and not isinstance(extent, ir.Constant) and can_mask(body, var)):
+            self.masked_vectors(start, extent, -(-most // lanes), lanes, vector_body)
+            return
         if isinstance(extent, ir.Constant) and extent.constant // lanes <= MAX_VECTOR_UNROLL:
             # A short constant vector loop is unrolled: register tiles indexed by it get
             # constant offsets, which SROA/mem2reg turn into vector registers.
@@ -295,6 +309,20 @@ class FunctionEmitter(ExprEmitter):
             self.loop(start, main_end, vector_body, step=lanes)
         if not (isinstance(extent, ir.Constant) and extent.constant % lanes == 0):
             self.serial(var, main_end, end, body)
+
+    def masked_vectors(self, start, extent, count, lanes, vector_body):
+        """``count`` vectors from ``start``, each run (``if extent > k * lanes``) with the
+        lanes below ``extent`` active: a split's tail in a few vector instructions, no
+        scalar loop. Uniform reads stay under the same condition as in the loop."""
+        extent_v = self.broadcast(extent, lanes)
+        for k in range(count):
+            first = T.int_const(k * lanes)
+            with self.b.if_then(self.b.icmp_signed(">", extent, first)):
+                lane = ir.Constant(ir.VectorType(T.I64, lanes), [k * lanes + j for j in range(lanes)])
+                saved = self.mask
+                self.mask = self.b.icmp_signed("<", lane, extent_v)
+                vector_body(self.b.add(start, first))
+                self.mask = saved
 
     # ------------------------------------------------------------ parallel
     def parallel(self, s):

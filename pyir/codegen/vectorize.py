@@ -1,5 +1,5 @@
-"""Whether a vectorized loop body can become LLVM vector code directly, and how many
-lanes to use.
+"""Whether a vectorized loop body can become LLVM vector code directly (and as masked
+vectors), and how many lanes to use.
 
 Lanes vary only through the loop variable (and lets of varying values). Direct vector
 code needs: ``if`` conditions and inner loop bounds that do not vary, no allocation or
@@ -11,6 +11,7 @@ from ..ir import expr as E
 from ..ir import stmt as S
 from ..arith import vars_of
 from ..ir.node import walk
+from ..transform.linear import coefficient
 from .emit_expr import has_side_reads
 
 MAX_LANES = 64
@@ -68,3 +69,23 @@ def can_vectorize(body, var):
         return False
 
     return ok(body)
+
+
+def can_mask(body, var):
+    """Whether ``body`` (vectorizable) may run as masked vectors over ``var``: every access
+    whose index varies is contiguous (coefficient 1, so masked loads and stores cover it),
+    every store varies, no let varies, and no integer division could trap on the lanes
+    masked off."""
+    for n in walk(body):
+        if isinstance(n, S.LetStmt) and var in vars_of(n.value):
+            return False
+        if isinstance(n, (E.BufferLoad, S.BufferStore)):
+            (index,) = n.indices
+            varies = var in vars_of(index)
+            if (varies and coefficient(index, var) != 1) or (
+                    isinstance(n, S.BufferStore) and not varies):
+                return False
+        if isinstance(n, E.Binary) and n.op in ("floordiv", "floormod") and \
+                dt.is_integer(n.dtype) and not isinstance(n.b, E.IntImm):
+            return False
+    return True

@@ -82,6 +82,14 @@ def test_split_tail_main_path_is_the_likely_branch():
     assert len(re.findall(rf"br i1 .*, !prof {weights[0]}$", text, re.MULTILINE)) == 4
 
 
+def test_split_tails_run_as_masked_vectors():
+    """The column tail of a tile (fewer than 32 columns left) is masked vector code, not a
+    vector loop plus a scalar loop; the numbers are checked at odd sizes above."""
+    from pyir.codegen.llvm import codegen
+    text, _ = codegen(transform.lower(M.schedule_matmul(M.matmul_func(None)).mod))
+    assert "@llvm.masked.load." in text and "@llvm.masked.store." in text
+
+
 def test_split_tail_loops_is_exact_for_a_small_kernel():
     src = '''
 from pyir.script import tensor as T
