@@ -87,7 +87,7 @@ def test_split_tails_run_as_masked_vectors():
     vector loop plus a scalar loop; the numbers are checked at odd sizes above."""
     from pyir.codegen.llvm import codegen
     text, _ = codegen(transform.lower(M.schedule_matmul(M.matmul_func(None)).mod))
-    assert "@llvm.masked.load." in text and "@llvm.masked.store." in text
+    assert '@"llvm.masked.load.' in text and '@"llvm.masked.store.' in text
 
 
 def test_split_tail_loops_is_exact_for_a_small_kernel():
