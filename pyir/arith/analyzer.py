@@ -120,9 +120,10 @@ class Analyzer:
             self._memo_vars |= vars_of(expr)
         return hit
 
-    def const_int_bound(self, expr):
-        """`IntBound` of an integer expression."""
-        e = self.simplify(expr)
+    def const_int_bound(self, expr, simplify=True):
+        """`IntBound` of an integer expression (``simplify=False``: of the expression as
+        written, by interval arithmetic alone -- cheaper, possibly looser)."""
+        e = self.simplify(expr) if simplify else _as_expr(expr)
         _require_int(e, "const_int_bound")
         return IntBound.from_interval(self._bounder.expr(e))
 

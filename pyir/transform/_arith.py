@@ -28,7 +28,7 @@ class Scope:
         integer ``value`` (``x = min(16, n - 16 * j)`` is at most 16), so that a loop up to
         ``x`` is known to stay below 16. The variable itself stays in the IR."""
         if dt.is_integer(value.dtype) and dt.is_integer(var.dtype):
-            lo, hi = self.analyzer.const_int_bound(value)
+            lo, hi = self.analyzer.const_int_bound(value, simplify=False)
             if lo is not None or hi is not None:
                 self.analyzer.bind(var, arith.IntBound(lo, hi))
 
