@@ -29,6 +29,11 @@ class IntBound(NamedTuple):
 
 def dtype_interval(dtype):
     """The values a ``dtype`` can hold; int64 is treated as unbounded."""
+    hit = _DTYPE_INTERVALS.get(dtype)
+    return hit if hit is not None else _dtype_interval(dtype)
+
+
+def _dtype_interval(dtype):
     if dtype == "bool":
         return (0, 1)
     if dt.is_uint(dtype):
@@ -37,6 +42,9 @@ def dtype_interval(dtype):
         half = 1 << (dt.bits(dtype) - 1)
         return (-half, half - 1)
     return EVERYTHING
+
+
+_DTYPE_INTERVALS = {d: _dtype_interval(d) for d in dt.DTYPES}
 
 
 def intersect(a, b):

@@ -21,11 +21,23 @@ POLY_OPS = ("add", "sub", "mul")
 
 def wrap(value, dtype):
     """``value`` reduced to the range of the integer ``dtype`` (two's complement)."""
+    lo, hi, modulus = _RANGES.get(dtype, _UNBOUNDED)
+    if lo <= value <= hi:
+        return value
+    value %= modulus
+    return value - modulus if value > hi else value
+
+
+def _range(dtype):
     bits = dt.bits(dtype)
-    value &= (1 << bits) - 1
-    if dt.is_int(dtype) and value >= 1 << (bits - 1):
-        value -= 1 << bits
-    return value
+    if dt.is_int(dtype):
+        return -(1 << (bits - 1)), (1 << (bits - 1)) - 1, 1 << bits
+    return 0, (1 << bits) - 1, 1 << bits
+
+
+#: dtype -> (smallest value, largest value, 2 ** bits) of the integer (and bool) dtypes.
+_RANGES = {d: _range(d) for d in dt.DTYPES if not dt.is_float(d)}
+_UNBOUNDED = (float("-inf"), float("inf"), None)
 
 
 def expr_key(node):

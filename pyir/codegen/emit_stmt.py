@@ -24,7 +24,6 @@ from . import types as T
 from .abi import STATUS_EXTERN_FAILED, STATUS_NO_MEMORY
 from .builder import Builder, int_value
 from .emit_expr import ExprEmitter
-from .vectorize import can_mask, can_vectorize, choose_lanes
 
 #: Unrolled loops with a constant extent up to this are unrolled by codegen; longer or
 #: symbolic ones get LLVM's unroll hint.
@@ -274,8 +273,8 @@ class FunctionEmitter(ExprEmitter):
         """Vector main loop over whole vectors, then a scalar tail; or, for a symbolic
         extent of at most ``most`` (a few vectors), masked vectors. ``start_multiple``: what
         ``start`` is known to be a multiple of (for the alignment of vector accesses)."""
-        lanes = choose_lanes(body, self.ctx.target.vector_bits)
-        if lanes is None or not can_vectorize(body, var):
+        lanes, maskable = self.ctx.vector_plan(body, var)
+        if lanes is None:
             self.serial(var, start, self.b.add(start, extent), body, hint="vectorize")
             return
         if isinstance(extent, ir.Constant):
@@ -297,7 +296,7 @@ class FunctionEmitter(ExprEmitter):
             self.lanes, self.vvar, self.vbase, self.vmult = saved
 
         if (most is not None and 0 < most <= MAX_VECTOR_UNROLL * lanes
-                and not isinstance(extent, ir.Constant) and can_mask(body, var)):
+                and not isinstance(extent, ir.Constant) and maskable):
             self.masked_vectors(start, extent, -(-most // lanes), lanes, vector_body)
             return
         if isinstance(extent, ir.Constant) and extent.constant // lanes <= MAX_VECTOR_UNROLL:
@@ -327,16 +326,18 @@ class FunctionEmitter(ExprEmitter):
     # ------------------------------------------------------------ parallel
     def parallel(self, s):
         """Outline the loop into ``@<f>.par<k>`` and run it through pyir_parallel_for."""
-        inner = {s.loop_var}
-        for n in walk(s.body):
+        inner, used, bufs = {s.loop_var}, {}, {}
+        for n in walk(s):
             if isinstance(n, S.For):
                 inner.add(n.loop_var)
             elif isinstance(n, S.LetStmt):
                 inner.add(n.var)
-        used = [n for n in walk(s) if isinstance(n, E.Var) and n not in inner]
-        cap_vars = [v for v in dict.fromkeys(used) if v in self.env]
-        cap_bufs = [b for b in dict.fromkeys(n for n in walk(s) if isinstance(n, E.Buffer))
-                    if b in self.bufs]
+            elif isinstance(n, E.Var):
+                used[n] = None
+            elif isinstance(n, E.Buffer):
+                bufs[n] = None
+        cap_vars = [v for v in used if v not in inner and v in self.env]
+        cap_bufs = [b for b in bufs if b in self.bufs]
         start, extent = self.expr(s.start), self.expr(s.extent)
         values = [start] + [self.env[v] for v in cap_vars] + [self.bufs[b] for b in cap_bufs]
         k = self.ctx.next_id(self.name)

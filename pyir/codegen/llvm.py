@@ -18,6 +18,7 @@ from .abi import Condition, FuncInfo, ParamInfo
 from .builder import Builder
 from .emit_stmt import PARALLEL_FOR, CodegenError, FunctionEmitter
 from .target import Target
+from .vectorize import vector_plan
 
 
 class ModuleContext:
@@ -30,6 +31,7 @@ class ModuleContext:
         self.externs = dict(externs or {})
         self._counters = {}
         self._hints = {}
+        self._plans = {}
 
     def declare(self, name, ret, args):
         """The function ``name`` (declared on first use)."""
@@ -37,6 +39,15 @@ class ModuleContext:
         if existing is not None:
             return existing
         return ir.Function(self.module, ir.FunctionType(ret, args), name)
+
+    def vector_plan(self, body, var):
+        """`pyir.codegen.vectorize.vector_plan` of a loop body, once per body (a loop
+        inside an unrolled one is emitted many times)."""
+        key = (id(body), id(var))
+        hit = self._plans.get(key)
+        if hit is None:
+            hit = self._plans[key] = (body, var, vector_plan(body, var, self.target.vector_bits))
+        return hit[2]
 
     def extern_symbol(self, kernel_name):
         return self.externs.get(kernel_name, kernel_name)
@@ -90,11 +101,12 @@ def _func_info(func):
 
 
 def _check_lowered(func):
-    for n in walk(func.body):
+    nodes = list(walk(func.body))
+    for n in nodes:
         if isinstance(n, (S.Block, S.BlockRealize)):
             raise CodegenError(f"prim function {func.name} still has blocks; lower it with "
                                "pyir.transform.lower first")
-    for n in walk(func.body):
+    for n in nodes:
         if isinstance(n, E.Buffer) and len(n.shape) != 1:
             raise CodegenError(f"prim function {func.name}: buffer {n.name} has "
                                f"{len(n.shape)} dimensions; lower it with "

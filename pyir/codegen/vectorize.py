@@ -89,3 +89,13 @@ def can_mask(body, var):
                 dt.is_integer(n.dtype) and not isinstance(n.b, E.IntImm):
             return False
     return True
+
+
+def vector_plan(body, var, vector_bits):
+    """``(lanes, maskable)`` for a vectorized loop over ``var``: the lanes of direct vector
+    code (None when the body cannot become vector code directly) and whether it may also
+    run as masked vectors (`can_mask`)."""
+    lanes = choose_lanes(body, vector_bits)
+    if lanes is None or not can_vectorize(body, var):
+        return None, False
+    return lanes, can_mask(body, var)

@@ -30,16 +30,22 @@ def check(dtype):
     return dtype
 
 
+_FLOAT = frozenset(d for d in DTYPES if d.startswith("float"))
+_INT = frozenset(d for d in DTYPES if d.startswith("int"))
+_UINT = frozenset(d for d in DTYPES if d.startswith("uint"))
+_INTEGER = _INT | _UINT
+
+
 def is_float(dtype):
-    return dtype.startswith("float")
+    return dtype in _FLOAT
 
 
 def is_int(dtype):
-    return dtype.startswith("int")
+    return dtype in _INT
 
 
 def is_uint(dtype):
-    return dtype.startswith("uint")
+    return dtype in _UINT
 
 
 def is_bool(dtype):
@@ -48,7 +54,7 @@ def is_bool(dtype):
 
 def is_integer(dtype):
     """Signed or unsigned integer (not bool)."""
-    return is_int(dtype) or is_uint(dtype)
+    return dtype in _INTEGER
 
 
 def bits(dtype):
