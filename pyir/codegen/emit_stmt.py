@@ -310,18 +310,25 @@ class FunctionEmitter(ExprEmitter):
             self.serial(var, main_end, end, body)
 
     def masked_vectors(self, start, extent, count, lanes, vector_body):
-        """``count`` vectors from ``start``, each run (``if extent > k * lanes``) with the
-        lanes below ``extent`` active: a split's tail in a few vector instructions, no
-        scalar loop. Uniform reads stay under the same condition as in the loop."""
+        """``count`` vectors from ``start``: each runs as a plain vector when all its lanes
+        are below ``extent``, else (``if extent > k * lanes``) with those lanes active -- a
+        split's tail in a few vector instructions, no scalar loop. Uniform reads stay under
+        the same condition as in the loop."""
         extent_v = self.broadcast(extent, lanes)
         for k in range(count):
             first = T.int_const(k * lanes)
-            with self.b.if_then(self.b.icmp_signed(">", extent, first)):
-                lane = ir.Constant(ir.VectorType(T.I64, lanes), [k * lanes + j for j in range(lanes)])
-                saved = self.mask
-                self.mask = self.b.icmp_signed("<", lane, extent_v)
-                vector_body(self.b.add(start, first))
-                self.mask = saved
+            whole = self.b.icmp_signed(">=", extent, T.int_const((k + 1) * lanes))
+            with self.b.if_else(whole) as (plain, partial):
+                with plain:
+                    vector_body(self.b.add(start, first))
+                with partial:
+                    with self.b.if_then(self.b.icmp_signed(">", extent, first)):
+                        lane = ir.Constant(ir.VectorType(T.I64, lanes),
+                                           [k * lanes + j for j in range(lanes)])
+                        saved = self.mask
+                        self.mask = self.b.icmp_signed("<", lane, extent_v)
+                        vector_body(self.b.add(start, first))
+                        self.mask = saved
 
     # ------------------------------------------------------------ parallel
     def parallel(self, s):

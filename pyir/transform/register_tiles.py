@@ -25,7 +25,7 @@ from .. import arith
 from ..ir import dtype as dt
 from ..ir import expr as E
 from ..ir import stmt as S
-from ..ir.node import rewrite, walk
+from ..ir.node import node_fields, rewrite, walk
 from ..ir.structural import structural_equal
 from .common import prim_func_pass, replace_func, substitute
 from .linear import coefficient
@@ -342,9 +342,11 @@ def _split_loop(loop):
     main, removed = _drop_guards(loop.body, loop.loop_var, f, extent)
     if not removed:
         return None
-    main = _fresh_copy(main)
-    # The partial tile runs once per loop: its unrolled loops stay loops (less code to
-    # compile for a path that is rarely taken).
+    main = _fresh_copy(_split_outside_in(main))
+    # The partial tile runs once per loop: its unrolled loops stay loops and the split
+    # loops inside it stay whole (their guards become clamped loop bounds, short vectors
+    # run masked): one copy of code for a path that is rarely taken, not one per
+    # combination of inner tails.
     tail = rewrite(loop.body, lambda n: dataclasses.replace(n, kind="serial")
                    if isinstance(n, S.For) and n.kind == "unroll" else None)
     full = (E.IntImm(extent.value // f) if isinstance(extent, E.IntImm)
@@ -393,20 +395,36 @@ def _clamp(loop):
     return out
 
 
+def _split_outside_in(stmt):
+    """``stmt`` with its split loops split, outer loops first (`_split_loop` splits the
+    loops inside the main path of each)."""
+    if isinstance(stmt, S.For):
+        split = _split_loop(stmt)
+        if split is not None:
+            return split
+    changes = {}
+    for name, value in node_fields(stmt):
+        if isinstance(value, S.Stmt):
+            new = _split_outside_in(value)
+        elif isinstance(value, tuple) and value and all(isinstance(v, S.Stmt) for v in value):
+            new = tuple(_split_outside_in(v) for v in value)
+            new = value if all(a is b for a, b in zip(new, value)) else new
+        else:
+            continue
+        if new is not value:
+            changes[name] = new
+    return dataclasses.replace(stmt, **changes) if changes else stmt
+
+
 @prim_func_pass
 def split_tail_loops(func):
     """A guard-free main path plus the guarded last tile (see the module docstring)."""
     if not any(isinstance(n, S.For) and TAIL_KEY in dict(n.annotations) for n in walk(func.body)):
         return func
 
-    def visit(node):
-        if isinstance(node, S.For):
-            return _split_loop(node)
-        return None
-
     def clamp(node):
         if isinstance(node, S.For) and node.kind in ("serial", "unroll", "vectorized"):
             return _clamp(node)
         return None
-    body = rewrite(rewrite(func.body, visit), clamp)
+    body = rewrite(_split_outside_in(func.body), clamp)
     return func if body is func.body else replace_func(func, body=body)
