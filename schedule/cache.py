@@ -153,11 +153,17 @@ def cache_write(func, name, which, scope):
                 v0, v1 = T.axis.remap("SS", [ax0, ax1])
                 C[v0, v1] = C_local[v0, v1]
 
-    Legal when the block is the only one in its loop nest touching the buffer and writes
-    all of it (the copy writes back every element).
+    Legal when the block is the only one in its loop nest touching the buffer, writes all of
+    it (the copy writes back every element), and reads of it only what it wrote itself (a
+    block that reads the buffer needs an init: without one, e.g. after
+    ``decompose_reduction``, it reads values written before it, which the new cache lacks).
     """
     prim = "cache_write"
     path, realize, buf, cache, subject = _common(prim, func, name, which, scope, "writes")
+    if realize.block.init is None and any(r.buffer is buf for r in realize.block.reads):
+        raise ScheduleError(prim, subject, f"the block reads {buf.name} and has no init: it "
+                            "reads values written before it, which a new cache would not "
+                            "hold", realize)
     items, k = item_index(path)
     if any(r is not realize for r in readers(items[k], buf)):
         raise ScheduleError(prim, subject, f"another block in the same loop nest reads "

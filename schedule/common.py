@@ -21,6 +21,20 @@ def realize_path(func, name, prim):
     return path
 
 
+def inline_path(func, name, prim):
+    """`realize_path` for the inlining primitives: the block must sit directly in the
+    function's root scope (inlining a block nested in another, e.g. by ``blockize``, would
+    leave the outer block naming a buffer that no longer exists)."""
+    path = realize_path(func, name, prim)
+    depth = scope_depth(path)
+    root = getattr(func.body, "block", None)
+    if depth >= 0 and path[depth] is not root:
+        raise ScheduleError(prim, f"block \"{name}\"", f"the block is nested in block "
+                            f"\"{path[depth].name}\"; inline blocks of the root scope "
+                            "(before blockize)", path[-1])
+    return path
+
+
 def same_scope(p1, p2):
     d1, d2 = scope_depth(p1), scope_depth(p2)
     return d1 == d2 and (d1 < 0 or p1[d1] is p2[d2])

@@ -10,8 +10,9 @@ from pyir.ir.node import rewrite
 
 from .analysis import (analyzer_for, complete_binding, is_true, reduce_loop_vars,
                        region_in_loops, relax_range, substitute)
-from .common import (check_no_interference, drop_buffer, index_vars, item_index, only_block,
-                     readers, realize_path, refresh_reads, replace_loads, same_scope, writers)
+from .common import (check_no_interference, drop_buffer, index_vars, inline_path, item_index,
+                     only_block, readers, realize_path, refresh_reads, replace_loads,
+                     same_scope, writers)
 from .errors import ScheduleError
 from .tree import find_block, find_loop, loops_of, realizes_under, replace, top_level, with_body
 
@@ -314,7 +315,7 @@ def compute_inline(func, name):
                 C[vi] = A[vi] * T.float32(2) + T.float32(1)
     """
     prim = "compute_inline"
-    path = realize_path(func, name, prim)
+    path = inline_path(func, name, prim)
     realize = path[-1]
     block = realize.block
     subject = f"block \"{name}\""
@@ -383,7 +384,7 @@ def reverse_compute_inline(func, name):
                 C[vi] = A[vi] * T.float32(2) + T.float32(1)
     """
     prim = "reverse_compute_inline"
-    path = realize_path(func, name, prim)
+    path = inline_path(func, name, prim)
     realize = path[-1]
     block = realize.block
     subject = f"block \"{name}\""

@@ -3,8 +3,11 @@
 `FunctionEmitter` fills one LLVM function from a lowered (block-free, flat) body. Parallel
 loops are outlined into ``i32 @<f>.par<k>(i64 begin, i64 end, ptr closure)`` and run
 through ``@pyir_parallel_for``; vectorized loops become a vector main loop plus a scalar
-tail (or, when the body cannot be vectorized directly, a scalar loop carrying LLVM's
-vectorize hint); unrolled loops with a small constant extent are unrolled here.
+tail, or masked vectors when the extent is symbolic but at most a few vectors (split tails),
+or, when the body cannot be vectorized directly, a scalar loop carrying LLVM's vectorize
+hint; unrolled loops with a small constant extent are unrolled here. The main side of a
+split loop is weighted as the likely branch; vector accesses to buffers allocated here
+carry the alignment their index proves.
 """
 
 import math

@@ -4,7 +4,9 @@ For each access to a parameter buffer, each index is relaxed over all enclosing 
 (`pyir.arith.relax_region` through `_arith.Scope.relax`), tightened by the ``if`` guards
 around it (``if i * 32 + j < n: X[i * 32 + j]`` reads up to ``n - 1``; a guard on part of
 the index, as nested splits make, bounds that part: ``if j * 2 + k < 1: X[i + j * 2 + k]``
-reads up to the largest ``i``). Every resulting
+reads up to the largest ``i``), and, when that does not keep the access in bounds, by the
+loop ranges the guards narrow (``if a * 2 + b < 1`` keeps ``b`` at 0 when ``a`` and ``b``
+count from 0). Every resulting
 requirement ``0 <= min`` and ``max < extent`` that mentions only shape variables and is
 not provably true is recorded in the function attribute "entry_conditions" as
 (condition, message) pairs; codegen checks them at entry, in order.
@@ -15,6 +17,7 @@ flattening).
 
 from ..ir import expr as E
 from ..ir import stmt as S
+from .. import arith
 from ..arith import vars_of
 from ..runtime.exprtext import expr_text
 from ._arith import Scope
@@ -45,6 +48,7 @@ class _Collector:
         self.params = set(func.buffer_params)
         self.allowed = set(shape_vars(func))
         self.scope = Scope()
+        self.ranges = {}  # loop var -> (start, extent)
         self.loop_vars = []
         self.lets = {}
         self.guards = []
@@ -55,8 +59,9 @@ class _Collector:
         if isinstance(s, S.For):
             self.expr(s.start)
             self.expr(s.extent)
-            self.scope.bind(s.loop_var, substitute(s.start, self.lets),
-                            substitute(s.extent, self.lets))
+            start, extent = substitute(s.start, self.lets), substitute(s.extent, self.lets)
+            self.scope.bind(s.loop_var, start, extent)
+            self.ranges[s.loop_var] = (start, extent)
             self.loop_vars.append(s.loop_var)
             self.stmt(s.body)
             self.loop_vars.pop()
@@ -112,11 +117,11 @@ class _Collector:
             return
         for d, index in enumerate(indices):
             index = substitute(index, self.lets)
-            bounds = self.bounds(index)
-            if bounds is None:
-                continue
-            lo, hi = bounds
             extent = buf.shape[d]
+            relaxed = self.scope.relax(index, self.loop_vars)
+            lo, hi = relaxed if relaxed is not None else (None, None)
+            if self.guards and not (self.within(lo, hi, extent)):
+                lo, hi = self.guarded_bounds(index, lo, hi, extent)
             where = f"dimension {d} of {buf.name}"
             if hi is not None:
                 self.require(E.ge(extent, self.scope.simplify(hi + 1)),
@@ -125,9 +130,14 @@ class _Collector:
                 self.require(E.ge(lo, E.IntImm(0)),
                              f"{buf.name} is {verb} at index {expr_text(lo)} in {where}")
 
-    def bounds(self, index):
-        relaxed = self.scope.relax(index, self.loop_vars)
-        lo, hi = relaxed if relaxed is not None else (None, None)
+    def within(self, lo, hi, extent):
+        """Whether ``[lo, hi]`` provably lies in ``[0, extent)`` (the guards need no look)."""
+        return (lo is not None and hi is not None and self.scope.can_prove(E.ge(lo, E.IntImm(0)))
+                and self.scope.can_prove(E.ge(extent, self.scope.simplify(hi + 1))))
+
+    def guarded_bounds(self, index, lo, hi, extent):
+        """``(lo, hi)`` of ``index`` tightened by the guards in scope: bounds they put on
+        part of the index and, when those do not suffice, loop ranges they narrow."""
         used = vars_of(index)
         for g in self.guards:
             for x, op, bound in _facts(g):
@@ -140,9 +150,40 @@ class _Collector:
                 else:
                     cand = self.split_extreme(rest, bound + (1 if op == "gt" else 0), 0)
                     lo = self.tighter(lo, cand, rest, E.ge)
-        if lo is None and hi is None:
-            return None
+        if self.within(lo, hi, extent):
+            return lo, hi
+        narrowed = self.narrowed_ranges()
+        if narrowed:
+            with self.scope.analyzer.scope():
+                for var, (start, ext) in narrowed.items():
+                    self.scope.bind(var, start, ext)
+                tight = self.scope.relax(index, self.loop_vars)
+            if tight is not None:
+                lo = tight[0] if lo is None or self.scope.can_prove(E.ge(tight[0], lo)) else lo
+                hi = tight[1] if hi is None or self.scope.can_prove(E.le(tight[1], hi)) else hi
         return lo, hi
+
+    def narrowed_ranges(self):
+        """The loop ranges the guards in scope narrow, as {var: (start, extent)}: under
+        ``if a * 2 + b < 1`` with ``a`` and ``b`` from 0, ``b`` is at most 0 (nested splits
+        of a short loop guard a sum whose parts index a buffer separately)."""
+        out = {}
+        for g in self.guards:
+            for x, op, bound in _facts(g):
+                if op not in ("lt", "le"):
+                    continue
+                for var in vars_of(x) & self.ranges.keys():
+                    found = arith.detect_linear(x, var, self.scope.analyzer)
+                    if found is None or not (isinstance(found[0], E.IntImm)
+                                             and found[0].value > 0):
+                        continue
+                    low = self.extreme(found[1], 0)
+                    if low is None:
+                        continue
+                    top = E.binary("floordiv", bound - (1 if op == "lt" else 0) - low, found[0])
+                    start, extent = out.get(var) or self.ranges[var]
+                    out[var] = (start, self.scope.simplify(E.min_(extent, top - start + 1)))
+        return out
 
     def split_extreme(self, rest, limit, which):
         """The max (which=1) or min of ``index == rest + x`` under a guard that bounds

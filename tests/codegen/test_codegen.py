@@ -13,7 +13,7 @@ from pyir import Error
 from pyir.codegen.llvm import codegen
 from pyir.codegen.target import Target, TargetError
 from pyir.ir import Binary, Buffer, BufferStore, Call, For, IntImm, PrimFunc, StringImm, Var
-from pyir.ir import Evaluate
+from pyir.ir import Evaluate, LetStmt
 from pyir.schedule import Schedule
 from pyir.script import tensor as T
 
@@ -295,3 +295,20 @@ def test_vector_accesses_of_allocated_buffers_are_aligned():
     a, out = rand(64, "float32"), np.zeros(64, "float32")
     assert c("via_temp", a, out) == 0
     np.testing.assert_array_equal(out, a * 2 + 1)
+
+
+def test_only_contiguous_varying_accesses_run_masked():
+    """Masked vector code covers loads and stores whose index moves by one per lane; a
+    gather, a store to one place, a varying let or an integer division by a variable keeps
+    the loop as vector loop plus scalar tail."""
+    from pyir.codegen.vectorize import can_mask
+    n, j, x = Var("n"), Var("j"), Var("x")
+    A, B = Buffer("A", (n,), "float32"), Buffer("B", (n,), "float32")
+    store = BufferStore(B, A[j] * 2.0, (j,))
+    assert can_mask(store, j)
+    assert not can_mask(BufferStore(B, A[j * 2], (j,)), j)            # gather
+    assert not can_mask(BufferStore(B, A[j], (IntImm(0),)), j)        # one place
+    assert not can_mask(LetStmt(x, j + 1, BufferStore(B, A[x], (j,))), j)
+    Q = Buffer("Q", (n,), "int32")
+    assert not can_mask(BufferStore(Q, Binary("floordiv", Q[j], Q[IntImm(0)]), (j,)), j)
+    assert can_mask(BufferStore(Q, Binary("floordiv", Q[j], IntImm(2, "int32")), (j,)), j)

@@ -131,6 +131,17 @@ def stale_after_undo(s):
     s.parallel(i0)
 
 
+def cache_write_without_init(s):
+    c = s.get_block("C")
+    s.decompose_reduction(c, loops(s, "C")[0])
+    s.cache_write(c, 0, "local")
+
+
+def inline_blockized(s):
+    s.blockize(loops(s, "B")[1])
+    s.compute_inline(s.get_block("B"))
+
+
 def stale_after_inline(s):
     b = s.get_block("B")
     s.compute_inline(b)
@@ -152,9 +163,11 @@ CASES = [
     ("mm_relu", rca_reduction_loop, ["reverse_compute_at", "reduces over it"]),
     ("mm_relu", inline_reduction, ["compute_inline", "block \"Y\"", "reduction"]),
     ("chain", inline_output, ["compute_inline", "block \"C\"", "parameter"]),
+    ("bias_relu", inline_blockized, ["compute_inline", "block \"B\"", "nested in block \"B_o\""]),
     ("mm_relu", rinline_reduction_producer, ["reverse_compute_inline", "producer block \"Y\"",
                                              "reduction"]),
     ("matmul", cache_unknown_buffer, ["cache_read", "no buffer 'Z'"]),
+    ("matmul", cache_write_without_init, ["cache_write", "block \"C\"", "reads C and has no init"]),
     ("matmul", cache_bad_scope, ["cache_read", "buffer A", "unknown storage scope 'shared'"]),
     ("chain", decompose_no_init, ["decompose_reduction", "block \"B\"", "no init"]),
     ("mm_relu", decompose_not_around, ["decompose_reduction", "not around the block"]),

@@ -200,6 +200,22 @@ def test_entry_conditions_of_nested_splits_accept_every_size(factors):
         np.testing.assert_array_equal(out, a + b)
 
 
+def test_entry_conditions_narrow_loops_by_their_guards():
+    """Split by [1, None], then the outer loop (extent 1) by [None, 2]: the index is
+    ``(i_0_0 * 2 + i_0_1) * n + i_1`` under ``if i_0_0 * 2 + i_0_1 < 1``, which keeps
+    ``i_0_1`` at 0, so the index stays below n (it used to demand ``n >= 2 * n``)."""
+    sch = Schedule(K.elementwise(shape=("n",)))
+    (i,) = sch.get_loops(sch.get_block("C"))
+    outer, _ = sch.split(i, [1, None])
+    sch.split(outer, [None, 2])
+    assert transform.lower(sch.mod)["ew"].attr("entry_conditions") == ()
+    lib = pyir.build(sch.mod)
+    for n in (1, 5):
+        a, b, out = np.arange(n, dtype="float32"), np.ones(n, "float32"), np.zeros(n, "float32")
+        lib["ew"](a, b, out)
+        np.testing.assert_array_equal(out, a + b)
+
+
 def test_entry_conditions_of_guard_on_part_of_index_bound_that_part():
     n, m = E.Var("n"), E.Var("m")
     A, B = E.Buffer("A", (m,), "float32"), E.Buffer("B", (n,), "float32")
