@@ -33,13 +33,26 @@ def _conjuncts(cond):
 
 
 def _facts(cond):
-    """(expr, op, bound) facts ``expr <op> bound`` with op in lt/le/gt/ge from a guard."""
+    """(expr, op, bound) facts ``expr <op> bound`` with op in lt/le/gt/ge from a guard; a
+    side ``x // c`` (``c`` > 0) is read as a bound on ``x`` (``x // 64 < 1`` is ``x < 64``),
+    as fusing loops writes the guards of split ones."""
     out = []
     for c in _conjuncts(cond):
         if isinstance(c, E.Binary) and c.op in _FLIP and c.a.dtype == "int64":
-            out.append((c.a, c.op, c.b))
-            out.append((c.b, _FLIP[c.op], c.a))
+            for x, op, bound in ((c.a, c.op, c.b), (c.b, _FLIP[c.op], c.a)):
+                out.append(_undivided(x, op, bound))
     return out
+
+
+def _undivided(x, op, bound):
+    """``x <op> bound`` with a floor division by a positive constant moved to the bound."""
+    if not (isinstance(x, E.Binary) and x.op == "floordiv" and isinstance(x.b, E.IntImm)
+            and x.b.value > 0):
+        return x, op, bound
+    c = x.b
+    if op in ("lt", "ge"):       # x // c < k  <=>  x < c * k
+        return x.a, op, bound * c
+    return x.a, op, bound * c + (c.value - 1)  # x // c <= k  <=>  x <= c * k + c - 1
 
 
 class _Collector:
@@ -140,7 +153,7 @@ class _Collector:
         part of the index and, when those do not suffice, loop ranges they narrow."""
         used = vars_of(index)
         for g in self.guards:
-            for x, op, bound in _facts(g):
+            for x, op, bound in _facts(self.guard(g)):
                 if used.isdisjoint(vars_of(x)):
                     continue  # a guard on other variables does not bound this index
                 rest = self.scope.simplify(index - x)
@@ -163,13 +176,17 @@ class _Collector:
                 hi = tight[1] if hi is None or self.scope.can_prove(E.le(tight[1], hi)) else hi
         return lo, hi
 
+    def guard(self, cond):
+        """A guard as simplified under the loops in scope (lets substituted)."""
+        return self.scope.simplify(substitute(cond, self.lets))
+
     def narrowed_ranges(self):
         """The loop ranges the guards in scope narrow, as {var: (start, extent)}: under
         ``if a * 2 + b < 1`` with ``a`` and ``b`` from 0, ``b`` is at most 0 (nested splits
         of a short loop guard a sum whose parts index a buffer separately)."""
         out = {}
         for g in self.guards:
-            for x, op, bound in _facts(g):
+            for x, op, bound in _facts(self.guard(g)):
                 if op not in ("lt", "le"):
                     continue
                 for var in vars_of(x) & self.ranges.keys():

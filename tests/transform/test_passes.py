@@ -216,6 +216,20 @@ def test_entry_conditions_narrow_loops_by_their_guards():
         np.testing.assert_array_equal(out, a + b)
 
 
+def test_entry_conditions_read_guards_of_fused_loops():
+    """The same splits with the three loops fused: the guard reads ``f // 64 < 1``, a bound
+    on the fused variable ``f`` itself."""
+    sch = Schedule(K.elementwise(shape=(64,)))
+    (i,) = sch.get_loops(sch.get_block("C"))
+    outer, _ = sch.split(i, [1, None])
+    sch.split(outer, [None, 2])
+    sch.fuse(*sch.get_loops(sch.get_block("C")))
+    assert transform.lower(sch.mod)["ew"].attr("entry_conditions") == ()
+    a, b, out = np.arange(64, dtype="float32"), np.ones(64, "float32"), np.zeros(64, "float32")
+    pyir.build(sch.mod)["ew"](a, b, out)
+    np.testing.assert_array_equal(out, a + b)
+
+
 def test_entry_conditions_of_guard_on_part_of_index_bound_that_part():
     n, m = E.Var("n"), E.Var("m")
     A, B = E.Buffer("A", (m,), "float32"), E.Buffer("B", (n,), "float32")
