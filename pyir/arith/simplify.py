@@ -198,6 +198,10 @@ class Simplifier:
             b = p.terms.get(mod_mono)
             if b is not None and coeff == b * k:           # (x//d)*d*b + (x%d)*b -> x*b
                 return p.sub(Poly(dtype, {mono: coeff, mod_mono: b})).add(dividend, b)
+            if not dmono:
+                folded = self._fold_nested(p, mono, coeff, atom, k)
+                if folded is not None:
+                    return folded
             if coeff % k:
                 return None
             m = -coeff // k                                # x*m - (x//d)*d*m -> (x%d)*m
@@ -210,6 +214,21 @@ class Simplifier:
         quot = self.divmod("floordiv", dividend, divisor)
         return p.sub(Poly(dtype, {mono: coeff})).add(dividend, coeff).add(
             quot.mul_mono(dmono), -coeff * k)
+
+    def _fold_nested(self, p, mono, coeff, atom, d):
+        """``(x // (c*k)) * k * b + ((x // c) % k) * b -> (x // c) * b`` (``atom`` is
+        ``x // d``, ``d == c * k``): fused loops write a split variable this way."""
+        for m2, b in p.terms.items():
+            inner = m2[0] if len(m2) == 1 else None
+            if not (isinstance(inner, Binary) and inner.op == "floormod"
+                    and isinstance(inner.b, IntImm) and isinstance(inner.a, Binary)
+                    and inner.a.op == "floordiv" and isinstance(inner.a.b, IntImm)):
+                continue
+            c, k = inner.a.b.value, inner.b.value
+            if c > 0 and k > 0 and c * k == d and coeff == b * k and inner.a.a == atom.a:
+                quotient = Poly.atom(inner.a)
+                return p.sub(Poly(p.dtype, {mono: coeff, m2: b})).add(quotient, b)
+        return None
 
     # -- min / max -----------------------------------------------------------------------
     def _minmax(self, e):

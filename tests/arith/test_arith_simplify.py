@@ -69,6 +69,10 @@ def test_division_recombination():
     assert s(x - x % 8) == "((x // 8) * 8)"
     assert s((x + y) - ((x + y) // 4) * 4) == "((x + y) % 4)"
     assert s(((i * 4 + j) // 4) * 4 + (i * 4 + j) % 4) == "((i * 4) + j)"
+    # a variable fused from split loops: (x // 128) * 2 + (x // 64) % 2 is x // 64
+    assert s((x // 128) * 2 + (x // 64) % 2) == "(x // 64)"
+    assert s((x // 128) * 6 + ((x // 64) % 2) * 3 + 1) == "(((x // 64) * 3) + 1)"
+    assert s((x // 128) * 3 + (x // 64) % 2) == "(((x // 128) * 3) + ((x // 64) % 2))"
 
 
 def test_symbolic_divisor():
