@@ -62,8 +62,8 @@ import pyir
 RESULTS = pathlib.Path(__file__).parent / "results"
 #: The issue's register tile: 7 rows x 2 vectors of 16 floats (14 zmm accumulators).
 TILE = (7, 32)
-#: The name `register_ukernel` gives the 7x32 micro-kernel.
-INTRIN = "bench.ukernel_7x32"
+#: The tensor intrinsic `register_ukernel` registers for `TILE`.
+INTRIN = f"bench.ukernel_{TILE[0]}x{TILE[1]}"
 
 
 def vector_lanes():
@@ -78,6 +78,7 @@ def default_tile():
     would spill)."""
     lanes = vector_lanes()
     return (7, 2 * lanes) if lanes >= 16 else (6, 2 * lanes)
+
 
 MATMUL_SRC = '''
 from pyir.script import tensor as T
