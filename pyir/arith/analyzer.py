@@ -11,7 +11,7 @@ import contextlib
 
 from ..errors import Error
 from ..ir import Binary, IntImm, PrimExpr, Range, Select, Var, convert, dtype as dt
-from ..ir.node import walk
+from ..ir.node import children, walk
 from .bounds import INF, ConstBounder, IntBound
 from .canonical import Poly, mono_contains
 from .simplify import Simplifier
@@ -21,19 +21,38 @@ from .simplify import Simplifier
 _MAX_DEPTH = 1
 
 
-_VARS = {}  # id(expr) -> (expr, frozenset of its Vars); the entry keeps expr alive
+_VARS = {}  # id(node) -> (node, frozenset of its Vars); the entry keeps node alive
+_NO_VARS = frozenset()
 
 
 def vars_of(expr):
-    """The Vars anywhere in ``expr`` (as `walk` finds them), memoized: IR is immutable."""
+    """The Vars anywhere in ``expr`` (as `walk` finds them), memoized per node: IR is
+    immutable and shares subtrees, so a new expression costs only its new nodes."""
     hit = _VARS.get(id(expr))
     if hit is not None and hit[0] is expr:
         return hit[1]
-    found = frozenset(n for n in walk(expr) if isinstance(n, Var))
-    if len(_VARS) >= 20000:
+    if len(_VARS) >= 50000:
         _VARS.clear()
-    _VARS[id(expr)] = (expr, found)
-    return found
+    stack = [(expr, None)]            # post-order without recursion: sums can be deep
+    while stack:
+        node, kids = stack.pop()
+        if kids is None:
+            hit = _VARS.get(id(node))
+            if hit is not None and hit[0] is node:
+                continue
+            if isinstance(node, Var):
+                _VARS[id(node)] = (node, frozenset((node,)))
+                continue
+            kids = list(children(node))
+            stack.append((node, kids))
+            stack.extend((k, None) for k in kids)
+            continue
+        found = _NO_VARS
+        for k in kids:
+            sub = _VARS[id(k)][1]
+            found = found | sub if found else sub
+        _VARS[id(node)] = (node, found)
+    return _VARS[id(expr)][1]
 
 
 class Analyzer:
