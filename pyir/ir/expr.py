@@ -5,6 +5,7 @@ simplifies). Python ints become int64 immediates, floats float32, bools bool. ``
 structural equality of the nodes, never an IR comparison: use `eq`, `lt`, ... for those.
 """
 
+import struct
 from dataclasses import dataclass
 
 from ..errors import IRError
@@ -99,6 +100,19 @@ class FloatImm(PrimExpr):
             raise IRError(f"FloatImm needs a float dtype, not {self.dtype}")
         if not isinstance(self.value, float):
             object.__setattr__(self, "value", float(self.value))
+
+    # Equal only to the same value bit for bit: -0.0 is not 0.0 (x * -0.0 keeps the sign
+    # flipped), and a NaN equals itself (a node is the same constant wherever it appears).
+    def __eq__(self, other):
+        return (type(other) is FloatImm and self.dtype == other.dtype
+                and _float_key(self.value) == _float_key(other.value))
+
+    def __hash__(self):
+        return hash((_float_key(self.value), self.dtype))
+
+
+def _float_key(value):
+    return struct.pack("<d", value)
 
 
 @dataclass(frozen=True)

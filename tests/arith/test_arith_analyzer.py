@@ -133,3 +133,25 @@ def test_errors():
         ana.can_prove(x + 1)
     with pytest.raises(pyir.Error, match="int32"):
         ana.bind(Var("v", "int32"), Range(0, 4))
+
+
+def test_remembered_answers_keep_the_sign_of_zero():
+    """The analyzer remembers simplifications; -0.0 must not get the answer of 0.0."""
+    from pyir.ir import FloatImm
+    ana = Analyzer()
+    x = Var("x", "float32")
+    assert ana.simplify(x * FloatImm(0.0)).b.value == 0.0
+    assert str(ana.simplify(x * FloatImm(-0.0)).b.value) == "-0.0"
+
+
+def test_remembered_answers_follow_new_facts():
+    """A binding of a variable the remembered answers mention drops them."""
+    i = Var("i")
+    ana = Analyzer()
+    assert fmt(ana.simplify(i // 16)) == "(i // 16)"
+    ana.bind(i, Range(0, 16))
+    assert fmt(ana.simplify(i // 16)) == "0"
+    with ana.scope():
+        ana.bind(i, Range(16, 16))
+        assert fmt(ana.simplify(i // 16)) == "1"
+    assert fmt(ana.simplify(i // 16)) == "0"

@@ -67,3 +67,12 @@ def test_assert_message_names_node_types():
     with pytest.raises(pyir.Error, match=r"<root>.b: node types differ \(IntImm vs Var\)"):
         assert_structural_equal(Binary("add", IntImm(1), IntImm(2)),
                                 Binary("add", IntImm(1), Var("x")))
+
+
+def test_float_immediates_are_equal_bit_for_bit():
+    """-0.0 is another constant than 0.0 (``x * -0.0`` keeps a sign), and a NaN is the same
+    constant as itself: node equality (and so every cache keyed by nodes) says so."""
+    assert FloatImm(-0.0) != FloatImm(0.0)
+    assert hash(FloatImm(-0.0)) != hash(FloatImm(0.0))
+    assert FloatImm(float("nan")) == FloatImm(float("nan"))
+    assert FloatImm(1.5) == FloatImm(1.5) and FloatImm(1.5) != FloatImm(1.5, "float64")
