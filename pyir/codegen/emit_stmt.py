@@ -28,9 +28,13 @@ from .abi import STATUS_EXTERN_FAILED, STATUS_NO_MEMORY
 from .builder import Builder, int_value
 from .emit_expr import ExprEmitter
 
-#: Unrolled loops with a constant extent up to this are unrolled by codegen; longer or
-#: symbolic ones get LLVM's unroll hint.
+#: Unrolled loops with a constant extent up to this are unrolled by codegen; longer ones
+#: get LLVM's full-unroll hint when they hold no loop, symbolic ones its unroll hint.
 MAX_UNROLL = 64
+#: Copies of a body that nested unrolling may make (codegen's and LLVM's together); past
+#: it, a loop asked to unroll stays a plain loop (LLVM's own heuristics): unrolled loops of
+#: 64, 96 and 48 nested made 300,000 instructions and a build that never finished.
+MAX_UNROLLED_COPIES = 512
 #: Vectorized loops of at most this many whole vectors (constant extent) are unrolled.
 MAX_VECTOR_UNROLL = 4
 
@@ -59,6 +63,7 @@ class FunctionEmitter(ExprEmitter):
         self.aligned = set()  # buffers allocated here: HEAP_ALIGNMENT-aligned
         self.lanes, self.vvar, self.vbase, self.vmult = 1, None, None, 1
         self.mask = None  # the active lanes of a masked vector chunk
+        self.copies = 1   # copies of the current statement the enclosing unrolling makes
 
     def error(self, msg):
         return CodegenError(f"prim function {self.name}: {msg}")
@@ -249,14 +254,23 @@ class FunctionEmitter(ExprEmitter):
         if kind == "vectorized":
             most = None if isinstance(s.extent, E.IntImm) else self.scope.const_bound(s.extent)[1]
             self.vectorized(s.loop_var, start, extent, s.body, known_multiple(s.start), most)
-        elif kind == "unroll" and isinstance(s.extent, E.IntImm) and s.extent.value <= MAX_UNROLL:
+        elif kind == "unroll" and isinstance(s.extent, E.IntImm) and s.extent.value <= MAX_UNROLL \
+                and self.copies * s.extent.value <= MAX_UNROLLED_COPIES:
+            saved, self.copies = self.copies, self.copies * s.extent.value
             for k in range(s.extent.value):
                 self.env[s.loop_var] = self.b.add(start, T.int_const(k))
                 self.stmt(s.body)
+            self.copies = saved
         else:
             hint = None
-            if kind == "unroll":
-                hint = "unroll.full" if isinstance(s.extent, E.IntImm) else "unroll.enable"
+            if kind == "unroll" and not isinstance(s.extent, E.IntImm):
+                hint = "unroll.enable"
+            elif kind == "unroll" and self.copies * s.extent.value <= MAX_UNROLLED_COPIES \
+                    and not any(isinstance(n, S.For) for n in walk(s.body)):
+                # An innermost loop: LLVM makes the copies (copies of loop nests would each
+                # be optimized on their own, which is where compile time went).
+                self.serial(s.loop_var, start, self.b.add(start, extent), s.body, "unroll.full")
+                return
             self.serial(s.loop_var, start, self.b.add(start, extent), s.body, hint,
                         split=SPLIT_TAIL in dict(s.annotations))
 
@@ -431,6 +445,7 @@ class FunctionEmitter(ExprEmitter):
         for a in fn.args[n_fixed:]:
             a.add_attribute("noalias")
         sub = FunctionEmitter(self.ctx, fn, self.name, self.storage, self.scope, in_parallel=True)
+        sub.copies = self.copies
         begin, end, start = fn.args[:3]
         sub.env = dict(zip(cap_vars, fn.args[3:n_fixed]))
         sub.bufs = dict(zip(cap_bufs, fn.args[n_fixed:]))

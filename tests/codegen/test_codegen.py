@@ -312,3 +312,18 @@ def test_only_contiguous_varying_accesses_run_masked():
     Q = Buffer("Q", (n,), "int32")
     assert not can_mask(BufferStore(Q, Binary("floordiv", Q[j], Q[IntImm(0)]), (j,)), j)
     assert can_mask(BufferStore(Q, Binary("floordiv", Q[j], IntImm(2, "int32")), (j,)), j)
+
+
+def test_nested_unrolling_stays_within_a_budget():
+    """Unrolling the two inner loops of a 64 x 96 x 48 matmul: codegen unrolls the
+    reduction (48 copies) and leaves the 96-iteration loop around it a loop -- asking LLVM
+    to unroll a loop nest fully made 300,000 instructions and a build that did not finish."""
+    sch = Schedule(K.module(K.matmul(64, 96, 48)))
+    i, j, r = sch.get_loops(sch.get_block("C"))
+    sch.unroll(j)
+    sch.unroll(r)
+    c = Compiled(sch.mod, default_schedule=False)
+    assert "unroll.full" not in c.llvm_ir
+    a, b, out = rand((64, 48), "float32"), rand((48, 96), "float32"), np.zeros((64, 96), "float32")
+    assert c("matmul", a, b, out) == 0
+    np.testing.assert_allclose(out, a @ b, rtol=1e-4, atol=1e-4)
