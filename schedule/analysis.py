@@ -4,7 +4,7 @@ between blocks that decide whether loops may be reordered or run in parallel."""
 
 from pyir.arith import Analyzer
 from pyir.arith.region import detect_linear
-from pyir.ir import Binary, For, IntImm, Range, Var, walk
+from pyir.ir import Binary, BufferLoad, Call, For, IntImm, Range, Var, walk
 from pyir.ir.node import rewrite
 from pyir.script.parser.tensor_regions import infer_regions as infer
 
@@ -198,13 +198,19 @@ def iteration_conflict(root, outer_loops, moved, allow_reduce_reorder):
             return relaxed[key]
 
         for other in accs[1:]:
-            if other[0] is first[0] and other[1] == first[1]:
+            if other[0] is first[0] and other[1] == first[1] and _affine(first[1]):
                 continue  # one block, one region: the same in every iteration
             if not _same_region(relax(first), relax(other), other[4]):
                 return (f"blocks \"{first[0].name}\" and \"{other[0].name}\" access "
                         f"{buf.name} at regions that differ between iterations, so their "
                         "order matters")
     return None
+
+
+def _affine(region):
+    """Whether a region's bounds read no memory and call nothing (so relaxing it cannot
+    fail; a region that cannot be relaxed counts as differing, as before)."""
+    return not any(isinstance(n, (BufferLoad, Call)) for r in region for n in walk(r))
 
 
 def _same_region(a, b, ana):
