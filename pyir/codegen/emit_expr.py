@@ -9,7 +9,7 @@ import math
 
 import llvmlite.ir as ir
 
-from ..arith import known_multiple, vars_of
+from ..arith import vars_of
 from ..ir import dtype as dt
 from ..ir import expr as E
 from ..ir.node import walk
@@ -141,7 +141,7 @@ class ExprEmitter:
         size = dt.nbytes(buf.dtype)
         if buf not in self.aligned:
             return size
-        m = math.gcd(known_multiple(E.Binary("sub", index, self.vvar)), self.vmult)
+        m = math.gcd(self.ctx.lane0_multiple(index, self.vvar), self.vmult)
         most = min(HEAP_ALIGNMENT, size * self.lanes)
         return most if m == 0 else min(most, size * (m & -m))
 

@@ -8,6 +8,7 @@ that unpacks the slots, checks the entry conditions (returning ``k`` when condit
 
 import llvmlite.ir as ir
 
+from ..arith import known_multiple
 from ..ir import expr as E
 from ..ir import stmt as S
 from ..ir.node import walk
@@ -32,6 +33,7 @@ class ModuleContext:
         self._counters = {}
         self._hints = {}
         self._plans = {}
+        self._multiples = {}
 
     def declare(self, name, ret, args):
         """The function ``name`` (declared on first use)."""
@@ -47,6 +49,16 @@ class ModuleContext:
         hit = self._plans.get(key)
         if hit is None:
             hit = self._plans[key] = (body, var, vector_plan(body, var, self.target.vector_bits))
+        return hit[2]
+
+    def lane0_multiple(self, index, var):
+        """`pyir.arith.known_multiple` of ``index - var``: what the index of a contiguous
+        vector access is a multiple of at lane 0, once per index (see `vector_plan`)."""
+        key = (id(index), id(var))
+        hit = self._multiples.get(key)
+        if hit is None:
+            hit = self._multiples[key] = (index, var,
+                                          known_multiple(E.Binary("sub", index, var)))
         return hit[2]
 
     def extern_symbol(self, kernel_name):

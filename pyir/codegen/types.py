@@ -3,6 +3,8 @@
 In registers a bool is ``i1``; in memory (buffers, slots) it is one byte.
 """
 
+import functools
+
 import llvmlite.ir as ir
 import numpy as np
 
@@ -17,6 +19,7 @@ I64 = ir.IntType(64)
 _FLOATS = {"float16": ir.HalfType(), "float32": ir.FloatType(), "float64": ir.DoubleType()}
 
 
+@functools.cache
 def value_type(dtype, lanes=1):
     """The register type of ``dtype`` (a vector of ``lanes`` when lanes > 1)."""
     if dtype in _FLOATS:
@@ -28,12 +31,25 @@ def value_type(dtype, lanes=1):
     return ir.VectorType(t, lanes) if lanes > 1 else t
 
 
+@functools.cache
 def memory_type(dtype, lanes=1):
     """The in-memory type of ``dtype`` (bool is a byte)."""
     return value_type("uint8" if dtype == "bool" else dtype, lanes)
 
 
 def constant(dtype, value, lanes=1):
+    """The constant ``value`` of ``dtype`` (splat over ``lanes``). Constants are values
+    without identity in LLVM IR, so one object serves every use."""
+    if isinstance(value, (float, np.floating)):
+        key = float(value).hex()     # bit for bit: -0.0 is not 0.0, a NaN finds itself
+    else:
+        key = int(value)
+    return _constant(dtype, key, lanes)
+
+
+@functools.lru_cache(maxsize=4096)
+def _constant(dtype, key, lanes):
+    value = float.fromhex(key) if isinstance(key, str) else key
     if dt.is_float(dtype):
         value = float(np.dtype(dtype).type(value))
     else:
@@ -44,6 +60,7 @@ def constant(dtype, value, lanes=1):
     return c
 
 
+@functools.lru_cache(maxsize=4096)
 def int_const(value, bits=64):
     return ir.Constant(ir.IntType(bits), value)
 

@@ -1,4 +1,5 @@
-"""The constant-folding IR builder: exact integer folds, instructions otherwise."""
+"""The constant-folding IR builder: exact integer folds, instructions otherwise, and one
+instruction for a pure operation repeated in a block."""
 
 import re
 
@@ -62,6 +63,35 @@ def test_anything_not_constant_is_emitted(b):
         b.add(c(1), c(1, I8))
 
 
+def test_a_pure_operation_repeated_in_a_block_is_one_instruction(b):
+    x = b.function.args[0]
+    first = b.mul(x, c(6144))
+    assert b.mul(x, c(6144)) is first                       # constants compare by text
+    assert b.mul(x, c(1024)) is not first
+    assert b.add(first, c(1)) is b.add(first, c(1))
+    assert b.add(x, c(1, I64)) is not b.sub(x, c(1, I64))
+    assert b.icmp_signed("<", x, c(3)) is b.icmp_signed("<", x, c(3))
+    assert b.icmp_signed("<", x, c(3)) is not b.icmp_signed("<=", x, c(3))
+    ptr = b.inttoptr(x, ir.PointerType())
+    assert b.gep(ptr, [x], inbounds=True, source_etype=I8) is b.gep(ptr, [x], inbounds=True,
+                                                                   source_etype=I8)
+    assert b.gep(ptr, [x], source_etype=I8) is not b.gep(ptr, [x], inbounds=True,
+                                                         source_etype=I8)
+    assert len(b.block.instructions) == 10
+
+
+def test_numbering_stops_at_the_block_and_never_covers_memory(b):
+    x = b.function.args[0]
+    ptr = b.inttoptr(x, ir.PointerType())
+    assert b.load(ptr, typ=I64) is not b.load(ptr, typ=I64)   # a store may come between
+    first = b.mul(x, c(3))
+    b.position_at_end(b.function.append_basic_block("next"))
+    again = b.mul(x, c(3))
+    assert again is not first and again.parent is b.block     # defined where it is used
+    assert b.fadd(c(1.0, ir.FloatType()), c(2.0, ir.FloatType())) is not \
+        b.fadd(c(1.0, ir.FloatType()), c(2.0, ir.FloatType()))
+
+
 def test_scheduled_kernel_ir_has_no_constant_only_integer_instructions():
     """The 7x32 matmul schedule with static shapes: every index is constant-folded or uses a
     loop variable."""
@@ -77,3 +107,13 @@ def test_scheduled_kernel_ir_has_no_constant_only_integer_instructions():
     text, _ = codegen(lower(m.schedule_matmul(m.matmul_func(64)).mod))
     const_only = re.compile(r"= (add|sub|mul|sdiv|srem|icmp \w+|select) i(1|64) -?\d+, i?\d* ?-?\d+$")
     assert not [line for line in text.splitlines() if const_only.search(line)]
+
+
+def test_constants_are_shared_but_kept_apart_bit_for_bit():
+    from pyir.codegen import types as T
+    assert T.constant("float32", 1.5) is T.constant("float32", 1.5)
+    assert str(T.constant("float32", -0.0)) != str(T.constant("float32", 0.0))
+    assert str(T.constant("float64", 1)) == "double 0x3ff0000000000000"
+    assert str(T.constant("int32", 1)) == "i32 1"
+    assert str(T.constant("bool", True)) == "i1 1"
+    assert str(T.constant("float32", 2.0, lanes=4)).startswith("<4 x float>")
