@@ -37,12 +37,25 @@ class IdentityNode(Node):
 
 
 _FIELD_NAMES = {}
+_NODE_FIELDS = {}
+#: Field annotations that never hold a node: traversals skip such fields.
+_SCALAR_TYPES = (str, int, float, bool)
 
 
 def _field_names(cls):
     names = _FIELD_NAMES.get(cls)
     if names is None:
         names = _FIELD_NAMES[cls] = tuple(f.name for f in dataclasses.fields(cls))
+    return names
+
+
+def _node_field_names(cls):
+    """The fields of ``cls`` that may hold nodes (all but those annotated str, int, float
+    or bool): what `children`, `walk` and `rewrite` look into."""
+    names = _NODE_FIELDS.get(cls)
+    if names is None:
+        names = _NODE_FIELDS[cls] = tuple(f.name for f in dataclasses.fields(cls)
+                                          if f.type not in _SCALAR_TYPES)
     return names
 
 
@@ -53,7 +66,7 @@ def node_fields(node):
 
 def children(node):
     """Yield the IR nodes directly inside ``node`` (looking into tuples)."""
-    for name in _field_names(type(node)):
+    for name in _node_field_names(type(node)):
         value = getattr(node, name)
         if isinstance(value, Node):
             yield value
@@ -80,10 +93,12 @@ def walk(node):
                 continue
             seen.add(id(n))
         yield n
-        kids = list(children(n))
-        if kids:
-            kids.reverse()
-            stack.extend(kids)
+        names = _node_field_names(type(n))
+        if names:
+            kids = list(children(n))
+            if kids:
+                kids.reverse()
+                stack.extend(kids)
 
 
 def rewrite(node, fn, memo=None):
@@ -108,7 +123,7 @@ def _rewrite(value, fn, memo):
     if key in memo:
         return memo[key][1]
     changes = {}
-    for name in _field_names(type(value)):
+    for name in _node_field_names(type(value)):
         field = getattr(value, name)
         new_field = _rewrite(field, fn, memo)
         if new_field is not field:
