@@ -12,12 +12,22 @@ Value numbering: an unrolled register tile computes the same row offsets, addres
 broadcasts once per element (``mul i64 %i, 6144`` a dozen times in one block), and the
 "fast" pipeline runs no CSE pass. A pure operation (integer arithmetic, comparison,
 cast, address, vector insert or shuffle) on the same operands as one already emitted in
-the current block returns that instruction. Operands compare as llvmlite compares them:
-constants by their text, instructions by identity. Loads, stores, calls, phis and
-floating-point arithmetic are never numbered, and the builder only appends at the end of
-a block, so the earlier instruction dominates every later use in the block.
+the block it goes to returns that instruction. Operands compare as llvmlite compares
+them: constants by their text, instructions by identity. Loads, stores, calls, phis and
+floating-point arithmetic are never numbered.
+
+Loop-invariant code motion: inside the loops opened with `loop_frame`, such an operation
+whose operands are all defined before a loop goes to the end of that loop's preheader
+(the outermost such loop's), as LLVM's LICM would: the "fast" pipeline has no LICM, and
+machine LICM left ``i * n`` multiplications in the inner loop of a register tile once
+loop strength reduction is off (see `pyir.codegen.compile`). Only operations that cannot
+trap move (a division only by a constant other than 0 and -1), so running them when the
+loop or a branch in it would not is harmless. Instructions only ever go at the end of a
+block (before its terminator, in a preheader), so a numbered instruction dominates every
+later use.
 """
 
+import contextlib
 import operator
 
 import llvmlite.ir as ir
@@ -30,17 +40,18 @@ def int_value(v):
     """The value of a scalar integer constant (signed), or None."""
     if (isinstance(v, ir.Constant) and isinstance(v.type, ir.IntType)
             and isinstance(v.constant, int)):
-        return _wrap(int(v.constant), v.type.width)
+        return wrap(int(v.constant), v.type.width)
     return None
 
 
-def _wrap(value, bits):
+def wrap(value, bits):
+    """``value`` wrapped to a signed integer of ``bits`` bits."""
     value &= (1 << bits) - 1
     return value - (1 << bits) if bits > 1 and value >> (bits - 1) else value
 
 
 def _const(ty, value):
-    return ir.Constant(ty, _wrap(value, ty.width) if ty.width > 1 else value & 1)
+    return ir.Constant(ty, wrap(value, ty.width) if ty.width > 1 else value & 1)
 
 
 def _folding(method, fold):
@@ -54,8 +65,10 @@ def _folding(method, fold):
             out = fold(a, b)
             if out is not None:
                 return _const(lhs.type, out)
+        movable = op not in ("sdiv", "srem") or b not in (None, 0, -1)
         return self.numbered((op, lhs, rhs, tuple(flags)),
-                             lambda: method(self, lhs, rhs, name=name, flags=flags))
+                             lambda: method(self, lhs, rhs, name=name, flags=flags),
+                             (lhs, rhs) if movable else None)
     return wrapped
 
 
@@ -64,7 +77,7 @@ def _numbered(method):
     op = method.__name__
 
     def wrapped(self, *args):
-        return self.numbered((op,) + args, lambda: method(self, *args))
+        return self.numbered((op,) + args, lambda: method(self, *args), args)
     return wrapped
 
 
@@ -84,13 +97,58 @@ class Builder(ir.IRBuilder):
     def __init__(self, block=None):
         super().__init__(block)
         self._numbers = {}   # (id(block), operation, operands...) -> instruction
+        self._order = {}     # id(block) -> creation number, for blocks made by this builder
+        self._frames = []    # (first block number inside the loop, its preheader), outer first
 
-    def numbered(self, key, emit):
-        """The instruction ``key`` names in the current block, emitted by ``emit`` once."""
-        key = (id(self.block),) + key
+    def append_basic_block(self, name=""):
+        block = super().append_basic_block(name)
+        self._order[id(block)] = len(self._order)
+        return block
+
+    @contextlib.contextmanager
+    def loop_frame(self, preheader, header):
+        """Inside: ``header`` (made by this builder) and the blocks created after it are a
+        loop entered from ``preheader`` (which must already end in its branch); invariant
+        operations go to the preheader."""
+        self._frames.append((self._order[id(header)], preheader))
+        try:
+            yield
+        finally:
+            self._frames.pop()
+
+    def defined_in(self, value):
+        """Creation number of the block defining ``value``; -1 outside every loop."""
+        if isinstance(value, ir.Instruction):
+            return self._order.get(id(value.parent), -1)
+        return -1
+
+    def numbered(self, key, emit, operands=None):
+        """The instruction ``key`` names, emitted by ``emit`` once per block: in the current
+        block, or in the preheader of the outermost loop that all ``operands`` are defined
+        before (None: it stays here)."""
+        home = self.block
+        if operands is not None and self._frames:
+            defined = max((self.defined_in(v) for v in operands), default=-1)
+            for first, preheader in self._frames:
+                if first > defined:
+                    home = preheader
+                    break
+        key = (id(home),) + key
         hit = self._numbers.get(key)
         if hit is None:
-            hit = self._numbers[key] = emit()
+            if home is self.block:
+                hit = emit()
+            else:
+                here = self.block
+                self.position_before(home.terminator)
+                hit = emit()
+                # Back where we were: the end of the block, or before its terminator (as
+                # llvmlite's goto_block leaves a terminated block).
+                if here.terminator is not None:
+                    self.position_before(here.terminator)
+                else:
+                    self.position_at_end(here)
+            self._numbers[key] = hit
         return hit
 
     add = _folding(ir.IRBuilder.add, operator.add)
@@ -107,7 +165,8 @@ class Builder(ir.IRBuilder):
         if a is not None and b is not None:
             return ir.Constant(ir.IntType(1), int(_SIGNED_CMP[cmpop](a, b)))
         return self.numbered(("icmp", cmpop, lhs, rhs),
-                             lambda: super(Builder, self).icmp_signed(cmpop, lhs, rhs))
+                             lambda: super(Builder, self).icmp_signed(cmpop, lhs, rhs),
+                             (lhs, rhs))
 
     def icmp_unsigned(self, cmpop, lhs, rhs, name=""):
         a, b = int_value(lhs), int_value(rhs)
@@ -121,13 +180,15 @@ class Builder(ir.IRBuilder):
         if c is not None and isinstance(cond.type, ir.IntType) and cond.type.width == 1:
             return lhs if c else rhs
         return self.numbered(("select", cond, lhs, rhs, tuple(flags)),
-                             lambda: super(Builder, self).select(cond, lhs, rhs, flags=flags))
+                             lambda: super(Builder, self).select(cond, lhs, rhs, flags=flags),
+                             (cond, lhs, rhs))
 
     def gep(self, ptr, indices, inbounds=False, name="", source_etype=None):
         return self.numbered(
             ("gep", ptr, tuple(indices), inbounds, source_etype),
             lambda: super(Builder, self).gep(ptr, indices, inbounds=inbounds,
-                                             source_etype=source_etype))
+                                             source_etype=source_etype),
+            (ptr, *indices))
 
     insert_element = _numbered(ir.IRBuilder.insert_element)
     shuffle_vector = _numbered(ir.IRBuilder.shuffle_vector)

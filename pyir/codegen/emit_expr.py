@@ -17,7 +17,7 @@ from ..transform.linear import coefficient
 from ..transform.storage import HEAP_ALIGNMENT
 from . import types as T
 from . import vecmath
-from .builder import int_value
+from .builder import int_value, wrap
 
 _ICMP_SIGNED = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
 _FCMP = {"eq": ("==", True), "ne": ("!=", False), "lt": ("<", True), "le": ("<=", True),
@@ -164,6 +164,8 @@ class ExprEmitter:
             return self._short_circuit(e)
         if e.op in ("floordiv", "floormod"):
             return self._floor_div_mod(e)
+        if e.op in ("add", "sub") and dt.is_int(e.dtype):
+            return self._int_sum(e)
         a, b = self.unify(self.expr(e.a), self.expr(e.b))
         d = e.a.dtype
         bld = self.b
@@ -181,6 +183,43 @@ class ExprEmitter:
         if e.op in _ICMP_SIGNED:
             return self.compare(e.op, a, b, d)
         return bld.and_(a, b) if e.op == "and" else bld.or_(a, b)
+
+    def _int_sum(self, e):
+        """An integer sum of terms, reassociated as LLVM's Reassociate pass would: the terms
+        defined outside the most loops first (their partial sums move out of inner loops,
+        see `Builder.loop_frame`), the constant last (it becomes an address offset).
+        Wrapping addition is associative, so the value is the same."""
+        terms, const = [], 0
+        todo = [(e, 1)]
+        while todo:
+            node, sign = todo.pop()
+            if isinstance(node, E.Binary) and node.op in ("add", "sub") \
+                    and node.dtype == e.dtype:
+                todo.append((node.b, sign if node.op == "add" else -sign))
+                todo.append((node.a, sign))
+                continue
+            v = self.expr(node)
+            c = int_value(v)
+            if c is not None:
+                const += sign * c
+            else:
+                terms.append((v, sign))
+        if any(isinstance(v.type, ir.VectorType) for v, _ in terms):
+            lanes = max(T.lanes_of(v) for v, _ in terms)
+            terms = [(self.broadcast(v, lanes), sign) for v, sign in terms]
+        terms.sort(key=lambda t: self.b.defined_in(t[0]))    # stable: source order otherwise
+        const = wrap(const, dt.bits(e.dtype))
+        out = None
+        for v, sign in terms:
+            if out is None:
+                out = v if sign > 0 else self.b.sub(T.constant(e.dtype, 0, T.lanes_of(v)), v)
+            else:
+                out = (self.b.add if sign > 0 else self.b.sub)(out, v)
+        if out is None:
+            return T.constant(e.dtype, const)
+        if const:
+            out = self.b.add(out, T.constant(e.dtype, const, T.lanes_of(out)))
+        return out
 
     def compare(self, op, a, b, d):
         if dt.is_float(d):

@@ -228,8 +228,9 @@ class FunctionEmitter(ExprEmitter):
         self.b.position_at_end(body_bb)
         i = self.b.phi(T.I64, name="i")
         i.add_incoming(begin, pre)
-        body_fn(i)
-        nxt = self.b.add(i, T.int_const(step))
+        with self.b.loop_frame(pre, body_bb):
+            body_fn(i)
+            nxt = self.b.add(i, T.int_const(step))
         br = self.b.cbranch(self.b.icmp_signed("<", nxt, end), body_bb, exit_bb)
         if hint is not None:
             br.set_metadata("llvm.loop", self.ctx.loop_hint(hint))

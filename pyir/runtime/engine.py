@@ -52,10 +52,13 @@ class JitEngine:
         global compile_count
         compile_count += 1
         import llvmlite.binding as llvm
+
+        from ..codegen.compile import machine_code
         register_symbols(llvm_ir, symbols)
         self.module, tm = prepare(llvm_ir, target, opt_level, what=name)
         self._engine = llvm.create_mcjit_compiler(self.module, tm)
-        self._engine.finalize_object()
+        with machine_code(ir_level(opt_level)):
+            self._engine.finalize_object()
         self._engine.run_static_constructors()
 
     def address(self, name):

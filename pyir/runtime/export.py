@@ -14,10 +14,11 @@ import tempfile
 
 from ..codegen import abi
 from ..errors import Error
-from .engine import prepare
+from .engine import ir_level, prepare
 
 
 def export_library(path, llvm_ir, infos, target, opt_level="O3"):
+    from ..codegen.compile import machine_code  # llvmlite: only when compiling
     mod, tm = prepare(llvm_ir, target, opt_level, reloc="pic")
     if "pyir_parallel_for" in llvm_ir:
         from .threadpool import threadpool_ir
@@ -27,7 +28,8 @@ def export_library(path, llvm_ir, infos, target, opt_level="O3"):
     metadata, _ = prepare(metadata_ir(abi.dumps(infos)), target, "none", reloc="pic",
                           what="the function metadata")
     mod.link_in(metadata)
-    obj = tm.emit_object(mod)
+    with machine_code(ir_level(opt_level)):
+        obj = tm.emit_object(mod)
     path = pathlib.Path(path)
     with tempfile.TemporaryDirectory(prefix="pyir-export-") as tmp:
         obj_path = pathlib.Path(tmp) / "module.o"

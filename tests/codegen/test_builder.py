@@ -92,21 +92,40 @@ def test_numbering_stops_at_the_block_and_never_covers_memory(b):
         b.fadd(c(1.0, ir.FloatType()), c(2.0, ir.FloatType()))
 
 
-def test_scheduled_kernel_ir_has_no_constant_only_integer_instructions():
-    """The 7x32 matmul schedule with static shapes: every index is constant-folded or uses a
-    loop variable."""
+def _bench_matmul():
     import importlib.util
     import pathlib
-
-    from pyir.codegen.llvm import codegen
-    from pyir.transform import lower
     path = pathlib.Path(__file__).resolve().parents[2] / "bench" / "matmul.py"
     spec = importlib.util.spec_from_file_location("bench_matmul_builder", path)
     m = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(m)
-    text, _ = codegen(lower(m.schedule_matmul(m.matmul_func(64)).mod))
+    return m
+
+
+def _matmul_ir(n, tile=(7, 32)):
+    from pyir.codegen.llvm import codegen
+    from pyir.transform import lower
+    m = _bench_matmul()
+    text, _ = codegen(lower(m.schedule_matmul(m.matmul_func(n), tile=tile).mod))
+    return text
+
+
+def test_scheduled_kernel_ir_has_no_constant_only_integer_instructions():
+    """The 7x32 matmul schedule with static shapes: every index is constant-folded or uses a
+    loop variable."""
     const_only = re.compile(r"= (add|sub|mul|sdiv|srem|icmp \w+|select) i(1|64) -?\d+, i?\d* ?-?\d+$")
-    assert not [line for line in text.splitlines() if const_only.search(line)]
+    assert not [line for line in _matmul_ir(64).splitlines() if const_only.search(line)]
+
+
+@pytest.mark.parametrize("n", [64, None])
+def test_register_tile_loop_computes_no_invariant_index(n):
+    """In the k loop of the register tile (the block of FMAs) every multiplication uses k:
+    row offsets (``i * 6144``, ``i * n``) are computed before it, as LICM would."""
+    blocks = re.split(r"\n(?=[\w.]+:)", _matmul_ir(n, tile=(6, 16)))
+    (k_loop,) = [b for b in blocks if b.count("fmul contract <") >= 12]
+    k = re.search(r'(%"[\w.]+") = phi\s+i64', k_loop).group(1)
+    muls = [line for line in k_loop.splitlines() if "= mul i64" in line]
+    assert muls and all(f"mul i64 {k}," in line for line in muls)
 
 
 def test_constants_are_shared_but_kept_apart_bit_for_bit():
@@ -117,3 +136,48 @@ def test_constants_are_shared_but_kept_apart_bit_for_bit():
     assert str(T.constant("int32", 1)) == "i32 1"
     assert str(T.constant("bool", True)) == "i1 1"
     assert str(T.constant("float32", 2.0, lanes=4)).startswith("<4 x float>")
+
+
+def _loop(b):
+    """A preheader, a loop header with phi %i, positioned in the header."""
+    x = b.function.args[0]
+    pre = b.block
+    header = b.append_basic_block("loop")
+    b.branch(header)
+    b.position_at_end(header)
+    i = b.phi(I64)
+    i.add_incoming(c(0), pre)
+    return x, pre, header, i
+
+
+def test_loop_invariant_operations_go_to_the_preheader(b):
+    x, pre, header, i = _loop(b)
+    with b.loop_frame(pre, header):
+        row = b.mul(x, c(6144))                 # operands defined before the loop
+        assert row.parent is pre and pre.instructions[-1] is pre.terminator
+        addr = b.add(row, i)                    # uses the loop variable: stays
+        assert addr.parent is header
+        assert b.mul(x, c(6144)) is row         # numbered where it went
+        inner_pre = b.block
+        inner = b.append_basic_block("inner")
+        b.branch(inner)
+        b.position_at_end(inner)
+        with b.loop_frame(inner_pre, inner):
+            assert b.add(x, c(1)).parent is pre         # out of both loops
+            assert b.add(addr, c(1)).parent is header   # out of the inner loop only
+            assert b.sdiv(x, c(4)).parent is pre        # cannot trap: moves
+            assert b.sdiv(c(4), x).parent is inner      # may divide by zero: stays
+            assert b.sdiv(x, c(-1)).parent is inner     # may overflow: stays
+            assert b.block is inner and not inner.is_terminated
+    assert b.add(x, c(2)).parent is b.block     # no loop open: where the builder is
+
+
+def test_moving_code_keeps_the_position_before_a_terminator(b):
+    x, pre, header, i = _loop(b)
+    with b.loop_frame(pre, header):
+        b.branch(header)
+        with b.goto_block(header):              # llvmlite positions before the branch
+            moved = b.mul(x, c(3))
+            here = b.add(moved, i)
+        assert moved.parent is pre
+        assert header.instructions[-2:] == [here, header.terminator]

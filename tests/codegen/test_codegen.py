@@ -327,3 +327,34 @@ def test_nested_unrolling_stays_within_a_budget():
     a, b, out = rand((64, 48), "float32"), rand((48, 96), "float32"), np.zeros((64, 96), "float32")
     assert c("matmul", a, b, out) == 0
     np.testing.assert_allclose(out, a @ b, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("dtype", ["int8", "uint8", "int32", "int64"])
+def test_integer_sums_reassociated_keep_their_wrapping_value(dtype):
+    """Codegen reorders integer sums (outer-loop terms first, the constant last): the value,
+    wrapping included, is the one numpy computes in the written order."""
+    src = f'''
+from pyir.script import tensor as T
+
+@T.prim_func
+def f(A: T.Buffer(("n", 4), "{dtype}"), B: T.Buffer(("n", 4), "{dtype}")):
+    for i, j in T.grid(n, 4):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            B[vi, vj] = A[vi, vj] - T.{dtype}(100) + T.cast(vi, "{dtype}") * T.{dtype}(3) \\
+                - (A[vi, vj] + T.{dtype}(120)) + T.cast(vj, "{dtype}") + T.{dtype}(127)
+'''
+    lib = pyir.build(pyir.script.from_source(src))
+    a = rand((37, 4), dtype)
+    out = np.zeros_like(a)
+    lib["f"](a, out)
+    i = np.arange(37, dtype=dtype)[:, None]
+    j = np.arange(4, dtype=dtype)[None, :]
+    with np.errstate(over="ignore"):
+        want = (a - dtype_t(dtype, 100) + i * dtype_t(dtype, 3) - (a + dtype_t(dtype, 120))
+                + j + dtype_t(dtype, 127))
+    np.testing.assert_array_equal(out, want.astype(dtype))
+
+
+def dtype_t(dtype, value):
+    return np.array(value).astype(dtype)[()]
