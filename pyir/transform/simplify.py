@@ -4,9 +4,7 @@ loops that never run."""
 
 import dataclasses
 
-from ..ir import expr as E
 from ..ir import stmt as S
-from ..ir.node import rewrite
 from ._arith import Scope, is_const
 from .common import has_blocks, no_op, prim_func_pass, replace_func
 
@@ -16,12 +14,7 @@ class _Simplifier:
         self.scope = Scope()
 
     def expr(self, e):
-        return self.scope.simplify(rewrite(e, self._inner))
-
-    def _inner(self, node):
-        if isinstance(node, E.BufferLoad):
-            return E.BufferLoad(node.buffer, tuple(self.scope.simplify(i) for i in node.indices))
-        return None
+        return self.scope.simplify(e)   # indices of loads inside included
 
     def stmt(self, s):
         if isinstance(s, S.For):
