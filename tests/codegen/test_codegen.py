@@ -358,3 +358,17 @@ def f(A: T.Buffer(("n", 4), "{dtype}"), B: T.Buffer(("n", 4), "{dtype}")):
 
 def dtype_t(dtype, value):
     return np.array(value).astype(dtype)[()]
+
+
+@pytest.mark.parametrize("opt_level", ["fast", "O3"])
+def test_optimized_module_has_one_function_per_prim_function_and_parallel_loop(opt_level):
+    """The impl is inlined into the exported wrapper and a parallel loop's body into its
+    thunk: machine code is generated for two functions, not four."""
+    lib = pyir.build(K.module(K.elementwise("float32", ("n",))), opt_level=opt_level,
+                     use_cache=False)
+    defined = re.findall(r'^define .*@"?([\w.]+)"?\(', lib.source("llvm-opt"), re.M)
+    assert sorted(defined) == ["ew", "ew.par0"]
+    a = rand(5000, "float32")
+    out = np.zeros(5000, "float32")
+    lib["ew"](a, a, out)
+    np.testing.assert_allclose(out, a + a)
