@@ -44,19 +44,18 @@ class ExprEmitter:
     def broadcast(self, v, lanes):
         if lanes == 1 or isinstance(v.type, ir.VectorType):
             return v
-        vt = ir.VectorType(v.type, lanes)
+        vt = T.vector_of(v.type, lanes)
         if isinstance(v, ir.Constant) and not isinstance(v.constant, (list, tuple)):
             return ir.Constant(vt, [v] * lanes)
-        one = self.b.insert_element(ir.Constant(vt, ir.Undefined), v, T.int_const(0, 32))
-        return self.b.shuffle_vector(one, ir.Constant(vt, ir.Undefined),
-                                     ir.Constant(ir.VectorType(T.I32, lanes), [0] * lanes))
+        one = self.b.insert_element(T.undef(vt), v, T.int_const(0, 32))
+        return self.b.shuffle_vector(one, T.undef(vt), T.splat_mask(lanes))
 
     def unify(self, *vals):
         lanes = max(T.lanes_of(v) for v in vals)
         return [self.broadcast(v, lanes) for v in vals]
 
     def ramp(self, base, lanes):
-        step = ir.Constant(ir.VectorType(T.I64, lanes), list(range(lanes)))
+        step = T.lane_numbers(lanes)
         first = int_value(base)
         if first is not None:
             return ir.Constant(step.type, [first + k for k in range(lanes)])

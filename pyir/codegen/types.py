@@ -60,6 +60,28 @@ def _constant(dtype, key, lanes):
     return c
 
 
+@functools.cache
+def vector_of(ty, lanes):
+    return ir.VectorType(ty, lanes)
+
+
+@functools.cache
+def undef(ty):
+    return ir.Constant(ty, ir.Undefined)
+
+
+@functools.cache
+def splat_mask(lanes):
+    """The shuffle mask that repeats lane 0 ``lanes`` times."""
+    return ir.Constant(vector_of(I32, lanes), [0] * lanes)
+
+
+@functools.cache
+def lane_numbers(lanes):
+    """``<0, 1, ..., lanes - 1>`` as i64 lanes."""
+    return ir.Constant(vector_of(I64, lanes), list(range(lanes)))
+
+
 @functools.lru_cache(maxsize=4096)
 def int_const(value, bits=64):
     return ir.Constant(ir.IntType(bits), value)
