@@ -24,10 +24,11 @@ def stmt_children(s):
 
 def iter_paths(root, prefix=()):
     """Every statement below ``root`` (inclusive) with its path, pre-order."""
-    path = prefix + (root,)
-    yield path
-    for child in stmt_children(root):
-        yield from iter_paths(child, path)
+    stack = [prefix + (root,)]
+    while stack:   # a stack, not nested generators: each path costs O(1), not O(depth)
+        path = stack.pop()
+        yield path
+        stack.extend(path + (child,) for child in reversed(stmt_children(path[-1])))
 
 
 def find_block(body, name):
