@@ -82,9 +82,17 @@ class Poly:
         for mono, coeff in (terms or {}).items():
             self._add_term(mono, coeff)
 
+    def copy(self):
+        """A new Poly equal to this one (its terms are already wrapped and nonzero)."""
+        out = Poly.__new__(Poly)
+        out.dtype, out.terms, out.const = self.dtype, dict(self.terms), self.const
+        return out
+
     @staticmethod
     def atom(expr):
-        return Poly(expr.dtype, {(expr,): 1})
+        out = Poly.__new__(Poly)
+        out.dtype, out.terms, out.const = expr.dtype, {(expr,): 1}, 0
+        return out
 
     def _add_term(self, mono, coeff):
         if mono == ():
@@ -108,7 +116,7 @@ class Poly:
 
     def add(self, other, scale=1):
         """``self + scale * other`` as a new Poly."""
-        out = Poly(self.dtype, self.terms, self.const)
+        out = self.copy()
         for mono, coeff in other.terms.items():
             out._add_term(mono, coeff * scale)
         out._add_term((), other.const * scale)
