@@ -144,18 +144,22 @@ class Binary(PrimExpr):
     def __post_init__(self):
         if self.op not in BINARY_OPS:
             raise IRError(f"unknown binary operator {self.op!r}")
-        if self.a.dtype != self.b.dtype:
+        a = self.a.dtype
+        if a != self.b.dtype:
             raise IRError(f"operands of {self.op} have different dtypes: "
-                          f"{self.a.dtype} and {self.b.dtype}")
-        if self.op == "div" and not dt.is_float(self.a.dtype):
-            raise IRError(f"true division needs float operands, not {self.a.dtype}; use // for "
+                          f"{a} and {self.b.dtype}")
+        if self.op == "div" and not dt.is_float(a):
+            raise IRError(f"true division needs float operands, not {a}; use // for "
                           "floor division")
-        if self.op in LOGIC_OPS and self.a.dtype != "bool":
-            raise IRError(f"'{self.op}' needs bool operands, not {self.a.dtype}")
+        if self.op in LOGIC_OPS and a != "bool":
+            raise IRError(f"'{self.op}' needs bool operands, not {a}")
+        # Kept, not a field: asking a long sum for its dtype would walk its left spine.
+        object.__setattr__(self, "_dtype",
+                           "bool" if self.op in COMPARE_OPS or self.op in LOGIC_OPS else a)
 
     @property
     def dtype(self):
-        return "bool" if self.op in COMPARE_OPS or self.op in LOGIC_OPS else self.a.dtype
+        return self._dtype
 
 
 @dataclass(frozen=True)
