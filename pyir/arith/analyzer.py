@@ -40,10 +40,14 @@ def vars_of(expr):
             hit = _VARS.get(id(node))
             if hit is not None and hit[0] is node:
                 continue
-            if isinstance(node, Var):
+            kind = type(node)
+            if kind is Var:
                 _VARS[id(node)] = (node, frozenset((node,)))
                 continue
-            kids = list(children(node))
+            if kind is IntImm:
+                _VARS[id(node)] = (node, _NO_VARS)
+                continue
+            kids = [node.a, node.b] if kind is Binary else list(children(node))
             stack.append((node, kids))
             stack.extend((k, None) for k in kids)
             continue
