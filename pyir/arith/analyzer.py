@@ -88,7 +88,10 @@ class Analyzer:
                     raise Error(f"cannot bind {var.name} ({var.dtype}) to a range of "
                                 f"{part.dtype}")
             start, extent = self.simplify(value.start), self.simplify(value.extent)
-            self._bounds[var] = (start, self.simplify(start + extent - 1))
+            bounds = (start, self.simplify(start + extent - 1))
+            if self._bounds.get(var) == bounds and var not in self._subst:
+                return   # the same fact again (codegen binds a loop at each copy of it)
+            self._bounds[var] = bounds
             self._fact_vars |= vars_of(start) | vars_of(extent)
             if isinstance(extent, Var) and extent not in self._subst:
                 lo, hi = self._bounds.get(extent, (None, None))  # a bound var's range

@@ -55,11 +55,10 @@ class ExprEmitter:
         return [self.broadcast(v, lanes) for v in vals]
 
     def ramp(self, base, lanes):
-        step = T.lane_numbers(lanes)
         first = int_value(base)
         if first is not None:
-            return ir.Constant(step.type, [first + k for k in range(lanes)])
-        return self.b.add(self.broadcast(base, lanes), step)
+            return T.lane_numbers(lanes, first)
+        return self.b.add(self.broadcast(base, lanes), T.lane_numbers(lanes))
 
     def varying(self, e):
         return any(n in self.env and isinstance(self.env[n].type, ir.VectorType)

@@ -76,10 +76,10 @@ def splat_mask(lanes):
     return ir.Constant(vector_of(I32, lanes), [0] * lanes)
 
 
-@functools.cache
-def lane_numbers(lanes):
-    """``<0, 1, ..., lanes - 1>`` as i64 lanes."""
-    return ir.Constant(vector_of(I64, lanes), list(range(lanes)))
+@functools.lru_cache(maxsize=4096)
+def lane_numbers(lanes, first=0):
+    """``<first, first + 1, ..., first + lanes - 1>`` as i64 lanes."""
+    return ir.Constant(vector_of(I64, lanes), list(range(first, first + lanes)))
 
 
 @functools.lru_cache(maxsize=4096)
