@@ -155,3 +155,19 @@ def test_remembered_answers_follow_new_facts():
         ana.bind(i, Range(16, 16))
         assert fmt(ana.simplify(i // 16)) == "1"
     assert fmt(ana.simplify(i // 16)) == "0"
+
+
+def test_the_same_range_bound_again_is_no_new_fact():
+    """Binding a variable to the range it has keeps the remembered answers (codegen binds a
+    loop again at each copy of an unrolled body); another range still drops them."""
+    i, n = Var("i"), Var("n")
+    ana = Analyzer()
+    ana.bind(n, Range(1, 100))
+    ana.bind(i, Range(0, n))
+    assert fmt(ana.simplify(i // n)) == "0"
+    remembered = dict(ana._memo)
+    ana.bind(i, Range(0, n))
+    assert ana._memo == remembered
+    ana.bind(i, Range(0, n + 1))
+    assert ana._memo == {}
+    assert fmt(ana.simplify(i // n)) != "0"
