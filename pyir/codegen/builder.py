@@ -36,11 +36,17 @@ _SIGNED_CMP = {"==": operator.eq, "!=": operator.ne, "<": operator.lt, "<=": ope
                ">": operator.gt, ">=": operator.ge}
 
 
+_I64_MIN, _I64_MAX = -(1 << 63), (1 << 63) - 1
+
+
 def int_value(v):
     """The value of a scalar integer constant (signed), or None."""
     if (isinstance(v, ir.Constant) and isinstance(v.type, ir.IntType)
             and isinstance(v.constant, int)):
-        return wrap(int(v.constant), v.type.width)
+        c = int(v.constant)
+        if v.type.width == 64 and _I64_MIN <= c <= _I64_MAX:
+            return c   # the common case, already in range
+        return wrap(c, v.type.width)
     return None
 
 
@@ -127,12 +133,19 @@ class Builder(ir.IRBuilder):
         block, or in the preheader of the outermost loop that all ``operands`` are defined
         before (None: it stays here)."""
         home = self.block
-        if operands is not None and self._frames:
-            defined = max((self.defined_in(v) for v in operands), default=-1)
-            for first, preheader in self._frames:
-                if first > defined:
-                    home = preheader
-                    break
+        frames = self._frames
+        if operands is not None and frames:
+            defined, order = -1, self._order
+            for v in operands:
+                if isinstance(v, ir.Instruction):
+                    d = order.get(id(v.parent), -1)
+                    if d > defined:
+                        defined = d
+            if frames[-1][0] > defined:           # invariant in the innermost loop at least
+                for first, preheader in frames:
+                    if first > defined:
+                        home = preheader
+                        break
         key = (id(home),) + key
         hit = self._numbers.get(key)
         if hit is None:
