@@ -71,6 +71,7 @@ class Analyzer:
         self._memo = {}     # expr -> simplified, under the current facts (see simplify)
         self._memo_vars = set()   # the Vars of the expressions in _memo
         self._fact_vars = set()   # a superset of the Vars the facts mention
+        self._last_range = {}     # Var -> (start, extent, bounds) of its last Range binding
 
     # -- facts ---------------------------------------------------------------------------
     def bind(self, var, value):
@@ -83,6 +84,12 @@ class Analyzer:
         stale = var in self._memo_vars or var in self._fact_vars
         self._fact_vars.add(var)
         if isinstance(value, Range):
+            # The same range again, still in force: codegen binds a loop at each copy of
+            # an unrolled body.
+            last = self._last_range.get(var)
+            if (last is not None and last[0] is value.start and last[1] is value.extent
+                    and self._bounds.get(var) is last[2]):
+                return
             for part in (value.start, value.extent):
                 if part.dtype != var.dtype:
                     raise Error(f"cannot bind {var.name} ({var.dtype}) to a range of "
@@ -90,8 +97,10 @@ class Analyzer:
             start, extent = self.simplify(value.start), self.simplify(value.extent)
             bounds = (start, self.simplify(start + extent - 1))
             if self._bounds.get(var) == bounds and var not in self._subst:
-                return   # the same fact again (codegen binds a loop at each copy of it)
+                self._last_range[var] = (value.start, value.extent, self._bounds[var])
+                return   # the same fact again
             self._bounds[var] = bounds
+            self._last_range[var] = (value.start, value.extent, bounds)
             self._fact_vars |= vars_of(start) | vars_of(extent)
             if isinstance(extent, Var) and extent not in self._subst:
                 lo, hi = self._bounds.get(extent, (None, None))  # a bound var's range

@@ -171,3 +171,21 @@ def test_the_same_range_bound_again_is_no_new_fact():
     ana.bind(i, Range(0, n + 1))
     assert ana._memo == {}
     assert fmt(ana.simplify(i // n)) != "0"
+
+
+def test_a_range_bound_in_a_scope_is_bound_again_after_it():
+    """Binding the same start and extent again is skipped only while the binding is in
+    force: after a scope that made it ends, it is made again."""
+    i, j, n = Var("i"), Var("j"), Var("n")
+    start, four = IntImm(0), IntImm(4)
+    ana = Analyzer()
+    ana.bind(n, Range(1, 100))
+    ana.bind(i, Range(start, n))
+    with ana.scope():
+        ana.bind(i, Range(start, four))
+        ana.bind(j, Range(start, four))
+        assert fmt(ana.simplify(i // 4)) == "0"
+    ana.bind(i, Range(start, n))
+    ana.bind(j, Range(start, four))
+    assert fmt(ana.simplify(i // n)) == "0" and fmt(ana.simplify(i // 4)) == "(i // 4)"
+    assert fmt(ana.simplify(j // 4)) == "0"
