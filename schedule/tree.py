@@ -5,10 +5,9 @@ equal subtrees may sit in one body; paths tell them apart. `replace` rebuilds on
 statements along a path.
 """
 
-import dataclasses
-
 from pyir.ir import (Allocate, Block, BlockRealize, For, IfThenElse, LetStmt, PrimFunc,
                      SeqStmt, seq)
+from pyir.ir.node import with_fields
 
 _STMT_FIELDS = {For: ("body",), Block: ("init", "body"), BlockRealize: ("block",),
                 IfThenElse: ("then_case", "else_case"), LetStmt: ("body",),
@@ -139,9 +138,9 @@ def _replace_child(parent, old, new):
         if getattr(parent, f) is old:
             if value is None and f in ("body", "then_case", "block"):
                 if isinstance(parent, Block):
-                    return dataclasses.replace(parent, body=SeqStmt(()))
+                    return with_fields(parent, body=SeqStmt(()))
                 return None
-            return dataclasses.replace(parent, **{f: value})
+            return with_fields(parent, **{f: value})
     raise AssertionError("path is not a chain of parents")
 
 
@@ -160,4 +159,4 @@ def map_realizes(stmt, fn):
         child = getattr(stmt, f)
         if child is not None:
             changes[f] = map_realizes(child, fn)
-    return dataclasses.replace(stmt, **changes) if changes else stmt
+    return with_fields(stmt, **changes) if changes else stmt

@@ -8,11 +8,12 @@ from bounds when possible; logic is folded. Facts (ranges, substitutions) come f
 `Analyzer` that owns the simplifier. Float arithmetic is only rebuilt, never folded.
 """
 
-import dataclasses
+import operator
 
 from ..errors import Error
 from ..ir import (COMPARE_OPS, LOGIC_OPS, Binary, BufferLoad, Call, Cast, FloatImm, IntImm, Not,
                   PrimExpr, Select, StringImm, Var, dtype as dt)
+from ..ir.node import with_fields
 from .canonical import POLY_OPS, Poly, mono_contains, wrap
 
 _NEGATE = {"lt": "ge", "le": "gt", "gt": "le", "ge": "lt", "eq": "ne", "ne": "eq"}
@@ -338,14 +339,17 @@ def _gcd(a, b):
     return abs(a)
 
 
+_FOLD = {"floordiv": operator.floordiv, "floormod": operator.mod, "lt": operator.lt,
+         "le": operator.le, "gt": operator.gt, "ge": operator.ge, "eq": operator.eq,
+         "ne": operator.ne}
+
+
 def _fold(op, x, y):
-    return {"floordiv": lambda: x // y, "floormod": lambda: x % y,
-            "lt": lambda: x < y, "le": lambda: x <= y, "gt": lambda: x > y,
-            "ge": lambda: x >= y, "eq": lambda: x == y, "ne": lambda: x != y}[op]()
+    return _FOLD[op](x, y)
 
 
 def _rebuild(node, **fields):
     """``node`` with ``fields`` replaced, or ``node`` itself if nothing changed."""
     if all(getattr(node, k) is v for k, v in fields.items()):
         return node
-    return dataclasses.replace(node, **fields)
+    return with_fields(node, **fields)

@@ -59,6 +59,13 @@ def _node_field_names(cls):
     return names
 
 
+def with_fields(node, **changes):
+    """``node`` with the named fields replaced: `dataclasses.replace` for nodes (every
+    field is an init field), without its generic checks -- traversals rebuild many."""
+    cls = type(node)
+    return cls(*[changes[n] if n in changes else getattr(node, n) for n in _field_names(cls)])
+
+
 def node_fields(node):
     """The (name, value) pairs of a node's dataclass fields, in declaration order."""
     return [(name, getattr(node, name)) for name in _field_names(type(node))]
@@ -128,7 +135,7 @@ def _rewrite(value, fn, memo):
         new_field = _rewrite(field, fn, memo)
         if new_field is not field:
             changes[name] = new_field
-    rebuilt = dataclasses.replace(value, **changes) if changes else value
+    rebuilt = with_fields(value, **changes) if changes else value
     result = fn(rebuilt)
     if result is None:
         result = rebuilt
