@@ -171,7 +171,7 @@ def iteration_conflict(root, outer_loops, moved, allow_reduce_reorder):
     for rel in realizes_under(root):
         realize = rel[-1]
         inner = [n for n in rel if isinstance(n, For)]
-        ana = analyzer_for(list(outer_loops) + inner)
+        ana = _LazyAnalyzer(list(outer_loops) + inner)   # most checks never need one
         relax_vars = [lp.loop_var for lp in inner if lp.loop_var not in moved]
         red = reduce_loop_vars(realize) & moved
         for buf, region, is_write in accesses(realize):
@@ -191,20 +191,33 @@ def iteration_conflict(root, outer_loops, moved, allow_reduce_reorder):
         relaxed = {}
 
         def relax(acc):
-            key = id(acc)
+            # A block reading and writing one region (C[i, j] += ...) relaxes it once.
+            _, region, _, _, lazy, relax_vars = acc
+            key = (id(lazy), region)
             if key not in relaxed:
-                _, region, _, _, ana, relax_vars = acc
-                relaxed[key] = [relax_range(r, ana, relax_vars) for r in region]
+                relaxed[key] = [relax_range(r, lazy.get(), relax_vars) for r in region]
             return relaxed[key]
 
         for other in accs[1:]:
             if other[0] is first[0] and other[1] == first[1] and _affine(first[1]):
                 continue  # one block, one region: the same in every iteration
-            if not _same_region(relax(first), relax(other), other[4]):
+            if not _same_region(relax(first), relax(other), other[4].get()):
                 return (f"blocks \"{first[0].name}\" and \"{other[0].name}\" access "
                         f"{buf.name} at regions that differ between iterations, so their "
                         "order matters")
     return None
+
+
+class _LazyAnalyzer:
+    """`analyzer_for` the loops, made on first use."""
+
+    def __init__(self, loops):
+        self.loops, self._ana = loops, None
+
+    def get(self):
+        if self._ana is None:
+            self._ana = analyzer_for(self.loops)
+        return self._ana
 
 
 def _affine(region):
