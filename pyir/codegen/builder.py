@@ -10,9 +10,10 @@ floating point is left to LLVM.
 
 Value numbering: an unrolled register tile computes the same row offsets, addresses and
 broadcasts once per element (``mul i64 %i, 6144`` a dozen times in one block), and the
-"fast" pipeline runs no CSE pass. A pure operation (integer arithmetic, comparison,
-cast, address, vector insert or shuffle) on the same operands as one already emitted in
-the block it goes to returns that instruction. Operands compare as llvmlite compares
+"fast" pipeline runs no CSE pass. A pure operation (integer add, sub, mul, division,
+bit operation, signed comparison or select, address, vector insert, extract or shuffle)
+on the same operands as one already emitted in the block it goes to returns that
+instruction. Operands compare as llvmlite compares
 them: constants by their text, instructions by identity. Loads, stores, calls, phis and
 floating-point arithmetic are never numbered.
 

@@ -3,7 +3,8 @@
 For each prim function ``f``: an internal ``i32 @"f.impl"`` taking ``noalias`` buffer
 pointers, scalars and int64 shape variables, and the exported ``i32 @f(ptr %slots)``
 that unpacks the slots, checks the entry conditions (returning ``k`` when condition
-``k - 1`` fails) and calls the impl (always inlined there). Graph functions are skipped (lowered elsewhere).
+``k - 1`` fails) and calls the impl (always inlined there). Graph functions are skipped
+(lowered elsewhere).
 """
 
 import llvmlite.ir as ir
