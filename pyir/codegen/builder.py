@@ -123,6 +123,10 @@ class Builder(ir.IRBuilder):
         finally:
             self._frames.pop()
 
+    def innermost_loop(self):
+        """The creation number of the innermost open loop's first block, or None."""
+        return self._frames[-1][0] if self._frames else None
+
     def defined_in(self, value):
         """Creation number of the block defining ``value``; -1 outside every loop."""
         if isinstance(value, ir.Instruction):

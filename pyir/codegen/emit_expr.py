@@ -91,13 +91,35 @@ class ExprEmitter:
         return self.b.gep(self.bufs[buf], [index], inbounds=True,
                           source_etype=T.memory_type(buf.dtype))
 
+    def index_address(self, buf, index):
+        """The address of ``buf[index]`` for the index expression ``index``. Inside a loop,
+        a sum whose terms are partly invariant in the innermost loop is split: a row
+        pointer ``buf + invariant`` (computed before the loop, see `Builder.loop_frame`)
+        plus the varying rest (``A + (i * 6 + r) * n`` then ``+ k``), what loop strength
+        reduction would have found. The two steps are not ``inbounds``: the row pointer
+        alone may lie outside the buffer."""
+        inner = self.b.innermost_loop()
+        if inner is not None and isinstance(index, E.Binary) and index.op in ("add", "sub") \
+                and dt.is_int(index.dtype):
+            terms, const = self._sum_terms(index)
+            outside, rest = [], []
+            for t in terms:
+                (outside if self.b.defined_in(t[0]) < inner else rest).append(t)
+            if outside and rest and all(not isinstance(v.type, ir.VectorType) for v, _ in terms):
+                etype = T.memory_type(buf.dtype)
+                row = self.b.gep(self.bufs[buf], [self._add_terms(outside, index.dtype)],
+                                 source_etype=etype)
+                return self.b.gep(row, [self._add_terms(rest, index.dtype, const)],
+                                  source_etype=etype)
+        return self.address(buf, self.expr(index))
+
     def _e_BufferLoad(self, e):
         (index,) = e.indices
         buf = e.buffer
         if self.vvar is not None and self.varying(index):
             c = coefficient(index, self.vvar)
             if c == 1 and not self._varying_besides_vvar(index):
-                ptr = self.address(buf, self.scalar_at_lane0(index))
+                ptr = self.lane0_address(buf, index)
                 vt = T.memory_type(buf.dtype, self.lanes)
                 align = self.vector_align(buf, index)
                 if self.mask is None:
@@ -112,13 +134,13 @@ class ExprEmitter:
             out = ir.Constant(T.value_type(buf.dtype, self.lanes), ir.Undefined)
             for lane in range(self.lanes):
                 i = self.b.extract_element(idx, T.int_const(lane, 32))
-                out = self.b.insert_element(out, self._scalar_load(buf, i), T.int_const(lane, 32))
+                out = self.b.insert_element(out, self._scalar_load(self.address(buf, i), buf),
+                                             T.int_const(lane, 32))
             return out
-        return self._scalar_load(buf, self.expr(index))
+        return self._scalar_load(self.index_address(buf, index), buf)
 
-    def _scalar_load(self, buf, index):
-        v = self.b.load(self.address(buf, index), typ=T.memory_type(buf.dtype),
-                        align=dt.nbytes(buf.dtype))
+    def _scalar_load(self, ptr, buf):
+        v = self.b.load(ptr, typ=T.memory_type(buf.dtype), align=dt.nbytes(buf.dtype))
         return self.from_memory(v, buf.dtype)
 
     def from_memory(self, v, dtype):
@@ -147,12 +169,12 @@ class ExprEmitter:
         return any(n is not self.vvar and n in self.env
                    and isinstance(self.env[n].type, ir.VectorType) for n in vars_of(e))
 
-    def scalar_at_lane0(self, e):
-        """``e`` evaluated with the vector variable at its first lane (a scalar)."""
+    def lane0_address(self, buf, index):
+        """`index_address` with the vector variable at its first lane (a scalar address)."""
         saved = self.env[self.vvar]
         self.env[self.vvar] = self.vbase
         try:
-            return self.expr(e)
+            return self.index_address(buf, index)
         finally:
             self.env[self.vvar] = saved
 
@@ -187,6 +209,12 @@ class ExprEmitter:
         defined outside the most loops first (their partial sums move out of inner loops,
         see `Builder.loop_frame`), the constant last (it becomes an address offset).
         Wrapping addition is associative, so the value is the same."""
+        terms, const = self._sum_terms(e)
+        return self._add_terms(terms, e.dtype, const)
+
+    def _sum_terms(self, e):
+        """``(terms, const)`` of the integer sum ``e``: its non-constant terms as (value,
+        sign), those defined outside the most loops first, and its constant part."""
         terms, const = [], 0
         todo = [(e, 1)]
         while todo:
@@ -206,17 +234,20 @@ class ExprEmitter:
             lanes = max(T.lanes_of(v) for v, _ in terms)
             terms = [(self.broadcast(v, lanes), sign) for v, sign in terms]
         terms.sort(key=lambda t: self.b.defined_in(t[0]))    # stable: source order otherwise
-        const = wrap(const, dt.bits(e.dtype))
+        return terms, wrap(const, dt.bits(e.dtype))
+
+    def _add_terms(self, terms, dtype, const=0):
+        """The sum of ``terms`` ((value, sign) pairs) and ``const``, in that order."""
         out = None
         for v, sign in terms:
             if out is None:
-                out = v if sign > 0 else self.b.sub(T.constant(e.dtype, 0, T.lanes_of(v)), v)
+                out = v if sign > 0 else self.b.sub(T.constant(dtype, 0, T.lanes_of(v)), v)
             else:
                 out = (self.b.add if sign > 0 else self.b.sub)(out, v)
         if out is None:
-            return T.constant(e.dtype, const)
+            return T.constant(dtype, const)
         if const:
-            out = self.b.add(out, T.constant(e.dtype, const, T.lanes_of(out)))
+            out = self.b.add(out, T.constant(dtype, const, T.lanes_of(out)))
         return out
 
     def compare(self, op, a, b, d):

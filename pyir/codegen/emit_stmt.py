@@ -96,7 +96,7 @@ class FunctionEmitter(ExprEmitter):
         if self.vvar is not None and self.varying(index):
             if coefficient(index, self.vvar) == 1 and not self._varying_besides_vvar(index):
                 value = self.to_memory(self.broadcast(value, self.lanes), buf.dtype)
-                ptr = self.address(buf, self.scalar_at_lane0(index))
+                ptr = self.lane0_address(buf, index)
                 align = self.vector_align(buf, index)
                 if self.mask is None:
                     self.b.store(value, ptr, align=align)
@@ -117,7 +117,7 @@ class FunctionEmitter(ExprEmitter):
             return
         if isinstance(value.type, ir.VectorType):
             value = self.b.extract_element(value, T.int_const(self.lanes - 1, 32))
-        self.b.store(self.to_memory(value, buf.dtype), self.address(buf, self.expr(index)),
+        self.b.store(self.to_memory(value, buf.dtype), self.index_address(buf, index),
                      align=dt.nbytes(buf.dtype))
 
     def _s_LetStmt(self, s):

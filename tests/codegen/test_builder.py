@@ -119,13 +119,17 @@ def test_scheduled_kernel_ir_has_no_constant_only_integer_instructions():
 
 @pytest.mark.parametrize("n", [64, None])
 def test_register_tile_loop_computes_no_invariant_index(n):
-    """In the k loop of the register tile (the block of FMAs) every multiplication uses k:
-    row offsets (``i * 6144``, ``i * n``) are computed before it, as LICM would."""
+    """In the k loop of the register tile (the block of FMAs) every multiplication uses k
+    and every addition adds a constant: row offsets (``i * 6144``, ``i * n``) and row
+    pointers (``A + (i * 6 + r) * n``) are computed before it, as LICM and loop strength
+    reduction would; what is left is k, k times the panel width, and constant offsets."""
     blocks = re.split(r"\n(?=[\w.]+:)", _matmul_ir(n, tile=(6, 16)))
     (k_loop,) = [b for b in blocks if b.count("fmul contract <") >= 12]
     k = re.search(r'(%"[\w.]+") = phi\s+i64', k_loop).group(1)
     muls = [line for line in k_loop.splitlines() if "= mul i64" in line]
     assert muls and all(f"mul i64 {k}," in line for line in muls)
+    adds = [line for line in k_loop.splitlines() if "= add i64" in line]
+    assert adds and all(re.search(r"add i64 %\S+, -?\d+$", line) for line in adds)
 
 
 def test_constants_are_shared_but_kept_apart_bit_for_bit():

@@ -372,3 +372,28 @@ def test_optimized_module_has_one_function_per_prim_function_and_parallel_loop(o
     out = np.zeros(5000, "float32")
     lib["ew"](a, a, out)
     np.testing.assert_allclose(out, a + a)
+
+
+@pytest.mark.parametrize("opt_level", ["fast", "O3"])
+def test_row_pointers_split_from_signed_and_offset_indices(opt_level):
+    """Indices with constant offsets and negated terms (a reversed row) are split into a
+    row pointer before the inner loop and the rest; the values are numpy's."""
+    src = '''
+from pyir.script import tensor as T
+
+@T.prim_func
+def f(A: T.Buffer(("n", "m"), "float32"), B: T.Buffer(("n", "m"), "float32")):
+    for i, j in T.grid(n, m - 1):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            B[vi, vj + 1] = A[vi, vj + 1] - A[vi, m - 1 - vj] * T.float32(2)
+'''
+    lib = pyir.build(pyir.script.from_source(src), opt_level=opt_level, default_schedule=False)
+    for shape in [(3, 2), (5, 17), (4, 64)]:
+        a = rand(shape, "float32")
+        out = np.zeros(shape, "float32")
+        lib["f"](a, out)
+        want = np.zeros(shape, "float32")
+        want[:, 1:] = a[:, 1:] - a[:, ::-1][:, :-1] * 2
+        np.testing.assert_allclose(out, want, rtol=1e-6)
+    assert re.search(r'getelementptr float, ptr %"[\w.]+", i64 %"[\w.]+"\n', lib.source("llvm"))
