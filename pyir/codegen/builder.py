@@ -61,10 +61,18 @@ def _const(ty, value):
     return ir.Constant(ty, wrap(value, ty.width) if ty.width > 1 else value & 1)
 
 
+#: ``op: (c, side)``: ``x op c`` (side "right") or also ``c op x`` (side "both") is x.
+_IDENTITY = {"add": (0, "both"), "sub": (0, "right"), "mul": (1, "both"),
+             "sdiv": (1, "right"), "or_": (0, "both"), "xor": (0, "both"),
+             "and_": (-1, "both")}
+
+
 def _folding(method, fold):
     """Wrap ``IRBuilder.method``: when both operands are integer constants and ``fold``
-    returns a value, that constant replaces the instruction; otherwise it is numbered."""
+    returns a value, that constant replaces the instruction; an operation with its
+    identity (``x + 0``, ``1 * x``) is its other operand; otherwise it is numbered."""
     op = method.__name__
+    unit, side = _IDENTITY.get(op, (None, None))
 
     def wrapped(self, lhs, rhs, name="", flags=()):
         a, b = int_value(lhs), int_value(rhs)
@@ -72,6 +80,11 @@ def _folding(method, fold):
             out = fold(a, b)
             if out is not None:
                 return _const(lhs.type, out)
+        if unit is not None and lhs.type == rhs.type:
+            if b == unit:
+                return lhs
+            if a == unit and side == "both":
+                return rhs
         movable = op not in ("sdiv", "srem") or b not in (None, 0, -1)
         return self.numbered((op, lhs, rhs, tuple(flags)),
                              lambda: method(self, lhs, rhs, name=name, flags=flags),

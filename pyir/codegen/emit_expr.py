@@ -237,11 +237,16 @@ class ExprEmitter:
         return terms, wrap(const, dt.bits(e.dtype))
 
     def _add_terms(self, terms, dtype, const=0):
-        """The sum of ``terms`` ((value, sign) pairs) and ``const``, in that order."""
+        """The sum of ``terms`` ((value, sign) pairs) and ``const``, in that order (a
+        negative first term is taken from the constant: ``1024 - i * 6``)."""
         out = None
         for v, sign in terms:
             if out is None:
-                out = v if sign > 0 else self.b.sub(T.constant(dtype, 0, T.lanes_of(v)), v)
+                if sign < 0:
+                    out = self.b.sub(T.constant(dtype, const, T.lanes_of(v)), v)
+                    const = 0
+                else:
+                    out = v
             else:
                 out = (self.b.add if sign > 0 else self.b.sub)(out, v)
         if out is None:

@@ -63,6 +63,17 @@ def test_anything_not_constant_is_emitted(b):
         b.add(c(1), c(1, I8))
 
 
+def test_an_identity_operand_leaves_the_other(b):
+    x = b.function.args[0]
+    assert b.add(x, c(0)) is x and b.add(c(0), x) is x
+    assert b.sub(x, c(0)) is x and b.mul(c(1), x) is x and b.mul(x, c(1)) is x
+    assert b.sdiv(x, c(1)) is x and b.or_(x, c(0)) is x and b.xor(c(0), x) is x
+    assert b.and_(x, c(-1)) is x
+    assert not b.block.instructions
+    assert isinstance(b.sub(c(0), x), ir.Instruction)         # 0 - x is not x
+    assert isinstance(b.sdiv(c(1), x), ir.Instruction)
+
+
 def test_a_pure_operation_repeated_in_a_block_is_one_instruction(b):
     x = b.function.args[0]
     first = b.mul(x, c(6144))
