@@ -100,8 +100,9 @@ def transform_layout(func, name, which, imap):
         shape.append(ana.simplify(hi + 1))
     new = Buffer(buf.name, tuple(shape), buf.dtype, buf.scope)
 
+    simp = Analyzer()   # no facts: one for every access, so repeated indices are remembered
+
     def index(indices):
-        simp = Analyzer()
         return tuple(simp.simplify(e) for e in imap.apply(indices))
 
     def region(rng_list):

@@ -4,12 +4,13 @@ For each access to a parameter buffer, each index is relaxed over all enclosing 
 (`pyir.arith.relax_region` through `_arith.Scope.relax`), tightened by the ``if`` guards
 around it (``if i * 32 + j < n: X[i * 32 + j]`` reads up to ``n - 1``; a guard on part of
 the index, as nested splits make, bounds that part: ``if j * 2 + k < 1: X[i + j * 2 + k]``
-reads up to the largest ``i``), and, when that does not keep the access in bounds, by the
-loop ranges the guards narrow (``if a * 2 + b < 1`` keeps ``b`` at 0 when ``a`` and ``b``
-count from 0). Every resulting
-requirement ``0 <= min`` and ``max < extent`` that mentions only shape variables and is
-not provably true is recorded in the function attribute "entry_conditions" as
-(condition, message) pairs; codegen checks them at entry, in order.
+reads up to the largest ``i``; so does a guard on a part that the index holds a whole
+number of times, ``if j < 48: X[j * 2 + k]``), and, when that does not keep the access in
+bounds, by the loop ranges the guards narrow (``if a * 2 + b < 1`` keeps ``b`` at 0 when
+``a`` and ``b`` count from 0). Every resulting requirement ``0 <= min`` and
+``max < extent`` that mentions only shape variables and is not provably true is recorded
+in the function attribute "entry_conditions" as (condition, message) pairs; codegen checks
+them at entry, in order.
 
 Runs on loop-level IR with multi-dimensional buffers (after lowering blocks, before
 flattening).
@@ -156,13 +157,14 @@ class _Collector:
             for x, op, bound in _facts(self.guard(g)):
                 if used.isdisjoint(vars_of(x)):
                     continue  # a guard on other variables does not bound this index
-                rest = self.scope.simplify(index - x)
-                if op in ("lt", "le"):
-                    cand = self.split_extreme(rest, bound - (1 if op == "lt" else 0), 1)
-                    hi = self.tighter(hi, cand, rest, E.le)
-                else:
-                    cand = self.split_extreme(rest, bound + (1 if op == "gt" else 0), 0)
-                    lo = self.tighter(lo, cand, rest, E.ge)
+                for c in self.scales(index, x):
+                    rest = self.scope.simplify(index - x * c)
+                    if op in ("lt", "le"):
+                        limit = (bound - (1 if op == "lt" else 0)) * c
+                        hi = self.tighter(hi, self.split_extreme(rest, limit, 1), rest, E.le)
+                    else:
+                        limit = (bound + (1 if op == "gt" else 0)) * c
+                        lo = self.tighter(lo, self.split_extreme(rest, limit, 0), rest, E.ge)
         if self.within(lo, hi, extent):
             return lo, hi
         narrowed = self.narrowed_ranges()
@@ -200,6 +202,24 @@ class _Collector:
                     top = E.binary("floordiv", bound - (1 if op == "lt" else 0) - low, found[0])
                     start, extent = out.get(var) or self.ranges[var]
                     out[var] = (start, self.scope.simplify(E.min_(extent, top - start + 1)))
+        return out
+
+    def scales(self, index, x):
+        """The positive factors ``c`` to read ``index`` as ``c * x + rest``: 1, and the
+        ratio of a variable's coefficients in ``index`` and ``x`` when it is a whole
+        number (``2 * (j0 * 16 + j1) + j2`` under ``j0 * 16 + j1 < 48`` reads up to
+        ``2 * 47 + 1``: a split by 2 inside a split with a tail)."""
+        out = [1]
+        for var in sorted(vars_of(x) & vars_of(index), key=lambda v: v.name):
+            in_x = arith.detect_linear(x, var, self.scope.analyzer)
+            in_index = arith.detect_linear(index, var, self.scope.analyzer)
+            if in_x is None or in_index is None:
+                continue
+            a, b = in_x[0], in_index[0]
+            if (isinstance(a, E.IntImm) and isinstance(b, E.IntImm) and a.value > 0
+                    and b.value > a.value and b.value % a.value == 0
+                    and b.value // a.value not in out):
+                out.append(b.value // a.value)
         return out
 
     def split_extreme(self, rest, limit, which):
