@@ -5,20 +5,9 @@ equal subtrees may sit in one body; paths tell them apart. `replace` rebuilds on
 statements along a path.
 """
 
-from pyir.ir import (Allocate, Block, BlockRealize, For, IfThenElse, LetStmt, PrimFunc,
-                     SeqStmt, seq)
+from pyir.ir import (STMT_FIELDS, Allocate, Block, BlockRealize, For, LetStmt, PrimFunc, SeqStmt,
+                     seq, stmt_children)
 from pyir.ir.node import with_fields
-
-_STMT_FIELDS = {For: ("body",), Block: ("init", "body"), BlockRealize: ("block",),
-                IfThenElse: ("then_case", "else_case"), LetStmt: ("body",),
-                Allocate: ("body",)}
-
-
-def stmt_children(s):
-    """The statements directly inside ``s``, in execution order."""
-    if isinstance(s, SeqStmt):
-        return list(s.stmts)
-    return [getattr(s, f) for f in _STMT_FIELDS.get(type(s), ()) if getattr(s, f) is not None]
 
 
 def iter_paths(root, prefix=()):
@@ -134,7 +123,7 @@ def _replace_child(parent, old, new):
             return None
         return stmts[0] if len(stmts) == 1 else SeqStmt(tuple(stmts))
     value = None if not items else items[0] if len(items) == 1 else SeqStmt(tuple(items))
-    for f in _STMT_FIELDS[type(parent)]:
+    for f in STMT_FIELDS[type(parent)]:
         if getattr(parent, f) is old:
             if value is None and f in ("body", "then_case", "block"):
                 if isinstance(parent, Block):
@@ -155,7 +144,7 @@ def map_realizes(stmt, fn):
     if isinstance(stmt, SeqStmt):
         return SeqStmt(tuple(map_realizes(s, fn) for s in stmt.stmts))
     changes = {}
-    for f in _STMT_FIELDS.get(type(stmt), ()):
+    for f in STMT_FIELDS.get(type(stmt), ()):
         child = getattr(stmt, f)
         if child is not None:
             changes[f] = map_realizes(child, fn)

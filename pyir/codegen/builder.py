@@ -33,6 +33,8 @@ import operator
 
 import llvmlite.ir as ir
 
+from ..arith.canonical import wrap
+
 _SIGNED_CMP = {"==": operator.eq, "!=": operator.ne, "<": operator.lt, "<=": operator.le,
                ">": operator.gt, ">=": operator.ge}
 
@@ -47,18 +49,17 @@ def int_value(v):
         c = int(v.constant)
         if v.type.width == 64 and _I64_MIN <= c <= _I64_MAX:
             return c   # the common case, already in range
-        return wrap(c, v.type.width)
+        return _wrap(c, v.type.width)
     return None
 
 
-def wrap(value, bits):
-    """``value`` wrapped to a signed integer of ``bits`` bits."""
-    value &= (1 << bits) - 1
-    return value - (1 << bits) if bits > 1 and value >> (bits - 1) else value
+def _wrap(value, bits):
+    """``value`` as an ``i<bits>`` holds it: signed, ``i1`` as 0 or 1."""
+    return wrap(value, "bool" if bits == 1 else f"int{bits}")
 
 
 def _const(ty, value):
-    return ir.Constant(ty, wrap(value, ty.width) if ty.width > 1 else value & 1)
+    return ir.Constant(ty, _wrap(value, ty.width))
 
 
 #: ``op: (c, side)``: ``x op c`` (side "right") or also ``c op x`` (side "both") is x.
@@ -153,12 +154,7 @@ class Builder(ir.IRBuilder):
         home = self.block
         frames = self._frames
         if operands is not None and frames:
-            defined, order = -1, self._order
-            for v in operands:
-                if isinstance(v, ir.Instruction):
-                    d = order.get(id(v.parent), -1)
-                    if d > defined:
-                        defined = d
+            defined = max(map(self.defined_in, operands), default=-1)
             if frames[-1][0] > defined:           # invariant in the innermost loop at least
                 for first, preheader in frames:
                     if first > defined:

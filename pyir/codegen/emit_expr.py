@@ -10,6 +10,7 @@ import math
 import llvmlite.ir as ir
 
 from ..arith import vars_of
+from ..arith.canonical import wrap
 from ..ir import dtype as dt
 from ..ir import expr as E
 from ..ir.node import walk
@@ -17,7 +18,7 @@ from ..transform.linear import coefficient
 from ..transform.storage import HEAP_ALIGNMENT
 from . import types as T
 from . import vecmath
-from .builder import int_value, wrap
+from .builder import int_value
 
 _ICMP_SIGNED = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
 _FCMP = {"eq": ("==", True), "ne": ("!=", False), "lt": ("<", True), "le": ("<=", True),
@@ -99,19 +100,19 @@ class ExprEmitter:
         reduction would have found. The two steps are not ``inbounds``: the row pointer
         alone may lie outside the buffer."""
         inner = self.b.innermost_loop()
-        if inner is not None and isinstance(index, E.Binary) and index.op in ("add", "sub") \
-                and dt.is_int(index.dtype):
-            terms, const = self._sum_terms(index)
-            outside, rest = [], []
-            for t in terms:
-                (outside if self.b.defined_in(t[0]) < inner else rest).append(t)
-            if outside and rest and all(not isinstance(v.type, ir.VectorType) for v, _ in terms):
-                etype = T.memory_type(buf.dtype)
-                row = self.b.gep(self.bufs[buf], [self._add_terms(outside, index.dtype)],
-                                 source_etype=etype)
-                return self.b.gep(row, [self._add_terms(rest, index.dtype, const)],
-                                  source_etype=etype)
-        return self.address(buf, self.expr(index))
+        if inner is None or not (isinstance(index, E.Binary) and index.op in ("add", "sub")
+                                 and dt.is_int(index.dtype)):
+            return self.address(buf, self.expr(index))
+        terms, const = self._sum_terms(index)
+        outside, rest = [], []
+        for t in terms:
+            (outside if self.b.defined_in(t[0]) < inner else rest).append(t)
+        if not (outside and rest) or any(isinstance(v.type, ir.VectorType) for v, _ in terms):
+            return self.address(buf, self._add_terms(terms, index.dtype, const))
+        etype = T.memory_type(buf.dtype)
+        row = self.b.gep(self.bufs[buf], [self._add_terms(outside, index.dtype)],
+                         source_etype=etype)
+        return self.b.gep(row, [self._add_terms(rest, index.dtype, const)], source_etype=etype)
 
     def _e_BufferLoad(self, e):
         (index,) = e.indices
@@ -127,8 +128,7 @@ class ExprEmitter:
                 else:
                     fn = self.ctx.declare(f"llvm.masked.load.{T.suffix(vt)}.p0", vt,
                                           [T.PTR, T.I32, self.mask.type, vt])
-                    v = self.b.call(fn, [ptr, T.int_const(align, 32), self.mask,
-                                         ir.Constant(vt, ir.Undefined)])
+                    v = self.b.call(fn, [ptr, T.int_const(align, 32), self.mask, T.undef(vt)])
                 return self.from_memory(v, buf.dtype)
             idx = self.expr(index)
             out = ir.Constant(T.value_type(buf.dtype, self.lanes), ir.Undefined)
@@ -234,7 +234,7 @@ class ExprEmitter:
             lanes = max(T.lanes_of(v) for v, _ in terms)
             terms = [(self.broadcast(v, lanes), sign) for v, sign in terms]
         terms.sort(key=lambda t: self.b.defined_in(t[0]))    # stable: source order otherwise
-        return terms, wrap(const, dt.bits(e.dtype))
+        return terms, wrap(const, e.dtype)
 
     def _add_terms(self, terms, dtype, const=0):
         """The sum of ``terms`` ((value, sign) pairs) and ``const``, in that order (a

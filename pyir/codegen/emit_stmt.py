@@ -341,10 +341,9 @@ class FunctionEmitter(ExprEmitter):
                     vector_body(self.b.add(start, first))
                 with partial:
                     with self.b.if_then(self.b.icmp_signed(">", extent, first)):
-                        lane = ir.Constant(ir.VectorType(T.I64, lanes),
-                                           [k * lanes + j for j in range(lanes)])
                         saved = self.mask
-                        self.mask = self.b.icmp_signed("<", lane, extent_v)
+                        self.mask = self.b.icmp_signed("<", T.lane_numbers(lanes, k * lanes),
+                                                       extent_v)
                         vector_body(self.b.add(start, first))
                         self.mask = saved
 

@@ -11,7 +11,8 @@ from .graph import (BindingBlock, CallDPSPacked, CallPacked, CallTIR, DataflowBl
                     TensorStructInfo, Tuple, TupleGetItem, TupleStructInfo, VarBinding)
 from .module import IRModule
 from .node import IdentityNode, Node, children, rewrite, walk
-from .stmt import (FOR_KINDS, Allocate, Block, BlockRealize, BufferRegion, BufferStore, Evaluate,
-                   For, IfThenElse, IterVar, LetStmt, PrimFunc, Range, SeqStmt, Stmt, seq)
+from .stmt import (FOR_KINDS, STMT_FIELDS, Allocate, Block, BlockRealize, BufferRegion,
+                   BufferStore, Evaluate, For, IfThenElse, IterVar, LetStmt, PrimFunc, Range,
+                   SeqStmt, Stmt, seq, stmt_children)
 from .structural import assert_structural_equal, structural_equal, structural_hash
 from .verify import verify

@@ -202,3 +202,16 @@ def seq(*stmts):
     if len(flat) == 1:
         return flat[0]
     return SeqStmt(tuple(flat))
+
+
+#: The fields of each statement kind that hold statements, in execution order.
+STMT_FIELDS = {For: ("body",), Block: ("init", "body"), BlockRealize: ("block",),
+               IfThenElse: ("then_case", "else_case"), LetStmt: ("body",),
+               Allocate: ("body",)}
+
+
+def stmt_children(s):
+    """The statements directly inside ``s``, in execution order."""
+    if isinstance(s, SeqStmt):
+        return list(s.stmts)
+    return [getattr(s, f) for f in STMT_FIELDS.get(type(s), ()) if getattr(s, f) is not None]

@@ -28,25 +28,15 @@ def prim_func_pass(fn):
     return run
 
 
-#: The statement fields of the statements that hold statements (blocks are statements:
-#: `has_blocks` need not look into expressions).
-_INNER_STMTS = {S.For: ("body",), S.LetStmt: ("body",), S.Allocate: ("body",),
-                S.IfThenElse: ("then_case", "else_case")}
-
-
 def has_blocks(func):
-    """Whether ``func`` still has blocks (looking at its statements only)."""
+    """Whether ``func`` still has blocks (looking at its statements only: blocks are
+    statements)."""
     todo = [func.body]
     while todo:
         s = todo.pop()
         if isinstance(s, (S.Block, S.BlockRealize)):
             return True
-        if isinstance(s, S.SeqStmt):
-            todo.extend(s.stmts)
-        elif type(s) in _INNER_STMTS:
-            todo.extend(getattr(s, f) for f in _INNER_STMTS[type(s)] if getattr(s, f) is not None)
-        elif not isinstance(s, (S.BufferStore, S.Evaluate)):   # a statement kind not listed
-            return any(isinstance(n, (S.Block, S.BlockRealize)) for n in walk(s))
+        todo.extend(S.stmt_children(s))
     return False
 
 
