@@ -19,7 +19,10 @@ def build(mod_or_func, target="llvm", default_schedule=True, opt_level="O3",
 
     ``default_schedule`` parallelizes and vectorizes unscheduled loops; ``opt_level`` is
     the LLVM IR pipeline ("none", "fast", "O1".."O3", or 0-3; machine code is always
-    optimized); other ``options`` go to the code generator. Rebuilding a structurally
+    optimized). "fast" is for hand-scheduled kernels: a few cheap IR passes, and machine
+    code without loop strength reduction (codegen already hoists loop-invariant addresses;
+    see `pyir.codegen.compile`); it builds several times faster than "O3". Other
+    ``options`` go to the code generator. Rebuilding a structurally
     equal module with the same arguments returns the cached executable (``use_cache=False``
     compiles anyway).
     """
