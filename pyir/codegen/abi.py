@@ -5,7 +5,8 @@ is an array of 8-byte slots: one per parameter in order (a buffer's data pointer
 scalar's value stored in its own dtype at the slot's start, little-endian), then one int64
 per shape variable in ``FuncInfo.shape_vars`` order. The return value is 0 on success,
 ``k > 0`` when entry condition ``k - 1`` failed, `STATUS_NO_MEMORY` when an allocation
-failed, and `STATUS_EXTERN_FAILED` when a called kernel reported failure.
+failed, and `STATUS_EXTERN_FAILED` when a called kernel reported failure. A graph function
+(`pyir.codegen.graph`) also returns `STATUS_CALLBACK_FAILED` and `STATUS_CALL_FAILED`.
 
 `FuncInfo` describes one such function; it travels as JSON inside exported libraries, so
 expressions in it (shapes, conditions) are kept in a small JSON form evaluated here.
@@ -20,6 +21,8 @@ from ..ir import expr as E
 STATUS_OK = 0
 STATUS_NO_MEMORY = -1
 STATUS_EXTERN_FAILED = -2
+STATUS_CALLBACK_FAILED = -3
+STATUS_CALL_FAILED = -4
 SLOT_BYTES = 8
 
 #: Name of the global constant (a NUL-terminated JSON string) in an exported library.
@@ -85,18 +88,26 @@ class FuncInfo:
         return FuncInfo(data["name"], params, shape_vars, conds)
 
 
-def dumps(infos):
-    return json.dumps([i.to_json() for i in infos])
+def dumps(infos, graphs=()):
+    """The metadata of an exported library: its prim functions' `FuncInfo`s and the JSON
+    form of its graph functions' plans (`pyir.transform.graph_plan.GraphPlan.to_json`)."""
+    return json.dumps({"functions": [i.to_json() for i in infos],
+                       "graphs": [g.to_json() for g in graphs]})
 
 
 def loads(text):
-    return [FuncInfo.from_json(d) for d in json.loads(text)]
+    """``(infos, graphs)`` from `dumps` text; graphs stay JSON data."""
+    data = json.loads(text)
+    return [FuncInfo.from_json(d) for d in data["functions"]], data["graphs"]
 
 
 def expr_to_json(e, names):
-    """Integer/bool expressions over shape variables as nested lists."""
+    """Integer/bool expressions over shape variables (and float constants, passed to packed
+    functions) as nested lists."""
     if isinstance(e, E.IntImm):
         return ["imm", e.value, e.dtype]
+    if isinstance(e, E.FloatImm):
+        return ["fimm", e.value, e.dtype]
     if isinstance(e, E.Var):
         if e not in names:
             raise Error(f"expression refers to {e.name}, which is not a shape variable")
@@ -114,6 +125,8 @@ def expr_from_json(d, env):
     tag = d[0]
     if tag == "imm":
         return E.IntImm(d[1], d[2])
+    if tag == "fimm":
+        return E.FloatImm(d[1], d[2])
     if tag == "var":
         return env[d[1]]
     if tag == "not":
@@ -133,8 +146,8 @@ _EVAL = {
 
 
 def evaluate(e, env):
-    """Value of an integer/bool expression given ``env``: Var -> int."""
-    if isinstance(e, E.IntImm):
+    """Value of an integer/bool expression (or a float constant) given ``env``: Var -> int."""
+    if isinstance(e, (E.IntImm, E.FloatImm)):
         return e.value
     if isinstance(e, E.Var):
         return env[e]

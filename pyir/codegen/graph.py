@@ -17,11 +17,9 @@ from llvmlite import ir
 from ..transform._arith import Scope
 from ..transform.graph_plan import nbytes
 from . import types as T
-from .abi import STATUS_NO_MEMORY
+from .abi import STATUS_CALL_FAILED, STATUS_CALLBACK_FAILED, STATUS_NO_MEMORY
 from .emit_stmt import FunctionEmitter
 
-STATUS_CALLBACK_FAILED = -3
-STATUS_CALL_FAILED = -4
 ALIGNMENT = 64
 
 

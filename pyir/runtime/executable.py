@@ -98,8 +98,8 @@ class Executable:
             raise Error(f"cannot export an executable loaded from {self._origin}")
         from .export import export_library
         export_library(path, self._llvm_ir, list(self._infos.values()), self._target,
-                       self._opt_level)
+                       self._opt_level, [g.plan for g in self._graphs.values()])
 
     def __repr__(self):
-        names = ", ".join(self._infos) or "no functions"
+        names = ", ".join(self.function_names()) or "no functions"
         return f"<pyir Executable ({names}) {self._origin}>"

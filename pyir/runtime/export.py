@@ -2,9 +2,10 @@
 
 The module's IR is compiled to position-independent object code by llvmlite (reloc="pic",
 default code model), with the thread pool's IR linked in when a parallel loop needs it and
-the `FuncInfo` list embedded as JSON in the constant `abi.METADATA_SYMBOL`; the system C
-compiler links the object (``cc -shared``; ``$CC`` overrides). The library needs only libc
-and libm. Extern kernels it calls stay undefined symbols, resolved when it is loaded.
+the metadata (`abi.dumps`: `FuncInfo`s and graph plans) embedded as JSON in the constant
+`abi.METADATA_SYMBOL`; the system C compiler links the object (``cc -shared``; ``$CC``
+overrides). The library needs only libc and libm. Extern kernels it calls stay undefined
+symbols, resolved when it is loaded.
 """
 
 import os
@@ -17,7 +18,9 @@ from ..errors import Error
 from .engine import ir_level, prepare
 
 
-def export_library(path, llvm_ir, infos, target, opt_level="O3"):
+def export_library(path, llvm_ir, infos, target, opt_level="O3", graphs=()):
+    """Write the shared object; ``graphs`` are the `GraphPlan`s of the graph functions
+    compiled into ``llvm_ir``."""
     from ..codegen.compile import machine_code  # llvmlite: only when compiling
     mod, tm = prepare(llvm_ir, target, opt_level, reloc="pic")
     if "pyir_parallel_for" in llvm_ir:
@@ -25,7 +28,7 @@ def export_library(path, llvm_ir, infos, target, opt_level="O3"):
         pool, _ = prepare(threadpool_ir(tm.triple), target, opt_level, reloc="pic",
                           what="the thread pool")
         mod.link_in(pool)
-    metadata, _ = prepare(metadata_ir(abi.dumps(infos)), target, "none", reloc="pic",
+    metadata, _ = prepare(metadata_ir(abi.dumps(infos, graphs)), target, "none", reloc="pic",
                           what="the function metadata")
     mod.link_in(metadata)
     with machine_code(ir_level(opt_level)):

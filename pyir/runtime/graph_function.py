@@ -14,8 +14,13 @@ import threading
 
 import numpy as np
 
-from ..codegen.abi import FuncInfo, ParamInfo, evaluate
-from ..codegen.graph import STATUS_CALL_FAILED, STATUS_CALLBACK_FAILED
+from ..codegen.abi import (
+    STATUS_CALL_FAILED,
+    STATUS_CALLBACK_FAILED,
+    FuncInfo,
+    ParamInfo,
+    evaluate,
+)
 from ..errors import ArgumentTypeError, ArgumentValueError, Error
 from ..ir.graph import PrimStructInfo, TensorStructInfo, TupleStructInfo
 from ..ir.ops import show

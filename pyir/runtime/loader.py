@@ -1,6 +1,8 @@
 """`load_module`: an `Executable` from a shared object written by `export_library`.
 
-Only ctypes and the embedded `FuncInfo` JSON are needed: no llvmlite, no Python source.
+Only ctypes and the embedded metadata (`pyir.codegen.abi.dumps`: the prim functions'
+`FuncInfo`s and the graph functions' plans) are needed: no llvmlite, no Python source.
+Packed Python functions that graph code calls are looked up in the registry at the call.
 """
 
 import ctypes
@@ -8,6 +10,7 @@ import os
 
 from ..codegen import abi
 from ..errors import Error
+from ..transform.graph_plan import GraphPlan
 from .executable import Executable
 
 
@@ -22,9 +25,12 @@ def load_module(path):
     except ValueError:
         raise Error(f"{path} is not a library exported by pyir: it has no "
                     f"{abi.METADATA_SYMBOL} symbol") from None
-    infos = abi.loads(ctypes.string_at(start).decode())
+    infos, graphs = abi.loads(ctypes.string_at(start).decode())
 
     def resolve(name):
         return ctypes.cast(getattr(lib, name), ctypes.c_void_p).value
 
-    return Executable(infos, resolve, lib, origin=path)
+    exe = Executable(infos, resolve, lib, origin=path)
+    for data in graphs:
+        exe.add_graph_function(GraphPlan.from_json(data))
+    return exe

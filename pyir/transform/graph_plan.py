@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..arith import simplify
+from ..codegen.abi import expr_from_json, expr_to_json
 from ..errors import Error
 from ..ffi.extern import ExternKernel
 from ..ffi.registry import get_global_func
@@ -31,9 +32,11 @@ from ..ir.graph import (
     CallTIR,
     GraphVar,
     MatchCast,
+    ObjectStructInfo,
     PrimStructInfo,
     PrimValue,
     ShapeExpr,
+    ShapeStructInfo,
     TensorStructInfo,
     Tuple,
     TupleGetItem,
@@ -93,6 +96,39 @@ class GraphPlan:
         """Number of intermediate buffers: planned storages plus dynamic allocations."""
         return len(self.storages) + sum(1 for l in self.leaves if l.kind == "dynamic")
 
+    def to_json(self):
+        """The plan as JSON data (what a loaded library needs to run the compiled code):
+        variables by their index in ``vars``, leaves by id."""
+        names = {v: k for k, v in enumerate(self.vars)}
+        return {
+            "name": self.name, "vars": [[v.name, v.dtype] for v in self.vars],
+            "input_vars": [names[v] for v in self.input_vars],
+            "params": [_value_to_json(p, names) for p in self.params],
+            "leaves": [[leaf.id, _sinfo_to_json(leaf.sinfo, names), leaf.name, leaf.kind,
+                        leaf.storage, leaf.alias_of] for leaf in self.leaves],
+            "steps": [_step_to_json(s, names) for s in self.steps],
+            "ret": _value_to_json(self.ret, names),
+            "storages": [expr_to_json(e, names) for e in self.storages],
+            "conditions": [[expr_to_json(c, names), message] for c, message in self.conditions],
+            "slot": sorted([leaf, k] for leaf, k in self.slot.items()),
+            "var_slot": sorted([names[v], k] for v, k in self.var_slot.items()),
+            "num_slots": self.num_slots,
+        }
+
+    @staticmethod
+    def from_json(data):
+        vs = [E.Var(n, dtype) for n, dtype in data["vars"]]
+        leaves = [Leaf(i, _sinfo_from_json(si, vs), n, kind, storage, alias)
+                  for i, si, n, kind, storage, alias in data["leaves"]]
+        return GraphPlan(
+            data["name"], [_value_from_json(p, vs) for p in data["params"]], leaves,
+            [_step_from_json(s, vs) for s in data["steps"]], _value_from_json(data["ret"], vs),
+            [vs[k] for k in data["input_vars"]], vs,
+            [expr_from_json(e, vs) for e in data["storages"]],
+            [(expr_from_json(c, vs), message) for c, message in data["conditions"]],
+            {leaf: k for leaf, k in data["slot"]}, {vs[v]: k for v, k in data["var_slot"]},
+            data["num_slots"])
+
     @property
     def callback_slot(self):
         return self.num_slots - 3
@@ -104,6 +140,80 @@ class GraphPlan:
     @property
     def step_slot(self):
         return self.num_slots - 1
+
+
+# ---------------------------------------------------------------- JSON form
+def _value_to_json(v, names):
+    """A leaf id, a nested tuple, or an expression (an argument passed by value)."""
+    if isinstance(v, tuple):
+        return {"tuple": [_value_to_json(x, names) for x in v]}
+    if isinstance(v, int):
+        return v
+    return {"expr": expr_to_json(v, names)}
+
+
+def _value_from_json(d, vs):
+    if isinstance(d, int):
+        return d
+    if "tuple" in d:
+        return tuple(_value_from_json(x, vs) for x in d["tuple"])
+    return expr_from_json(d["expr"], vs)
+
+
+def _sinfo_to_json(s, names):
+    if isinstance(s, TensorStructInfo):
+        shape = None if s.shape is None else [expr_to_json(d, names) for d in s.shape]
+        return {"tensor": s.dtype, "shape": shape, "ndim": s.ndim}
+    if isinstance(s, PrimStructInfo):
+        return {"prim": s.dtype}
+    if isinstance(s, TupleStructInfo):
+        return {"tuple": [_sinfo_to_json(f, names) for f in s.fields]}
+    if isinstance(s, ShapeStructInfo):
+        values = None if s.values is None else [expr_to_json(d, names) for d in s.values]
+        return {"shape": values, "ndim": s.ndim}
+    if isinstance(s, ObjectStructInfo):
+        return {"object": None}
+    raise Error(f"cannot describe {show(s)} in library metadata")
+
+
+def _sinfo_from_json(d, vs):
+    def exprs(xs):
+        return None if xs is None else tuple(expr_from_json(x, vs) for x in xs)
+
+    if "tensor" in d:
+        return TensorStructInfo(exprs(d["shape"]), d["tensor"], d["ndim"])
+    if "prim" in d:
+        return PrimStructInfo(d["prim"])
+    if "tuple" in d:
+        return TupleStructInfo(tuple(_sinfo_from_json(f, vs) for f in d["tuple"]))
+    if "shape" in d:
+        return ShapeStructInfo(exprs(d["shape"]), d["ndim"])
+    return ObjectStructInfo()
+
+
+def _step_to_json(s, names):
+    info = {k: v for k, v in s.info.items() if k in ("kind", "func")}
+    if "sinfo" in s.info:
+        info["sinfo"] = _sinfo_to_json(s.info["sinfo"], names)
+    if "defines" in s.info:
+        info["defines"] = [names[v] for v in s.info["defines"]]
+    return {"kind": s.kind, "binding": s.binding, "func": s.func,
+            "args": _value_to_json(s.args, names), "outs": _value_to_json(s.outs, names),
+            "shape_args": [expr_to_json(e, names) for e in s.shape_args],
+            "checks": [[expr_to_json(c, names), m] for c, m in s.checks],
+            "site": s.site, "info": info}
+
+
+def _step_from_json(d, vs):
+    info = dict(d["info"])
+    if "sinfo" in info:
+        info["sinfo"] = _sinfo_from_json(info["sinfo"], vs)
+    if "defines" in info:
+        info["defines"] = tuple(vs[k] for k in info["defines"])
+    return Step(d["kind"], d["binding"], d["func"], _value_from_json(d["args"], vs),
+                _value_from_json(d["outs"], vs),
+                tuple(expr_from_json(e, vs) for e in d["shape_args"]),
+                tuple((expr_from_json(c, vs), m) for c, m in d["checks"]), d["site"], info)
 
 
 def lower_graph(mod, name, infos):
@@ -217,11 +327,10 @@ class _Lowerer:
         if isinstance(e, CallDPSPacked):
             return self.call_dps(name, e)
         if isinstance(e, CallPacked):
-            func = self.lookup(name, e.name)
+            self.lookup(name, e.name)
             args = tuple(self.arg(a, name) for a in e.args)
             out = self.structure(e.sinfo, name, "held")
-            self.callback(name, "packed", func=e.name, args=args, outs=out,
-                          sinfo=e.sinfo, callee=func)
+            self.callback(name, "packed", func=e.name, args=args, outs=out, sinfo=e.sinfo)
             return out
         raise self.error(name, f"{type(e).__name__} cannot be compiled here")
 

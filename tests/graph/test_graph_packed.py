@@ -111,8 +111,8 @@ class Packed:
 
 
 @pytest.fixture(scope="module")
-def lib():
-    return pyir.build(Packed)
+def lib(build_as):
+    return build_as(Packed)
 
 
 def test_call_dps_packed_gets_numpy_views(lib):

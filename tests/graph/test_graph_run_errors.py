@@ -63,9 +63,8 @@ class Bad:
 
 
 @pytest.fixture(scope="module")
-def lib():
-    mod = Bad.without("checked")
-    return pyir.build(mod)
+def lib(build_as):
+    return build_as(Bad.without("checked"))
 
 
 def test_packed_result_of_the_wrong_shape_names_binding_and_both_shapes(lib):
