@@ -13,8 +13,12 @@ broadcasts once per element (``mul i64 %i, 6144`` a dozen times in one block), a
 "fast" pipeline runs no CSE pass. A pure operation (integer add, sub, mul, division,
 bit operation, signed comparison or select, address, vector insert, extract or shuffle)
 on the same operands as one already emitted in the block it goes to returns that
-instruction. Operands compare as llvmlite compares
-them: constants by their text, instructions by identity. Loads, stores, calls, phis and
+instruction. Operands compare as llvmlite compares them: constants by their text,
+instructions by identity. A load is numbered too, until its block writes the object it
+reads (an alloca, a ``noalias`` argument or a fresh ``aligned_alloc`` result: a store
+through another such object cannot change it) or calls anything: each row of a register
+tile reads the same A element and B vector once per k, not once per product, although the
+accumulator tile is stored between them until SROA promotes it. Stores, calls, phis and
 floating-point arithmetic are never numbered.
 
 Loop-invariant code motion: inside the loops opened with `loop_frame`, such an operation
@@ -114,12 +118,26 @@ def _trunc_rem(a, b):
     return None if q is None else a - q * b
 
 
+def _object(ptr):
+    """The memory object ``ptr`` points into, when no pointer based on another object can
+    reach it: an alloca, a ``noalias`` argument, an ``aligned_alloc`` result; else None."""
+    while isinstance(ptr, ir.GEPInstr):
+        ptr = ptr.pointer
+    if isinstance(ptr, ir.AllocaInstr) or (isinstance(ptr, ir.Argument)
+                                           and "noalias" in ptr.attributes):
+        return ptr
+    if isinstance(ptr, ir.CallInstr) and getattr(ptr.callee, "name", None) == "aligned_alloc":
+        return ptr
+    return None
+
+
 class Builder(ir.IRBuilder):
     def __init__(self, block=None):
         super().__init__(block)
         self._numbers = {}   # (id(block), operation, operands...) -> instruction
         self._order = {}     # id(block) -> creation number, for blocks made by this builder
         self._frames = []    # (first block number inside the loop, its preheader), outer first
+        self._writes = {}    # (id(block), id(object) or None) -> writes emitted to it
 
     def append_basic_block(self, name=""):
         block = super().append_basic_block(name)
@@ -216,6 +234,31 @@ class Builder(ir.IRBuilder):
             lambda: super(Builder, self).gep(ptr, indices, inbounds=inbounds,
                                              source_etype=source_etype),
             (ptr, *indices))
+
+    def load(self, ptr, name="", align=None, typ=None):
+        """A load stays where it is (a store may follow in the loop) and is reused until
+        its block writes memory that may be what it read."""
+        block, base = id(self.block), _object(ptr)
+        epoch = (self._writes.get((block, None), 0),
+                 self._writes.get((block, id(base) if base is not None else "any"), 0))
+        return self.numbered(("load", ptr, typ, align, epoch),
+                             lambda: super(Builder, self).load(ptr, align=align, typ=typ))
+
+    def store(self, value, ptr, align=None):
+        base = _object(ptr)
+        self._wrote(None if base is None else id(base))
+        return super().store(value, ptr, align=align)
+
+    def call(self, fn, args, name="", **kwargs):
+        self._wrote(None)
+        return super().call(fn, args, name=name, **kwargs)
+
+    def _wrote(self, obj):
+        """Count a write to object ``obj`` (None: any memory) in the current block; every
+        write also counts for loads whose object is unknown ("any")."""
+        block = id(self.block)
+        for key in ((block, obj), (block, "any")):
+            self._writes[key] = self._writes.get(key, 0) + 1
 
     insert_element = _numbered(ir.IRBuilder.insert_element)
     shuffle_vector = _numbered(ir.IRBuilder.shuffle_vector)

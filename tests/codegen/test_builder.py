@@ -1,5 +1,6 @@
-"""The constant-folding IR builder: exact integer folds, instructions otherwise, and one
-instruction for a pure operation repeated in a block."""
+"""The constant-folding IR builder: exact integer folds, instructions otherwise, one
+instruction for a pure operation repeated in a block, and a load reused until what it read
+may have been written."""
 
 import re
 
@@ -91,16 +92,40 @@ def test_a_pure_operation_repeated_in_a_block_is_one_instruction(b):
     assert len(b.block.instructions) == 10
 
 
-def test_numbering_stops_at_the_block_and_never_covers_memory(b):
+def test_numbering_stops_at_the_block(b):
     x = b.function.args[0]
     ptr = b.inttoptr(x, ir.PointerType())
-    assert b.load(ptr, typ=I64) is not b.load(ptr, typ=I64)   # a store may come between
+    loaded = b.load(ptr, typ=I64)
     first = b.mul(x, c(3))
     b.position_at_end(b.function.append_basic_block("next"))
     again = b.mul(x, c(3))
     assert again is not first and again.parent is b.block     # defined where it is used
+    assert b.load(ptr, typ=I64) is not loaded
     assert b.fadd(c(1.0, ir.FloatType()), c(2.0, ir.FloatType())) is not \
         b.fadd(c(1.0, ir.FloatType()), c(2.0, ir.FloatType()))
+
+
+def test_a_load_is_reused_until_what_it_reads_may_be_written():
+    mod = ir.Module()
+    ptr = ir.PointerType()
+    fn = ir.Function(mod, ir.FunctionType(I64, [ptr, ptr, I64]), "f")
+    a, other, x = fn.args
+    a.add_attribute("noalias")
+    b = Builder(fn.append_basic_block("entry"))
+    tile = b.alloca(I64, size=c(4))
+    row = b.gep(a, [x], source_etype=I64)
+    first = b.load(row, typ=I64)
+    assert b.load(row, typ=I64) is first
+    assert b.load(row, typ=I64, align=8) is not first             # another operation
+    acc = b.load(tile, typ=I64)
+    b.store(b.add(acc, first), tile)                               # the tile: an alloca
+    assert b.load(row, typ=I64) is first
+    assert b.load(tile, typ=I64) is not acc
+    b.store(first, b.gep(other, [x], source_etype=I64))           # may be anything
+    again = b.load(row, typ=I64)
+    assert again is not first
+    b.call(ir.Function(mod, ir.FunctionType(ir.VoidType(), []), "g"), [])
+    assert b.load(row, typ=I64) is not again
 
 
 def _bench_matmul():
@@ -141,6 +166,10 @@ def test_register_tile_loop_computes_no_invariant_index(n):
     assert muls and all(f"mul i64 {k}," in line for line in muls)
     adds = [line for line in k_loop.splitlines() if "= add i64" in line]
     assert adds and all(re.search(r"add i64 %\S+, -?\d+$", line) for line in adds)
+    # Each A element and B vector is loaded once per k, not once per product.
+    loaded = re.findall(r"= load (.+), align", k_loop)
+    assert len(loaded) == len(set(loaded))
+    assert sum(1 for t in loaded if t.startswith("float,")) == 6
 
 
 def test_constants_are_shared_but_kept_apart_bit_for_bit():
