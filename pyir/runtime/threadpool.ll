@@ -3,9 +3,10 @@
 ; Exported:
 ;   i32 @pyir_parallel_for(ptr %fn, ptr %closure, i64 %n)
 ;       %fn is `i32 (i64 begin, i64 end, ptr closure)`. [0, n) is cut into at most
-;       num_threads balanced contiguous chunks; the caller runs chunk 0, worker k runs
-;       chunk k. Returns 0 or the first nonzero status a chunk returned. n <= 0 calls
-;       nothing; n == 1 calls fn inline.
+;       num_threads balanced contiguous parts; the caller runs part 0, worker k part k,
+;       each in steps of an eighth of it, and a thread that finished its part takes the
+;       steps left in the others (see @tp_run). Returns 0 or the first nonzero status a
+;       step returned. n <= 0 calls nothing; n == 1 calls fn inline.
 ;   i32 @pyir_num_threads()
 ;       Threads a launch uses (the caller included).
 ;
@@ -31,6 +32,8 @@
 @tp_closure = internal global ptr null, align 8
 @tp_n = internal global i64 0, align 8
 @tp_chunks = internal global i64 0, align 8
+; Per part, the offset of its next step (one cache line each; reset by every launch).
+@tp_next = internal global [1024 x [8 x i64]] zeroinitializer, align 64
 @tp_ready = internal global i32 0, align 64
 @tp_workers = internal global i32 0, align 4
 @tp_init_gen = internal global i32 0, align 4
@@ -103,6 +106,17 @@ launch:
   store ptr %closure, ptr @tp_closure, align 8
   store i64 %n, ptr @tp_n, align 8
   store i64 %chunks, ptr @tp_chunks, align 8
+  br label %reset
+
+reset:
+  %part = phi i64 [ 0, %launch ], [ %next_part, %reset ]
+  %counter = getelementptr [1024 x [8 x i64]], ptr @tp_next, i64 0, i64 %part, i64 0
+  store atomic i64 0, ptr %counter monotonic, align 8
+  %next_part = add i64 %part, 1
+  %more_parts = icmp ult i64 %next_part, %chunks
+  br i1 %more_parts, label %reset, label %publish
+
+publish:
   store atomic i32 0, ptr @tp_status monotonic, align 4
   store atomic i32 %workers32, ptr @tp_pending monotonic, align 4
   %old_gen = atomicrmw add ptr @tp_gen, i32 1 seq_cst
@@ -115,7 +129,7 @@ wake:
   br label %work
 
 work:
-  call void @tp_run_chunk(i64 0)
+  call void @tp_run(i64 0)
   call void @tp_await_workers()
   %status = load atomic i32, ptr @tp_status monotonic, align 4
   store atomic i32 0, ptr @tp_busy release, align 4
@@ -139,15 +153,36 @@ configured:
   ret i32 %count32
 }
 
-; Runs chunk %i of the published job (if the job has that many chunks).
-define internal void @tp_run_chunk(i64 %i) {
+; Runs the published job's part %self, then the steps left in the other parts (%self + 1,
+; %self + 2, ... around): a thread the system holds up delays the launch by one step, not
+; by its whole part, and with no hold-up every thread runs just its own part, in order.
+define internal void @tp_run(i64 %self) {
 entry:
   %chunks = load i64, ptr @tp_chunks, align 8
-  %has_chunk = icmp ult i64 %i, %chunks
-  br i1 %has_chunk, label %run, label %done
+  %has_part = icmp ult i64 %self, %chunks
+  br i1 %has_part, label %visit, label %done
 
-run:
+visit:
+  %k = phi i64 [ 0, %entry ], [ %next_k, %visit ]
+  %j = add i64 %self, %k
+  %wraps = icmp uge i64 %j, %chunks
+  %j_wrapped = sub i64 %j, %chunks
+  %part = select i1 %wraps, i64 %j_wrapped, i64 %j
+  call void @tp_run_part(i64 %part)
+  %next_k = add i64 %k, 1
+  %more = icmp ult i64 %next_k, %chunks
+  br i1 %more, label %visit, label %done
+
+done:
+  ret void
+}
+
+; Runs steps of part %i until none is left: each claims the next eighth of the part (at
+; least one iteration) through the part's counter in @tp_next.
+define internal void @tp_run_part(i64 %i) {
+entry:
   %n = load i64, ptr @tp_n, align 8
+  %chunks = load i64, ptr @tp_chunks, align 8
   %fn = load ptr, ptr @tp_fn, align 8
   %closure = load ptr, ptr @tp_closure, align 8
   %size = udiv i64 %n, %chunks
@@ -158,14 +193,28 @@ run:
   %gets_extra = icmp ult i64 %i, %rest
   %extra = zext i1 %gets_extra to i64
   %length = add i64 %size, %extra
-  %end = add i64 %begin, %length
-  %status = call i32 %fn(i64 %begin, i64 %end, ptr %closure)
+  %step_up = add i64 %length, 7
+  %step = udiv i64 %step_up, 8
+  %counter = getelementptr [1024 x [8 x i64]], ptr @tp_next, i64 0, i64 %i, i64 0
+  br label %claim
+
+claim:
+  %offset = atomicrmw add ptr %counter, i64 %step monotonic
+  %left = icmp ult i64 %offset, %length
+  br i1 %left, label %run, label %done
+
+run:
+  %lo = add i64 %begin, %offset
+  %offset_end = add i64 %offset, %step
+  %clamped = call i64 @llvm.umin.i64(i64 %offset_end, i64 %length)
+  %hi = add i64 %begin, %clamped
+  %status = call i32 %fn(i64 %lo, i64 %hi, ptr %closure)
   %failed = icmp ne i32 %status, 0
-  br i1 %failed, label %record, label %done
+  br i1 %failed, label %record, label %claim
 
 record:
   %ignored = cmpxchg ptr @tp_status, i32 0, i32 %status seq_cst monotonic
-  br label %done
+  br label %claim
 
 done:
   ret void
@@ -286,7 +335,7 @@ entry:
 loop:
   %seen = phi i32 [ %start, %entry ], [ %gen, %loop ], [ %gen, %notify ], [ %gen, %wake ]
   %gen = call i32 @tp_await_gen(i32 %seen)
-  call void @tp_run_chunk(i64 %index)
+  call void @tp_run(i64 %index)
   %left = atomicrmw sub ptr @tp_pending, i32 1 seq_cst
   %last = icmp eq i32 %left, 1
   br i1 %last, label %notify, label %loop

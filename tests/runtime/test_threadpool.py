@@ -1,4 +1,4 @@
-"""The native thread pool: chunking, status, nesting, concurrent launchers, thread count,
+"""The native thread pool: parts and steps, status, nesting, concurrent launchers, thread count,
 fork, idle CPU use, and the shared-object path.
 
 Every scenario that launches native threads runs in a subprocess with a timeout (this file
@@ -24,13 +24,18 @@ from pyir.runtime import threadpool
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 TIMEOUT = 60
 
-# The closure of @mark is four 8-byte slots: hits (i32*), owners (i64*), fail_at, starts
-# (i64*). Each index in [begin, end) gets hits += 1, owners = pthread_self(),
-# starts = begin; the chunk returns 42 when fail_at is in [begin, end).
+# The closure of @mark is six 8-byte slots: hits (i32*), owners (i64*), fail_at, starts
+# (i64*), arrivals (i64*), meet. Each index in [begin, end) gets hits += 1, owners =
+# pthread_self(), starts = begin; the step returns 42 when fail_at is in [begin, end).
+# With meet > 0 a step first counts itself in arrivals and waits (yielding, for at most a
+# million rounds) until meet steps have arrived: as no thread gets past its first step
+# before then, meet threads run a step each -- threads that may otherwise take the steps
+# of a part whose thread has not started yet.
 # @grid_row runs one nested launch per row of an i32 matrix (closure: data, cols).
 KERNELS = r"""
 declare i32 @pyir_parallel_for(ptr, ptr, i64)
 declare i64 @pthread_self()
+declare i32 @sched_yield()
 
 define i32 @mark(i64 %begin, i64 %end, ptr %cl) {
 entry:
@@ -41,10 +46,19 @@ entry:
   %fail_at = load i64, ptr %fail_slot
   %starts_slot = getelementptr i8, ptr %cl, i64 24
   %starts = load ptr, ptr %starts_slot
+  %arrivals_slot = getelementptr i8, ptr %cl, i64 32
+  %arrivals = load ptr, ptr %arrivals_slot
+  %meet_slot = getelementptr i8, ptr %cl, i64 40
+  %meet = load i64, ptr %meet_slot
   %self = call i64 @pthread_self()
+  %meets = icmp sgt i64 %meet, 0
+  br i1 %meets, label %arrive, label %check
+arrive:
+  %before = atomicrmw add ptr %arrivals, i64 1 seq_cst
+  call void @wait_for(ptr %arrivals, i64 %meet)
   br label %check
 check:
-  %i = phi i64 [ %begin, %entry ], [ %next, %body ]
+  %i = phi i64 [ %begin, %entry ], [ %begin, %arrive ], [ %next, %body ]
   %more = icmp slt i64 %i, %end
   br i1 %more, label %body, label %done
 body:
@@ -63,6 +77,63 @@ done:
   %below = icmp slt i64 %fail_at, %end
   %failed = and i1 %above, %below
   %status = select i1 %failed, i32 42, i32 0
+  ret i32 %status
+}
+
+; Yields until the i64 at %counter reaches %target, for at most a million rounds.
+define void @wait_for(ptr %counter, i64 %target) {
+entry:
+  br label %wait
+wait:
+  %round = phi i32 [ 0, %entry ], [ %next_round, %yield ]
+  %now = load atomic i64, ptr %counter seq_cst, align 8
+  %reached = icmp sge i64 %now, %target
+  %gave_up = icmp sge i32 %round, 1000000
+  %stop = or i1 %reached, %gave_up
+  br i1 %stop, label %done, label %yield
+yield:
+  %rc = call i32 @sched_yield()
+  %next_round = add i32 %round, 1
+  br label %wait
+done:
+  ret void
+}
+
+; @hold (closure: owners (i64*), done (i64*), n): the step holding index 0 waits (yielding,
+; at most a million rounds) until every other index is done, as a thread the system holds
+; up would; each step records its thread in owners and adds its length to done.
+define i32 @hold(i64 %begin, i64 %end, ptr %cl) {
+entry:
+  %owners = load ptr, ptr %cl
+  %done_slot = getelementptr i8, ptr %cl, i64 8
+  %done = load ptr, ptr %done_slot
+  %n_slot = getelementptr i8, ptr %cl, i64 16
+  %n = load i64, ptr %n_slot
+  %self = call i64 @pthread_self()
+  %first = icmp eq i64 %begin, 0
+  br i1 %first, label %wait, label %check
+wait:
+  %others = sub i64 %n, %end
+  call void @wait_for(ptr %done, i64 %others)
+  br label %check
+check:
+  %i = phi i64 [ %begin, %entry ], [ %begin, %wait ], [ %next, %body ]
+  %more = icmp slt i64 %i, %end
+  br i1 %more, label %body, label %exit
+body:
+  %owner = getelementptr i64, ptr %owners, i64 %i
+  store i64 %self, ptr %owner
+  %next = add i64 %i, 1
+  br label %check
+exit:
+  %length = sub i64 %end, %begin
+  %ignored = atomicrmw add ptr %done, i64 %length seq_cst
+  ret i32 0
+}
+
+define i32 @run_hold(ptr %cl, i64 %n) {
+entry:
+  %status = call i32 @pyir_parallel_for(ptr @hold, ptr %cl, i64 %n)
   ret i32 %status
 }
 
@@ -141,7 +212,8 @@ _engines = []
 
 
 def _jit_kernels():
-    """JIT KERNELS (after the pool) and return ctypes functions run_mark, run_grid."""
+    """JIT KERNELS (after the pool) and return ctypes functions run_mark, run_grid,
+    run_hold."""
     threadpool.ensure_jit_pool()
     target = llvm.Target.from_triple(llvm.get_process_triple())
     machine = target.create_target_machine(cpu=llvm.get_host_cpu_name(), opt=2)
@@ -149,30 +221,42 @@ def _jit_kernels():
     engine.finalize_object()
     _engines.append(engine)
     signature = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p, ctypes.c_int64)
-    return (signature(engine.get_function_address("run_mark")),
-            signature(engine.get_function_address("run_grid")))
+    return tuple(signature(engine.get_function_address(name))
+                 for name in ("run_mark", "run_grid", "run_hold"))
 
 
-def _mark(run_mark, n, fail_at=-1):
+def _mark(run_mark, n, fail_at=-1, meet=0):
     """Launch @mark over [0, n); return (status, hits, owners, starts)."""
     hits = np.zeros(max(n, 1), np.int32)
     owners = np.zeros(max(n, 1), np.int64)
     starts = np.full(max(n, 1), -1, np.int64)
-    closure = np.array([hits.ctypes.data, owners.ctypes.data, fail_at, starts.ctypes.data],
-                       np.int64)
+    arrivals = np.zeros(1, np.int64)
+    closure = np.array([hits.ctypes.data, owners.ctypes.data, fail_at, starts.ctypes.data,
+                        arrivals.ctypes.data, meet], np.int64)
     status = run_mark(closure.ctypes.data, n)
     return status, hits[:n], owners[:n], starts[:n]
 
 
 def _check_chunks(starts, n, threads):
-    chunks = min(threads, n)
+    """[0, n) in min(threads, n) balanced parts, each run in steps of an eighth of it (one
+    call of all of [0, n) when that is one part)."""
+    parts = min(threads, n)
+    if parts == 1:
+        assert starts.tolist() == [0] * n
+        return
+    expected, begin = {}, 0
+    for i in range(parts):
+        length = n // parts + (i < n % parts)
+        step = -(-length // 8)
+        for lo in range(begin, begin + length, step):
+            expected[lo] = min(step, begin + length - lo)
+        begin += length
     begins, sizes = np.unique(starts, return_counts=True)
-    assert len(begins) == chunks, (n, begins)
-    assert sizes.max() - sizes.min() <= 1, sizes
+    assert dict(zip(begins.tolist(), sizes.tolist())) == expected, (n, threads)
 
 
 def scenario_coverage():
-    run_mark, _ = _jit_kernels()
+    run_mark, _, _ = _jit_kernels()
     threads = threadpool.num_threads()
     for n in (0, 1, 2, 3, 7, 1000, 10**6):
         status, hits, owners, starts = _mark(run_mark, n)
@@ -180,12 +264,28 @@ def scenario_coverage():
         assert (hits == 1).all(), n
         if n:
             _check_chunks(starts, n, threads)
-    _, _, owners, _ = _mark(run_mark, 10**6)
+    _, _, owners, _ = _mark(run_mark, 10**6, meet=threads)
     assert len(np.unique(owners)) == threads
 
 
+def scenario_stealing():
+    """The thread running the first step of part 0 is held up until all else is done: the
+    other thread runs its own part and then the rest of part 0."""
+    _, _, run_hold = _jit_kernels()
+    n = 1000
+    owners = np.zeros(n, np.int64)
+    done = np.zeros(1, np.int64)
+    closure = np.array([owners.ctypes.data, done.ctypes.data, n], np.int64)
+    assert run_hold(closure.ctypes.data, n) == 0
+    assert done[0] == n and (owners != 0).all()
+    step = -(-(n // 2) // 8)
+    held = owners[0]
+    assert (owners[:step] == held).all()
+    assert (owners[step:] != held).all()
+
+
 def scenario_status():
-    run_mark, _ = _jit_kernels()
+    run_mark, _, _ = _jit_kernels()
     for fail_at in (0, 999_999, 500_000):
         status, hits, _, _ = _mark(run_mark, 10**6, fail_at=fail_at)
         assert status == 42, fail_at
@@ -195,7 +295,7 @@ def scenario_status():
 
 
 def scenario_nested():
-    _, run_grid = _jit_kernels()
+    _, run_grid, _ = _jit_kernels()
     for rows, cols in ((1, 1000), (7, 13), (64, 1000), (1000, 3)):
         grid = np.zeros((rows, cols), np.int32)
         closure = np.array([grid.ctypes.data, cols], np.int64)
@@ -204,7 +304,7 @@ def scenario_nested():
 
 
 def scenario_concurrent():
-    run_mark, _ = _jit_kernels()
+    run_mark, _, _ = _jit_kernels()
     failures = []
 
     def hammer(seed):
@@ -223,25 +323,25 @@ def scenario_concurrent():
 
 
 def scenario_thread_count():
-    run_mark, _ = _jit_kernels()
+    run_mark, _, _ = _jit_kernels()
     expected = int(os.environ["EXPECTED_THREADS"])
     assert threadpool.num_threads() == expected
     for n in (1, 2, 3, 4, 10**6 + 1):
         status, hits, owners, starts = _mark(run_mark, n)
         assert status == 0 and (hits == 1).all()
         _check_chunks(starts, n, expected)
-    _, _, owners, _ = _mark(run_mark, 10**6)
+    _, _, owners, _ = _mark(run_mark, 10**6, meet=expected)
     assert len(np.unique(owners)) == expected
     assert threadpool.num_threads() == expected
 
 
 def scenario_fork():
-    run_mark, _ = _jit_kernels()
+    run_mark, _, _ = _jit_kernels()
     assert _mark(run_mark, 10**5)[0] == 0
     for _ in range(5):
         pid = os.fork()
         if pid == 0:
-            status, hits, owners, _ = _mark(run_mark, 10**5)
+            status, hits, owners, _ = _mark(run_mark, 10**5, meet=threadpool.num_threads())
             ok = status == 0 and (hits == 1).all()
             ok = ok and len(np.unique(owners)) == threadpool.num_threads()
             os._exit(0 if ok else 1)
@@ -251,7 +351,7 @@ def scenario_fork():
 
 
 def scenario_idle():
-    run_mark, _ = _jit_kernels()
+    run_mark, _, _ = _jit_kernels()
     for _ in range(20):
         assert _mark(run_mark, 10**5)[0] == 0
     start = time.process_time()
@@ -297,6 +397,10 @@ def test_scenario(name):
     _run_scenario(name)
 
 
+def test_a_held_up_thread_delays_one_step():
+    _run_scenario("scenario_stealing", PYIR_NUM_THREADS="2")
+
+
 @pytest.mark.parametrize("threads", [1, 3])
 def test_num_threads_env(threads):
     _run_scenario("scenario_thread_count", PYIR_NUM_THREADS=str(threads),
@@ -328,8 +432,9 @@ def test_shared_object(tmp_path):
     llvm.initialize_native_asmprinter()
     target = llvm.Target.from_triple(llvm.get_process_triple())
     machine = target.create_target_machine(cpu=llvm.get_host_cpu_name(), reloc="pic", opt=2)
-    module = llvm.parse_assembly(threadpool.threadpool_ir() + KERNELS.replace(
-        "declare i32 @pyir_parallel_for(ptr, ptr, i64)\n", ""))
+    kernels = KERNELS.replace("declare i32 @pyir_parallel_for(ptr, ptr, i64)\n", "")
+    module = llvm.parse_assembly(threadpool.threadpool_ir() + kernels.replace(
+        "declare i32 @sched_yield()\n", ""))
     (tmp_path / "pool.o").write_bytes(machine.emit_object(module))
     subprocess.run(["cc", "-shared", "-o", str(tmp_path / "pool.so"), str(tmp_path / "pool.o")],
                    check=True)
@@ -338,7 +443,9 @@ def test_shared_object(tmp_path):
             "n = 100003\n"
             "hits = np.zeros(n, np.int32); owners = np.zeros(n, np.int64)\n"
             "starts = np.zeros(n, np.int64)\n"
-            "cl = np.array([hits.ctypes.data, owners.ctypes.data, -1, starts.ctypes.data])\n"
+            "arrivals = np.zeros(1, np.int64)\n"
+            "cl = np.array([hits.ctypes.data, owners.ctypes.data, -1, starts.ctypes.data,\n"
+            "               arrivals.ctypes.data, 3])\n"
             "assert lib.run_mark(ctypes.c_void_p(cl.ctypes.data), ctypes.c_int64(n)) == 0\n"
             "assert (hits == 1).all()\n"
             "assert len(np.unique(owners)) == lib.pyir_num_threads() == 3\n")
