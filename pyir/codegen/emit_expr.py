@@ -36,10 +36,17 @@ def has_side_reads(e):
 
 class ExprEmitter:
     """Mixin for the function emitter: needs ``b`` (builder), ``env`` (Var -> value),
-    ``bufs`` (Buffer -> pointer), ``aligned`` (the buffers allocated here), ``ctx`` (module
+    ``bufs`` (Buffer -> pointer), ``aligned`` (the buffers allocated here), ``padded``
+    (buffer -> row width, see `pyir.codegen.vectorize.padded_rows`), ``ctx`` (module
     context), ``lanes``, ``vvar`` (the vectorized loop variable or None), ``vmult`` (what
     its value at lane 0 is a multiple of), ``mask`` (the active lanes of a masked vector, or
     None) and ``nonneg(expr)``."""
+
+    def mask_for(self, buf):
+        """The mask a contiguous vector access to ``buf`` needs: none in a padded buffer
+        whose rows hold whole vectors."""
+        width = self.padded.get(buf)
+        return None if width is not None and width % self.lanes == 0 else self.mask
 
     # ------------------------------------------------------------ vector helpers
     def broadcast(self, v, lanes):
@@ -123,12 +130,13 @@ class ExprEmitter:
                 ptr = self.lane0_address(buf, index)
                 vt = T.memory_type(buf.dtype, self.lanes)
                 align = self.vector_align(buf, index)
-                if self.mask is None:
+                mask = self.mask_for(buf)
+                if mask is None:
                     v = self.b.load(ptr, typ=vt, align=align)
                 else:
                     fn = self.ctx.declare(f"llvm.masked.load.{T.suffix(vt)}.p0", vt,
-                                          [T.PTR, T.I32, self.mask.type, vt])
-                    v = self.b.call(fn, [ptr, T.int_const(align, 32), self.mask, T.undef(vt)])
+                                          [T.PTR, T.I32, mask.type, vt])
+                    v = self.b.call(fn, [ptr, T.int_const(align, 32), mask, T.undef(vt)])
                 return self.from_memory(v, buf.dtype)
             idx = self.expr(index)
             out = ir.Constant(T.value_type(buf.dtype, self.lanes), ir.Undefined)

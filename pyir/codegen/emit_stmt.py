@@ -27,6 +27,7 @@ from . import types as T
 from .abi import STATUS_EXTERN_FAILED, STATUS_NO_MEMORY
 from .builder import Builder, int_value
 from .emit_expr import ExprEmitter
+from .vectorize import padded_rows
 
 #: Unrolled loops with a constant extent up to this are unrolled by codegen; longer ones
 #: get LLVM's full-unroll hint when they hold no loop, symbolic ones its unroll hint.
@@ -61,6 +62,7 @@ class FunctionEmitter(ExprEmitter):
         self.b = Builder(fn.append_basic_block("body"))
         self.env, self.bufs, self.heaps = {}, {}, []
         self.aligned = set()  # buffers allocated here: HEAP_ALIGNMENT-aligned
+        self.padded = {}      # local buffers masked vectors access in whole rows (width)
         self.lanes, self.vvar, self.vbase, self.vmult = 1, None, None, 1
         self.mask = None  # the active lanes of a masked vector chunk
         self.copies = 1   # copies of the current statement the enclosing unrolling makes
@@ -98,13 +100,13 @@ class FunctionEmitter(ExprEmitter):
                 value = self.to_memory(self.broadcast(value, self.lanes), buf.dtype)
                 ptr = self.lane0_address(buf, index)
                 align = self.vector_align(buf, index)
-                if self.mask is None:
+                mask = self.mask_for(buf)
+                if mask is None:
                     self.b.store(value, ptr, align=align)
                 else:
                     fn = self.ctx.declare(f"llvm.masked.store.{T.suffix(value.type)}.p0",
-                                          ir.VoidType(),
-                                          [value.type, T.PTR, T.I32, self.mask.type])
-                    self.b.call(fn, [value, ptr, T.int_const(align, 32), self.mask])
+                                          ir.VoidType(), [value.type, T.PTR, T.I32, mask.type])
+                    self.b.call(fn, [value, ptr, T.int_const(align, 32), mask])
                 return
             idx = self.expr(index)
             value = self.broadcast(value, self.lanes)
@@ -196,6 +198,9 @@ class FunctionEmitter(ExprEmitter):
             self.bufs[buf] = self.stack(ir.ArrayType(mem_t, max(1, extent.value)), buf.name,
                                         HEAP_ALIGNMENT)
             self.aligned.add(buf)
+            width = padded_rows(s, lambda e: self.scope.const_bound(e)[1])
+            if width is not None:
+                self.padded[buf] = width
             self.stmt(s.body)
             return
         size = self.b.mul(self.expr(extent), T.int_const(dt.nbytes(buf.dtype)))

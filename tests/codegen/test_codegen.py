@@ -397,3 +397,75 @@ def f(A: T.Buffer(("n", "m"), "float32"), B: T.Buffer(("n", "m"), "float32")):
         want[:, 1:] = a[:, 1:] - a[:, ::-1][:, :-1] * 2
         np.testing.assert_allclose(out, want, rtol=1e-6)
     assert re.search(r'getelementptr float, ptr %"[\w.]+", i64 %"[\w.]+"\n', lib.source("llvm"))
+
+
+def _tail_tile(width=16, extent_most=16, second=None, by_row=False):
+    """``L = alloc(6 * width)``; ``for i: for j in T.vectorized(min(most, n - j0 * 16)):
+    L[i * width + j] = L[i * width + j] + 1`` (``by_row``: ``n - i * 16``) and an optional
+    ``second`` statement."""
+    from pyir.ir import Allocate, SeqStmt
+    from pyir.ir.expr import min_
+    n, j0, i, j = Var("n"), Var("j0"), Var("i"), Var("j")
+    L = Buffer("L", (6 * width,), "float32", scope="local")
+    extent = min_(IntImm(extent_most), n - (i if by_row else j0) * 16)
+    row = For(i, 0, 6, "serial", For(j, 0, extent, "vectorized", BufferStore(
+        L, L[i * width + j] + 1.0, (i * width + j,))))
+    body = row if second is None else SeqStmt((row, second(L, n, j0)))
+    return Allocate(L, body), L
+
+
+def test_a_tail_tile_is_accessed_in_whole_rows():
+    """Every access to the tile is lane j of row i under one extent <= 16: masked vector
+    code may load and store whole rows of it (elements past the extent are only touched
+    by lanes masked off)."""
+    from pyir.codegen.vectorize import padded_rows
+    alloc, _ = _tail_tile()
+    assert padded_rows(alloc, lambda e: 16) == 16
+    assert padded_rows(alloc, lambda e: None) is None           # extent not bounded
+
+
+def test_a_tile_read_past_the_extent_is_not_padded():
+    from pyir.codegen.vectorize import padded_rows
+    from pyir.ir.expr import min_
+    k = Var("k")
+    cases = {
+        "a row narrower than the extent": _tail_tile(width=12)[0],
+        "an extent over the row": _tail_tile(extent_most=32)[0],
+        "a read outside a vectorized loop": _tail_tile(second=lambda L, n, j0: BufferStore(
+            L, L[IntImm(5)], (IntImm(0),)))[0],
+        "a loop over the whole row": _tail_tile(second=lambda L, n, j0: For(
+            k, 0, 16, "vectorized", BufferStore(L, L[k] * 2.0, (k,))))[0],
+        "another extent": _tail_tile(second=lambda L, n, j0: For(
+            k, 0, min_(IntImm(16), n - j0 * 8), "vectorized", BufferStore(L, L[k] * 2.0,
+                                                                           (k,))))[0],
+        "an extent that changes inside": _tail_tile(by_row=True)[0],
+    }
+    for what, alloc in cases.items():
+        assert padded_rows(alloc, lambda e: 16 if "over" not in what else 32) is None, what
+
+
+def test_the_symbolic_matmul_stores_its_tail_tiles_unmasked():
+    """Masked stores go to C (and the packed copy of B), none to a register tile."""
+    from test_builder import _matmul_ir
+    text = _matmul_ir(None, tile=(6, 16))
+    tiles = {m.group(1) for m in re.finditer(r'(%"[\w.]+") = alloca \[\d+ x float\]', text)}
+    assert tiles
+    into = {}
+    for m in re.finditer(r'(%"[\w.]+") = getelementptr (?:inbounds )?float, ptr (%"[\w.]+")',
+                         text):
+        into[m.group(1)] = into.get(m.group(2), m.group(2))
+    stored = re.findall(r"llvm\.masked\.store[^(]*\(<[^>]*> %\S+, ptr (%\S+),", text)
+    assert stored and not [p for p in stored if into.get(p.rstrip(","), p) in tiles]
+
+
+@pytest.mark.parametrize("tile", [(6, 16), (7, 32)])
+def test_symbolic_register_tiles_with_tails_match_numpy(tile):
+    """The tail tiles of the symbolic matmul (rows and columns) at sizes around the tile."""
+    from test_builder import _bench_matmul
+    m = _bench_matmul()
+    lib = pyir.build(m.schedule_matmul(m.matmul_func(None), tile=tile).mod, opt_level="fast")
+    for n in (1, 5, 17, 37, 100, 129):
+        a, b = rand((n, n), "float32"), rand((n, n), "float32")
+        c = np.full((n, n), np.nan, np.float32)
+        lib["matmul"](a, b, c)
+        np.testing.assert_allclose(c, a @ b, rtol=1e-4, atol=1e-4)
