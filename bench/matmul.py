@@ -19,7 +19,8 @@ Variants: ``static`` (n = 1024 in the types) and ``symbolic`` (``n`` a shape var
 2 threads (parallel outer tiles on the pool) and 1 thread (the same schedule without the
 ``parallel`` steps), and ``tensorized`` (the tile update replaced by a hand-written LLVM IR
 micro-kernel through ``sch.tensorize``). Every variant is checked against numpy at n = 1024
-and n = 999 (partial tiles) before it is timed.
+and n = 999 (partial tiles) before it is timed; the symbolic kernels are also timed at
+n = 999, where every row of tiles ends in a partial one.
 
 numpy is measured in subprocesses with 1 and 2 threads: with the environment as it is
 (which on this machine kind pins ``OPENBLAS_CORETYPE=Haswell``) and with
@@ -458,7 +459,7 @@ def run(n, rounds=4, tvm_python=sys.executable, tile=TILE):
     """Build and check every variant, then time them all in ``rounds`` interleaved rounds
     (so that a busy spell on a shared machine hits every variant alike)."""
     results = {"n": n, "tile": list(tile)}
-    timed = {}
+    timed, sizes = {}, {}
     variants = [("pyir static 2T", True, 2, None), ("pyir symbolic 2T", False, 2, None),
                 ("pyir static 1T", True, 1, None), ("pyir symbolic 1T", False, 1, None),
                 ("pyir tensorized symbolic 2T", False, 2, "ukernel"),
@@ -467,6 +468,8 @@ def run(n, rounds=4, tvm_python=sys.executable, tile=TILE):
     a = rng.random((n, n), dtype=np.float32)
     b = rng.random((n, n), dtype=np.float32)
     c = np.empty((n, n), np.float32)
+    tail = n - 25
+    at_tail = (a[:tail, :tail].copy(), b[:tail, :tail].copy(), c[:tail, :tail].copy())
     results["process_warm_up_s"] = warm_up()
     for key, static, threads, tz in variants:
         try:
@@ -474,6 +477,10 @@ def run(n, rounds=4, tvm_python=sys.executable, tile=TILE):
             lib, info = bench_variant(n, static, threads, tensorize=intrin, tile=tile)
             results[key] = info
             timed[key] = lambda lib=lib: time_runs(lib["matmul"], (a, b, c))
+            if not static and tz is None:
+                results[f"{key}, n = {tail}"] = {}
+                timed[f"{key}, n = {tail}"] = lambda lib=lib: time_runs(lib["matmul"], at_tail)
+                sizes[f"{key}, n = {tail}"] = tail
         except Exception as e:  # noqa: BLE001 -- a failed variant is a row of the report
             results[key] = {"error": f"{type(e).__name__}: {e}"}
     for threads in (2, 1):
@@ -503,7 +510,7 @@ def run(n, rounds=4, tvm_python=sys.executable, tile=TILE):
                 results[key] = {"error": f"{type(e).__name__}: {e}"}
     for key, rs in runs.items():
         if rs and "error" not in results[key]:
-            results[key].update(summarise(rs, n))
+            results[key].update(summarise(rs, sizes.get(key, n)))
     for key, row in tvm_rows.items():
         finish_tvm_row(row)
     try:
