@@ -111,6 +111,7 @@ cos = _builtin("cos")
 pow = _builtin("pow")
 erf = _builtin("erf")
 rsqrt = _builtin("rsqrt")
+checked_index = _builtin("checked_index")
 call_extern = _builtin("call_extern")
 
 # Scalar types: annotations, literals (``T.float32(0)``), casts, ``n = T.int64()``.

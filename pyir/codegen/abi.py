@@ -4,7 +4,8 @@ Every compiled prim function ``f`` is an LLVM function ``i32 @f(ptr %slots)``. `
 is an array of 8-byte slots: one per parameter in order (a buffer's data pointer, or a
 scalar's value stored in its own dtype at the slot's start, little-endian), then one int64
 per shape variable in ``FuncInfo.shape_vars`` order. The return value is 0 on success,
-``k > 0`` when entry condition ``k - 1`` failed, `STATUS_NO_MEMORY` when an allocation
+``k > 0`` when entry condition ``k - 1`` failed (or, past the entry conditions, the
+access check ``k - 1 - len(conditions)``), `STATUS_NO_MEMORY` when an allocation
 failed, and `STATUS_EXTERN_FAILED` when a called kernel reported failure. A graph function
 (`pyir.codegen.graph`) also returns `STATUS_CALLBACK_FAILED` and `STATUS_CALL_FAILED`.
 
@@ -15,7 +16,9 @@ expressions in it (shapes, conditions) are kept in a small JSON form evaluated h
 import json
 from dataclasses import dataclass
 
+from ..arith.canonical import wrap
 from ..errors import Error
+from ..ir import dtype as dt
 from ..ir import expr as E
 
 STATUS_OK = 0
@@ -53,17 +56,24 @@ class Condition:
 
 @dataclass(frozen=True)
 class FuncInfo:
+    """``scalar_vars``: the variables of the scalar parameters, in parameter order (entry
+    conditions may read them); ``access_checks``: the messages of the indices checked where
+    they are used (`pyir.transform.entry_conditions`), in status order after the
+    conditions."""
+
     name: str
     params: tuple
     shape_vars: tuple
     conditions: tuple = ()
+    scalar_vars: tuple = ()
+    access_checks: tuple = ()
 
     @property
     def num_slots(self):
         return len(self.params) + len(self.shape_vars)
 
     def to_json(self):
-        names = {v: v.name for v in self.shape_vars}
+        names = {v: v.name for v in self.scalar_vars + self.shape_vars}
         return {
             "name": self.name,
             "params": [{"name": p.name, "kind": p.kind, "dtype": p.dtype,
@@ -73,19 +83,23 @@ class FuncInfo:
             "shape_vars": [v.name for v in self.shape_vars],
             "conditions": [{"expr": expr_to_json(c.expr, names), "message": c.message}
                            for c in self.conditions],
+            "scalar_vars": [[v.name, v.dtype] for v in self.scalar_vars],
+            "access_checks": list(self.access_checks),
         }
 
     @staticmethod
     def from_json(data):
         shape_vars = tuple(E.Var(n) for n in data["shape_vars"])
-        env = {v.name: v for v in shape_vars}
+        scalar_vars = tuple(E.Var(n, dtype) for n, dtype in data["scalar_vars"])
+        env = {v.name: v for v in scalar_vars + shape_vars}
         params = tuple(ParamInfo(p["name"], p["kind"], p["dtype"],
                                  tuple(expr_from_json(s, env) for s in p["shape"]),
                                  p.get("writes", False))
                        for p in data["params"])
         conds = tuple(Condition(expr_from_json(c["expr"], env), c["message"])
                       for c in data["conditions"])
-        return FuncInfo(data["name"], params, shape_vars, conds)
+        return FuncInfo(data["name"], params, shape_vars, conds, scalar_vars,
+                        tuple(data["access_checks"]))
 
 
 def dumps(infos, graphs=()):
@@ -118,6 +132,8 @@ def expr_to_json(e, names):
         return ["not", expr_to_json(e.a, names)]
     if isinstance(e, E.Select):
         return ["select"] + [expr_to_json(x, names) for x in (e.cond, e.true_value, e.false_value)]
+    if isinstance(e, E.Cast):
+        return ["cast", e.dtype, expr_to_json(e.value, names)]
     raise Error(f"cannot describe {type(e).__name__} in function metadata")
 
 
@@ -133,6 +149,8 @@ def expr_from_json(d, env):
         return E.Not(expr_from_json(d[1], env))
     if tag == "select":
         return E.Select(*(expr_from_json(x, env) for x in d[1:]))
+    if tag == "cast":
+        return E.Cast(d[1], expr_from_json(d[2], env))
     return E.Binary(tag, expr_from_json(d[1], env), expr_from_json(d[2], env))
 
 
@@ -157,4 +175,6 @@ def evaluate(e, env):
         return not evaluate(e.a, env)
     if isinstance(e, E.Select):
         return evaluate(e.true_value if evaluate(e.cond, env) else e.false_value, env)
+    if isinstance(e, E.Cast) and dt.is_integer(e.dtype):
+        return wrap(int(evaluate(e.value, env)), e.dtype)
     raise Error(f"cannot evaluate {type(e).__name__} at the function entry")

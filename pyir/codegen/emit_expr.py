@@ -272,24 +272,44 @@ class ExprEmitter:
         return self.b.icmp_unsigned(_ICMP_SIGNED[op], a, b)
 
     def _floor_div_mod(self, e):
+        """Floor division and modulo. An integer divisor that may be 0 (or -1, whose
+        quotient of the smallest integer overflows: both trap in the machine's divide) is
+        replaced by 1 for the divide, and the result chosen as numpy does: ``x // 0`` and
+        ``x % 0`` are 0, ``x // -1`` is ``-x`` (wrapping), ``x % -1`` is 0."""
         d = e.a.dtype
         a, b = self.unify(self.expr(e.a), self.expr(e.b))
         bld = self.b
         if dt.is_float(d):
             q = self.intrinsic("floor", [bld.fdiv(a, b)])
             return q if e.op == "floordiv" else bld.fsub(a, bld.fmul(q, b))
+        zero, one = ir.Constant(a.type, None), T.constant(d, 1, T.lanes_of(a))
+        safe = isinstance(e.b, E.IntImm) and e.b.value not in (0, -1)
         if not dt.is_int(d):
-            return (bld.udiv if e.op == "floordiv" else bld.urem)(a, b)
-        if isinstance(e.b, E.IntImm) and e.b.value > 0 and self.nonneg(e.a):
+            if safe:
+                return (bld.udiv if e.op == "floordiv" else bld.urem)(a, b)
+            by_zero = bld.icmp_unsigned("==", b, zero)
+            out = (bld.udiv if e.op == "floordiv" else bld.urem)(a, bld.select(by_zero, one, b))
+            return bld.select(by_zero, zero, out)
+        if safe and e.b.value > 0 and self.nonneg(e.a):
             return (bld.sdiv if e.op == "floordiv" else bld.srem)(a, b)
-        q, r = bld.sdiv(a, b), bld.srem(a, b)
-        zero = ir.Constant(a.type, None)
+        if not safe:
+            by_zero = bld.icmp_signed("==", b, zero)
+            by_minus_one = bld.icmp_signed("==", b, T.constant(d, -1, T.lanes_of(a)))
+            special = bld.or_(by_zero, by_minus_one)
+            divisor = bld.select(special, one, b)
+        else:
+            divisor = b
+        q, r = bld.sdiv(a, divisor), bld.srem(a, divisor)
         # Round toward minus infinity: adjust when the remainder and divisor differ in sign.
         adjust = bld.and_(bld.icmp_signed("!=", r, zero),
-                          bld.icmp_signed("<", bld.xor(r, b), zero))
+                          bld.icmp_signed("<", bld.xor(r, divisor), zero))
         if e.op == "floordiv":
-            return bld.sub(q, bld.zext(adjust, a.type))
-        return bld.add(r, bld.select(adjust, b, zero))
+            out = bld.sub(q, bld.zext(adjust, a.type))
+            if safe:
+                return out
+            return bld.select(by_zero, zero, bld.select(by_minus_one, bld.sub(zero, a), out))
+        out = bld.add(r, bld.select(adjust, divisor, zero))
+        return out if safe else bld.select(special, zero, out)
 
     def _short_circuit(self, e):
         """``a and b`` / ``a or b`` evaluating ``b`` only when needed (b reads memory)."""
@@ -380,6 +400,8 @@ class ExprEmitter:
     def _e_Call(self, e):
         if e.op == "call_extern":
             return self.call_extern(e)
+        if e.op == "checked_index":
+            return self.checked_index(*e.args)
         args = [self.expr(a) for a in e.args]
         args = self.unify(*args)
         d = e.dtype
@@ -403,6 +425,19 @@ class ExprEmitter:
         if e.op in _LIBM:
             return self.libm(_LIBM[e.op], d, args[0])
         raise self.error(f"intrinsic {e.op} is not supported by the LLVM backend")
+
+    def checked_index(self, index, extent, status):
+        """``index``, after returning ``status`` from the function when (any lane of) it
+        lies outside ``[0, extent)`` (an unsigned comparison: negative indices too)."""
+        idx = self.expr(index)
+        outside = self.b.icmp_unsigned(">=", idx, self.broadcast(self.expr(extent),
+                                                                  T.lanes_of(idx)))
+        if isinstance(outside.type, ir.VectorType):
+            fn = self.ctx.declare(f"llvm.vector.reduce.or.v{T.lanes_of(idx)}i1", T.I1,
+                                  [outside.type])
+            outside = self.b.call(fn, [outside])
+        self.return_if(outside, T.int_const(status.value, 32))
+        return idx
 
     def exp(self, x, dtype):
         """``e**x``: inline code from `vecmath` for float32/float64 (a vector stays vector

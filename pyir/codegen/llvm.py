@@ -110,7 +110,9 @@ def _func_info(func):
     params = tuple(ParamInfo(p.name, "buffer" if isinstance(p, E.Buffer) else "scalar",
                              p.dtype, shape) for p, shape in zip(func.params, shapes))
     conds = tuple(Condition(c, m) for c, m in (func.attr("entry_conditions") or ()))
-    return FuncInfo(func.name, params, tuple(shape_vars(func)), conds)
+    scalars = tuple(p for p in func.params if isinstance(p, E.Var))
+    return FuncInfo(func.name, params, tuple(shape_vars(func)), conds, scalars,
+                    tuple(func.attr("access_checks") or ()))
 
 
 def _check_lowered(func):
@@ -164,6 +166,9 @@ def _emit_wrapper(ctx, func, info, impl):
         args.append(em.b.load(slot, typ=param.type, align=8))
     for v, a in zip(info.shape_vars, args[len(func.params):]):
         em.env[v] = a
+    for p, a in zip(func.params, args):
+        if isinstance(p, E.Var):
+            em.env[p] = em.from_memory(a, "bool") if p.dtype == "bool" else a
     for k, cond in enumerate(info.conditions):
         em.return_if(em.b.not_(em.expr(cond.expr)), T.int_const(k + 1, 32))
     em.allocas.branch(fn.blocks[1])

@@ -205,11 +205,14 @@ class Select(PrimExpr):
         return self.true_value.dtype
 
 
-#: Math intrinsics: name -> number of arguments. All take and return a float dtype,
-#: except abs, which takes any numeric dtype.
+#: Intrinsics: name -> number of arguments. The math ones take and return a float dtype,
+#: except abs, which takes any numeric dtype. ``checked_index(index, extent, status)`` is
+#: ``index`` (int64) once it is known to lie in ``[0, extent)``: the function returns
+#: ``status`` at that point otherwise (lowering puts it around an index the entry
+#: conditions cannot bound, such as one read from memory).
 INTRINSICS = {
     "exp": 1, "log": 1, "sqrt": 1, "tanh": 1, "abs": 1, "floor": 1, "ceil": 1,
-    "sigmoid": 1, "sin": 1, "cos": 1, "pow": 2, "erf": 1, "rsqrt": 1,
+    "sigmoid": 1, "sin": 1, "cos": 1, "pow": 2, "erf": 1, "rsqrt": 1, "checked_index": 3,
 }
 
 

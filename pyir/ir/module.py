@@ -20,7 +20,10 @@ class IRModule(Node):
 
     @staticmethod
     def from_dict(functions, attrs=()):
-        return IRModule(tuple(functions.items()), tuple(attrs))
+        """A module of ``functions`` (name -> function), each renamed to its key if needed
+        (as `with_function` does)."""
+        return IRModule(tuple((n, f if f.name == n else dataclasses.replace(f, name=n))
+                              for n, f in functions.items()), tuple(attrs))
 
     def __getitem__(self, name):
         for n, f in self.functions:

@@ -147,17 +147,24 @@ def overlap_error(info, w, j):
         "buffers do not alias)")
 
 
-def status_error(info, status, shape_values):
-    """The error for a non-zero status returned by the native function."""
+def status_error(info, status, shape_values, scalar_values=None):
+    """The error for a non-zero status returned by the native function (``scalar_values``:
+    those of the scalar parameters, when known)."""
     if status == STATUS_NO_MEMORY:
         return Error(f"{info.name}: out of memory while allocating a temporary buffer")
     if status == STATUS_EXTERN_FAILED:
         return Error(f"{info.name}: an external kernel it calls reported failure")
+    checked = status - len(info.conditions)
+    if 0 < checked <= len(info.access_checks):
+        return ArgumentValueError(f"{info.name}: {info.access_checks[checked - 1]}, but it "
+                                  "did not as the function ran")
     if not 0 < status <= len(info.conditions):
         return Error(f"{info.name}: the native function returned unknown status {status}")
     cond = info.conditions[status - 1]
     values = dict(zip(info.shape_vars, shape_values))
-    known = ", ".join(f"{v.name} = {values[v]}" for v in vars_in(cond.expr))
+    if scalar_values is not None:
+        values.update(zip(info.scalar_vars, scalar_values))
+    known = ", ".join(f"{v.name} = {values[v]}" for v in vars_in(cond.expr) if v in values)
     return ArgumentValueError(f"{info.name}: {cond.message}: requires {expr_text(cond.expr)}"
                               + (f", but {known}" if known else ""))
 

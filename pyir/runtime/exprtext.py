@@ -1,6 +1,7 @@
-"""Text of the integer expressions in a `FuncInfo` (shapes, entry conditions): for the
-runtime's error messages, and as Python source in the generated argument binders (the text
-is valid Python with Python's floor semantics for ``//`` and ``%``)."""
+"""Text of the integer expressions in a `FuncInfo` (shapes, entry conditions, checked
+indices): for the runtime's error messages, and as Python source in the generated argument
+binders (the text of shapes is valid Python with Python's floor semantics for ``//`` and
+``%``)."""
 
 from ..ir import expr as E
 from ..ir.node import walk
@@ -34,6 +35,10 @@ def expr_text(e, names=None, parent=0):
         left = prec + 1 if prec == 4 else prec  # comparisons must not chain
         text = f"{sub(e.a, left)} {_SYMBOLS[e.op]} {sub(e.b, prec + 1)}"
         return f"({text})" if prec < parent else text
+    if isinstance(e, E.BufferLoad):  # in messages about indices read from memory
+        return f"{e.buffer.name}[{', '.join(sub(i) for i in e.indices)}]"
+    if isinstance(e, E.Cast):
+        return f"{e.dtype}({sub(e.value)})"
     return repr(e)
 
 

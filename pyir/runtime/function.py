@@ -96,7 +96,11 @@ class PrimFunction:
         finally:
             pool.append((slots, address))
         if status:
-            raise checks.status_error(self.info, status, values[self._nargs:])
+            raise checks.status_error(self.info, status, values[self._nargs:],
+                                      self._scalars(values))
+
+    def _scalars(self, values):
+        return [v for v, p in zip(values, self.info.params) if p.kind == "scalar"]
 
     def prepare(self, *args):
         """Check and bind ``args`` once; return ``(call, keepalive)`` where ``call()`` runs
@@ -107,7 +111,8 @@ class PrimFunction:
         call = functools.partial(self._fn, address)
         status = call()
         if status:
-            raise checks.status_error(self.info, status, values[self._nargs:])
+            raise checks.status_error(self.info, status, values[self._nargs:],
+                                      self._scalars(values))
         return call, (slots, arrays, args)
 
     def _fill(self, slots, values, args):

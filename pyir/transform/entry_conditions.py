@@ -8,21 +8,36 @@ reads up to the largest ``i``; so does a guard on a part that the index holds a 
 number of times, ``if j < 48: X[j * 2 + k]``), and, when that does not keep the access in
 bounds, by the loop ranges the guards narrow (``if a * 2 + b < 1`` keeps ``b`` at 0 when
 ``a`` and ``b`` count from 0). Every resulting requirement ``0 <= min`` and
-``max < extent`` that mentions only shape variables and is not provably true is recorded
-in the function attribute "entry_conditions" as (condition, message) pairs; codegen checks
-them at entry, in order.
+``max < extent`` that mentions only shape variables and integer scalar parameters and is
+not provably true is recorded in the function attribute "entry_conditions" as (condition,
+message) pairs; codegen checks them at entry, in order.
+
+An index whose bounds cannot be stated that way -- one read from memory (``A[I[i]]``), or
+one the analysis cannot bound -- is checked where it is used instead: it becomes
+``T.checked_index(index, extent, status)``, and the function returns ``status`` (one
+more than the entry conditions so far, per such index) when it falls outside the buffer.
+The attribute "access_checks" holds their messages, in status order.
 
 Runs on loop-level IR with multi-dimensional buffers (after lowering blocks, before
 flattening).
 """
 
-from ..ir import expr as E
-from ..ir import stmt as S
 from .. import arith
 from ..arith import vars_of
+from ..ir import dtype as dt
+from ..ir import expr as E
+from ..ir import stmt as S
+from ..ir.node import rewrite, walk, with_fields
 from ..runtime.exprtext import expr_text
 from ._arith import Scope
-from .common import has_blocks, prim_func_pass, set_attrs, shape_vars, substitute
+from .common import (
+    has_blocks,
+    prim_func_pass,
+    replace_func,
+    set_attrs,
+    shape_vars,
+    substitute,
+)
 
 _FLIP = {"lt": "gt", "le": "ge", "gt": "lt", "ge": "le"}
 
@@ -60,13 +75,15 @@ class _Collector:
     def __init__(self, func):
         self.func = func
         self.params = set(func.buffer_params)
-        self.allowed = set(shape_vars(func))
+        self.allowed = set(shape_vars(func)) | {
+            p for p in func.params if isinstance(p, E.Var) and dt.is_int(p.dtype)}
         self.scope = Scope()
         self.ranges = {}  # loop var -> (start, extent)
         self.loop_vars = []
         self.lets = {}
         self.guards = []
         self.conditions = {}
+        self.unbounded = {}  # (buffer, dimension, index) -> message: checked where used
 
     # ------------------------------------------------------------ traversal
     def stmt(self, s):
@@ -132,17 +149,24 @@ class _Collector:
         for d, index in enumerate(indices):
             index = substitute(index, self.lets)
             extent = buf.shape[d]
-            relaxed = self.scope.relax(index, self.loop_vars)
+            if any(isinstance(n, E.BufferLoad) for n in walk(index)):
+                relaxed = None   # bounded by what memory holds, not by the shapes
+            else:
+                relaxed = self.scope.relax(index, self.loop_vars)
             lo, hi = relaxed if relaxed is not None else (None, None)
             if self.guards and not (self.within(lo, hi, extent)):
                 lo, hi = self.guarded_bounds(index, lo, hi, extent)
             where = f"dimension {d} of {buf.name}"
-            if hi is not None:
-                self.require(E.ge(extent, self.scope.simplify(hi + 1)),
-                             f"{buf.name} is {verb} up to index {expr_text(hi)} in {where}")
-            if lo is not None:
-                self.require(E.ge(lo, E.IntImm(0)),
-                             f"{buf.name} is {verb} at index {expr_text(lo)} in {where}")
+            stated = [hi is not None and self.require(
+                E.ge(extent, self.scope.simplify(hi + 1)),
+                f"{buf.name} is {verb} up to index {expr_text(hi)} in {where}")]
+            stated.append(lo is not None and self.require(
+                E.ge(lo, E.IntImm(0)), f"{buf.name} is {verb} at index {expr_text(lo)} in {where}"))
+            if not all(stated):
+                self.unbounded.setdefault(
+                    (buf, d, indices[d]),
+                    f"{buf.name} is {verb} at index {expr_text(indices[d])} in {where}, which "
+                    f"must lie in [0, {expr_text(extent)})")
 
     def within(self, lo, hi, extent):
         """Whether ``[lo, hi]`` provably lies in ``[0, extent)`` (the guards need no look)."""
@@ -246,19 +270,51 @@ class _Collector:
         return None if relaxed is None else relaxed[which]
 
     def require(self, cond, message):
+        """Record ``cond`` as an entry condition unless it is provably true; False when it
+        cannot be checked at entry (it reads more than shapes and scalar parameters)."""
         cond = self.scope.simplify(cond)
         if any(n not in self.allowed for n in vars_of(cond)):
-            return
-        if self.scope.can_prove(cond) or cond in self.conditions:
-            return
-        self.conditions[cond] = message
+            return False
+        if not (self.scope.can_prove(cond) or cond in self.conditions):
+            self.conditions[cond] = message
+        return True
+
+
+def _checked_where_used(body, unbounded, first_status):
+    """``body`` with each index in ``unbounded`` as ``T.checked_index(index, extent,
+    status)``, statuses from ``first_status`` in the order of ``unbounded``."""
+    status = {key: first_status + k for k, key in enumerate(unbounded)}
+    unwrap = {}
+
+    def original(index):
+        # Indices inside an index are wrapped first (rewrite goes bottom-up).
+        if index not in unwrap:
+            unwrap[index] = rewrite(index, lambda n: n.args[0] if isinstance(n, E.Call)
+                                    and n.op == "checked_index" else None)
+        return unwrap[index]
+
+    def check(n):
+        if not isinstance(n, (E.BufferLoad, S.BufferStore)):
+            return None
+        indices = tuple(
+            E.Call("int64", "checked_index", (i, n.buffer.shape[d], E.IntImm(status[key])))
+            if (key := (n.buffer, d, original(i))) in status else i
+            for d, i in enumerate(n.indices))
+        return None if indices == n.indices else with_fields(n, indices=indices)
+    return rewrite(body, check)
 
 
 @prim_func_pass
 def entry_conditions(func):
-    """Record the shape requirements of ``func`` (see the module docstring)."""
+    """Record the shape requirements of ``func`` and check the rest where it is used (see
+    the module docstring)."""
     if has_blocks(func) or func.attr("entry_conditions") is not None:
         return func
     c = _Collector(func)
     c.stmt(func.body)
-    return set_attrs(func, entry_conditions=tuple(c.conditions.items()))
+    if not c.unbounded:
+        return set_attrs(func, entry_conditions=tuple(c.conditions.items()))
+    body = _checked_where_used(func.body, c.unbounded, len(c.conditions) + 1)
+    return set_attrs(replace_func(func, body=body),
+                     entry_conditions=tuple(c.conditions.items()),
+                     access_checks=tuple(c.unbounded.values()))

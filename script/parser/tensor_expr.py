@@ -385,8 +385,19 @@ def call_args(parser, node, count, name):
 
 
 def intrinsic(parser, node, name):
-    """``T.exp(x)`` style math: Call(dtype, name, args); floats only except ``abs``."""
+    """``T.exp(x)`` style math: Call(dtype, name, args); floats only except ``abs``;
+    ``T.checked_index(index, extent, status)`` of int64 values with a constant status."""
     values = call_args(parser, node, INTRINSICS[name], name)
+    if name == "checked_index":
+        args = [to_expr(parser, n, v, "int64") for n, v in zip(node.args, values)]
+        for n, a in zip(node.args, args):
+            if a.dtype != "int64":
+                parser.error(n, f"T.checked_index takes int64 values, not {a.dtype}",
+                             'T.cast(x, "int64")')
+        if not isinstance(args[2], IntImm) or args[2].value <= 0:
+            parser.error(node.args[2], "the status of T.checked_index must be a positive "
+                                       "integer constant", "T.checked_index(i, n, 1)")
+        return Call("int64", name, tuple(args))
     first = next((v for v in values if isinstance(v, PrimExpr)), None)
     if first is not None:
         dtype = first.dtype

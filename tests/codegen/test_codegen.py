@@ -158,6 +158,25 @@ def test_floor_division_semantics(dtype, op):
     np.testing.assert_array_equal(out, a // b if op == "floordiv" else a % b)
 
 
+@pytest.mark.parametrize("vectorized", [True, False])
+@pytest.mark.parametrize("dtype", ["int8", "int32", "int64", "uint8"])
+@pytest.mark.parametrize("op", ["floordiv", "floormod"])
+def test_integer_division_by_zero_and_minus_one_is_numpys(dtype, op, vectorized):
+    """No trap: ``x // 0`` and ``x % 0`` are 0, the smallest integer // -1 wraps, as in
+    numpy (the machine's divide would stop the process on both)."""
+    info = np.iinfo(dtype)
+    edge = [info.min, info.min + 1, -7, -1, 0, 1, 7, info.max] if info.min else \
+        [0, 1, 2, 7, info.max - 1, info.max]
+    a = np.array([x for x in edge for _ in edge], dtype)
+    b = np.array([y for _ in edge for y in edge], dtype)
+    a, b = np.tile(a, 3), np.tile(b, 3)
+    out = np.full_like(a, 99)
+    c = Compiled(K.module(K.elementwise(dtype, op=op)), default_schedule=vectorized)
+    assert c("ew", a, b, out) == 0
+    with np.errstate(divide="ignore", over="ignore"):
+        np.testing.assert_array_equal(out, a // b if op == "floordiv" else a % b)
+
+
 def test_unrolled_loop():
     n = Var("n")
     A, B = Buffer("A", (n, 4), "float32"), Buffer("B", (n, 4), "float32")

@@ -1,0 +1,140 @@
+"""Indices the shapes alone do not bound: an offset passed as a scalar parameter is an
+entry condition over it; an index read from memory is checked where it is used. Either way
+a bad call is an ArgumentValueError naming the buffer and the index, never a read or write
+out of bounds (the calls that would run in a subprocess, which must survive)."""
+
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+import pyir
+from pyir import ArgumentValueError
+from pyir.schedule import Schedule
+from pyir.script import from_source
+from pyir.script import tensor as T
+from pyir.transform import lower
+
+
+@T.prim_func
+def shift(A: T.Buffer(("n",), "float32"), B: T.Buffer(("m",), "float32"), off: T.int64):
+    for i in range(m):
+        with T.block("B"):
+            vi = T.axis.spatial(m, i)
+            B[vi] = A[vi + off]
+
+
+@T.prim_func
+def gather(A: T.Buffer(("n",), "float32"), Idx: T.Buffer(("m",), "int64"),
+           B: T.Buffer(("m",), "float32")):
+    for i in range(m):
+        with T.block("B"):
+            vi = T.axis.spatial(m, i)
+            B[vi] = A[Idx[vi]] * T.float32(2)
+
+
+@T.prim_func
+def scatter(A: T.Buffer(("m",), "float32"), Idx: T.Buffer(("m",), "int32"),
+            B: T.Buffer(("n", 4), "float32")):
+    for i, j in T.grid(m, 4):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            B[T.cast(Idx[vi], "int64"), vj] = A[vi]
+
+
+@pytest.fixture(scope="module")
+def lib():
+    sch = Schedule(gather)
+    (i,) = sch.get_loops(sch.get_block("B"))
+    i0, i1 = sch.split(i, factors=[None, 16])
+    sch.parallel(i0)
+    sch.vectorize(i1)
+    mod = pyir.ir.IRModule.from_dict({"shift": shift, "gather": gather, "scatter": scatter,
+                                      "gather_vectorized": sch.mod["gather"]})
+    return pyir.build(mod)
+
+
+def test_an_offset_parameter_is_an_entry_condition(lib):
+    a, b = np.arange(10, dtype=np.float32), np.zeros(6, np.float32)
+    lib["shift"](a, b, 4)
+    np.testing.assert_array_equal(b, a[4:])
+    with pytest.raises(ArgumentValueError) as e:
+        lib["shift"](a, b, 5)
+    assert str(e.value) == ("shift: A is read up to index off + m - 1 in dimension 0 of A: "
+                            "requires n >= off + m, but n = 10, off = 5, m = 6")
+    with pytest.raises(ArgumentValueError, match="A is read at index off .* requires off >= 0, "
+                                                 "but off = -1"):
+        lib["shift"](a, b, -1)
+
+
+@pytest.mark.parametrize("name, i", [("gather", "i"), ("gather_vectorized", "i_0 * 16 + i_1")])
+def test_an_index_read_from_memory_is_checked_where_it_is_used(lib, name, i):
+    a = np.arange(100, dtype=np.float32)
+    index = np.arange(1000, dtype=np.int64) % 100
+    out = np.zeros(1000, np.float32)
+    lib[name](a, index, out)
+    np.testing.assert_array_equal(out, 2 * a[index])
+    for bad in (100, -1, 1 << 40):
+        index[777] = bad
+        with pytest.raises(ArgumentValueError) as e:
+            lib[name](a, index, out)
+        assert str(e.value) == (f"{name}: A is read at index Idx[{i}] in dimension 0 of A, which "
+                                "must lie in [0, n), but it did not as the function ran")
+
+
+def test_a_store_through_an_index_read_from_memory_is_checked(lib):
+    a, out = np.arange(5, dtype=np.float32), np.zeros((3, 4), np.float32)
+    lib["scatter"](a, np.array([2, 0, 1, 0, 2], np.int32), out)
+    np.testing.assert_array_equal(out[:, 0], [3, 2, 4])
+    with pytest.raises(ArgumentValueError, match=r"B is written at index int64\(Idx\[i\]\) in "
+                                                 r"dimension 0 of B, which must lie in \[0, n\)"):
+        lib["scatter"](a, np.array([2, 0, 3, 0, 2], np.int32), out)
+
+
+def test_checked_indices_print_and_parse_back():
+    low = lower(pyir.ir.IRModule.from_dict({"gather": gather}))
+    text = low.script()
+    assert "T.checked_index(Idx[i], n, 1)" in text
+    pyir.ir.assert_structural_equal(from_source(text), low)
+    assert low["gather"].attr("access_checks") == (
+        "A is read at index Idx[i] in dimension 0 of A, which must lie in [0, n)",)
+
+
+def test_exported_functions_check_the_same(lib, tmp_path):
+    lib.export_library(tmp_path / "safe.so")
+    loaded = pyir.load_module(tmp_path / "safe.so")
+    with pytest.raises(ArgumentValueError, match="requires n >= off \\+ m, but n = 10, "
+                                                 "off = 5, m = 6"):
+        loaded["shift"](np.zeros(10, np.float32), np.zeros(6, np.float32), 5)
+    with pytest.raises(ArgumentValueError, match="A is read at index Idx\\[i\\]"):
+        loaded["gather"](np.zeros(3, np.float32), np.array([3]), np.zeros(1, np.float32))
+
+
+SURVIVAL = """
+import numpy as np, pyir, sys
+sys.path.insert(0, {here!r})
+from test_index_safety import gather, scatter
+lib = pyir.build(pyir.ir.IRModule.from_dict({{"gather": gather, "scatter": scatter}}))
+big, far = np.full(1 << 16, 1 << 40, np.int64), np.full(4, -(1 << 30), np.int32)
+f32 = np.float32
+for name, call in {{
+        "gather": lambda: lib["gather"](np.zeros(8, f32), big, np.zeros(1 << 16, f32)),
+        "scatter": lambda: lib["scatter"](np.zeros(4, f32), far, np.zeros((2, 4), f32))}}.items():
+    try:
+        call()
+        print(name, "ACCEPTED")
+    except pyir.ArgumentValueError:
+        print(name, "refused")
+print("survived")
+"""
+
+
+def test_bad_indices_are_refused_in_a_subprocess():
+    import pathlib
+    here = str(pathlib.Path(__file__).parent)
+    done = subprocess.run([sys.executable, "-c", textwrap.dedent(SURVIVAL.format(here=here))],
+                          check=False, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["gather", "refused", "scatter", "refused", "survived"]
