@@ -11,7 +11,8 @@ floating point is left to LLVM.
 Value numbering: an unrolled register tile computes the same row offsets, addresses and
 broadcasts once per element (``mul i64 %i, 6144`` a dozen times in one block), and the
 "fast" pipeline runs no CSE pass. A pure operation (integer add, sub, mul, division,
-bit operation, signed comparison or select, address, vector insert, extract or shuffle)
+bit operation, signed comparison or select, ordered float comparison, int-to-float
+conversion, address, vector insert, extract or shuffle)
 on the same operands as one already emitted in the block it goes to returns that
 instruction. Operands compare as llvmlite compares them: constants by their text,
 instructions by identity. A load is numbered too, until its block writes the object it
@@ -259,6 +260,16 @@ class Builder(ir.IRBuilder):
         block = id(self.block)
         for key in ((block, obj), (block, "any")):
             self._writes[key] = self._writes.get(key, 0) + 1
+
+    def fcmp_ordered(self, cmpop, lhs, rhs, name="", flags=()):
+        return self.numbered(("fcmp", cmpop, lhs, rhs, tuple(flags)),
+                             lambda: super(Builder, self).fcmp_ordered(cmpop, lhs, rhs,
+                                                                       flags=flags),
+                             (lhs, rhs))
+
+    def sitofp(self, value, typ, name=""):
+        return self.numbered(("sitofp", value, typ),
+                             lambda: super(Builder, self).sitofp(value, typ), (value,))
 
     insert_element = _numbered(ir.IRBuilder.insert_element)
     shuffle_vector = _numbered(ir.IRBuilder.shuffle_vector)

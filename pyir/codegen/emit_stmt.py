@@ -45,8 +45,6 @@ PARALLEL_FOR = "pyir_parallel_for"
 PARALLEL_MIN_WORK = 4096
 #: Branch weight of the main part of a split loop against its tail.
 LIKELY_WEIGHT = 1000
-#: Work estimates saturate here (a product of two capped factors still fits in i64).
-WORK_CAP = 1 << 30
 
 
 class CodegenError(Error):
@@ -379,8 +377,13 @@ class FunctionEmitter(ExprEmitter):
         done_bb = self.b.append_basic_block("par.done")
         self.b.cbranch(self.b.icmp_signed(">", extent, T.int_const(0)), run_bb, done_bb)
         self.b.position_at_end(run_bb)
-        small = self.b.icmp_signed("<", self._work(s, extent), T.int_const(PARALLEL_MIN_WORK))
-        known = int_value(small)
+        work = self._work(s, extent)
+        if isinstance(work, float):
+            known = work < PARALLEL_MIN_WORK
+        else:
+            known = None
+            small = self.b.fcmp_ordered("<", work, ir.Constant(ir.DoubleType(),
+                                                               PARALLEL_MIN_WORK))
         if known is not None:
             status = self.b.call(thunk, [T.int_const(0), extent, closure]) if known else \
                 self.b.call(self.ctx.parallel_for(), [self.b.bitcast(thunk, T.PTR), closure,
@@ -404,16 +407,32 @@ class FunctionEmitter(ExprEmitter):
     def _work(self, s, extent):
         """Iterations of the loop nest ``s``: its extent times the most iterations of any
         one path through its body (a sequence or an if counts its largest part, a loop
-        whose extent depends on enclosing loop variables counts once). Saturates at
-        ``WORK_CAP``: multiplying every loop of a body with several versions of a loop
-        nest (split tails) used to overflow and send big loops down the serial path."""
-        cap = T.int_const(WORK_CAP)
+        whose extent depends on enclosing loop variables counts once, an empty loop once).
+        Counted in double precision -- a product over every loop of a body with several
+        versions of a loop nest (split tails) overflowed int64 and sent big loops down the
+        serial path -- and in Python where the extents are constants: a float, or an LLVM
+        double."""
+        f64 = ir.DoubleType()
 
-        def smin(a, b):
-            return self.b.select(self.b.icmp_signed("<", a, b), a, b)
+        def count(value):
+            known = int_value(value)
+            if known is not None:
+                return float(max(known, 1))
+            return most(self.b.sitofp(value, f64), 1.0)
 
-        def smax(a, b):
-            return self.b.select(self.b.icmp_signed(">", a, b), a, b)
+        def value(x):
+            return ir.Constant(f64, x) if isinstance(x, float) else x
+
+        def times(a, b):
+            if isinstance(a, float) and isinstance(b, float):
+                return a * b
+            return self.b.fmul(value(a), value(b))
+
+        def most(a, b):
+            if isinstance(a, float) and isinstance(b, float):
+                return max(a, b)
+            a, b = value(a), value(b)
+            return self.b.select(self.b.fcmp_ordered(">", a, b), a, b)
 
         def est(node, inner):
             if isinstance(node, S.For):
@@ -421,24 +440,21 @@ class FunctionEmitter(ExprEmitter):
                 names = [v for v in walk(node.extent) if isinstance(v, E.Var)]
                 if not all(v in self.env and v not in inner for v in names):
                     return body
-                ext = smax(smin(self.expr(node.extent), cap), T.int_const(1))
-                return smin(self.b.mul(ext, body), cap)
+                return times(count(self.expr(node.extent)), body)
             if isinstance(node, S.SeqStmt):
-                parts = [est(x, inner) for x in node.stmts] or [T.int_const(1)]
-                out = parts[0]
-                for p in parts[1:]:
-                    out = smax(out, p)
+                out = 1.0
+                for x in node.stmts:
+                    out = most(out, est(x, inner))
                 return out
             if isinstance(node, S.IfThenElse):
                 then = est(node.then_case, inner)
-                return then if node.else_case is None else smax(then, est(node.else_case, inner))
+                return then if node.else_case is None else most(then, est(node.else_case, inner))
             if isinstance(node, (S.LetStmt, S.Allocate)):
                 inner = inner | {node.var} if isinstance(node, S.LetStmt) else inner
                 return est(node.body, inner)
-            return T.int_const(1)
+            return 1.0
 
-        ext = smax(smin(extent, cap), T.int_const(1))
-        return self.b.mul(ext, est(s.body, {s.loop_var}))
+        return times(count(extent), est(s.body, {s.loop_var}))
 
     def _outline_body(self, s, k, values, cap_vars, cap_bufs):
         arg_types = [T.I64, T.I64] + [v.type for v in values]

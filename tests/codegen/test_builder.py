@@ -89,7 +89,11 @@ def test_a_pure_operation_repeated_in_a_block_is_one_instruction(b):
                                                                    source_etype=I8)
     assert b.gep(ptr, [x], source_etype=I8) is not b.gep(ptr, [x], inbounds=True,
                                                          source_etype=I8)
-    assert len(b.block.instructions) == 10
+    f = b.sitofp(x, ir.DoubleType())
+    assert b.sitofp(x, ir.DoubleType()) is f and b.sitofp(x, ir.FloatType()) is not f
+    assert b.fcmp_ordered("<", f, c(1.0, ir.DoubleType())) is \
+        b.fcmp_ordered("<", f, c(1.0, ir.DoubleType()))
+    assert len(b.block.instructions) == 13
 
 
 def test_numbering_stops_at_the_block(b):

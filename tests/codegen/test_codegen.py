@@ -63,6 +63,19 @@ def test_parallel_and_vectorized_loops_in_llvm_ir():
     np.testing.assert_allclose(out, a + b)
 
 
+@pytest.mark.parametrize("shape, pool, inline", [
+    ((4, 1000), False, True),             # 4000 iterations: inline
+    ((8, 1000), True, False),             # 8000: on the pool
+    (("n", "m"), True, True),             # decided at run time
+])
+def test_a_parallel_loop_with_little_work_runs_inline(shape, pool, inline):
+    c = Compiled(K.module(K.elementwise("float32", shape)))
+    text = c.llvm_ir
+    assert ('call i32 @"pyir_parallel_for"' in text) == pool
+    assert ('call i32 @"ew.par0"(i64 0' in text) == inline
+    assert ("fcmp olt double" in text) == (pool and inline)
+
+
 def test_static_shape_vector_loop_with_tail():
     c = Compiled(K.module(K.elementwise("float32", (5, 37), "sub")))
     a, b, out = rand((5, 37), "float32"), rand((5, 37), "float32"), np.zeros((5, 37), "float32")
