@@ -102,11 +102,7 @@ class Analyzer:
             self._bounds[var] = bounds
             self._last_range[var] = (value.start, value.extent, bounds)
             self._fact_vars |= vars_of(start) | vars_of(extent)
-            if isinstance(extent, Var) and extent not in self._subst:
-                lo, hi = self._bounds.get(extent, (None, None))  # a bound var's range
-                if lo is None or (isinstance(lo, IntImm) and lo.value < 1):  # is not empty
-                    self._bounds[extent] = (IntImm(1, extent.dtype), hi)
-                    stale = True
+            stale |= self._nonempty(extent)
         elif isinstance(value, IntBound):
             lo, hi = (None if v is None else IntImm(v, var.dtype) for v in value)
             self._bounds[var] = (lo, hi)
@@ -124,6 +120,48 @@ class Analyzer:
                         f"{value!r}; expected a Range, IntBound, PrimExpr or int")
         if stale:
             self._forget()
+
+    def _nonempty(self, extent):
+        """Since a range holds its variable, its extent is at least 1: so is a variable
+        extent, and each factor of a product whose factors are known to be >= 0, which
+        bounds the variables in them (``n * ((m + 1) // 2)`` of a fused loop: ``n >= 1``,
+        ``m >= 1``). Returns whether a fact changed."""
+        factors = _factors(extent)
+        if len(factors) > 1 and not all(_at_least(self.const_int_bound(f, simplify=False), 0)
+                                        for f in factors):
+            return False
+        changed = False
+        for f in factors:
+            changed |= self._at_least_value(f, 1)
+        return changed
+
+    def _at_least_value(self, e, need):
+        """Record what ``e >= need`` says of the variables in ``e`` (``v``, ``v + c``,
+        ``v * c``, ``v // c`` with constants ``c > 0``, ``a * b >= 1`` with ``a, b >= 0``)."""
+        if isinstance(e, Var):
+            if e in self._subst:
+                return False
+            lo, hi = self._bounds.get(e, (None, None))
+            if lo is None or (isinstance(lo, IntImm) and lo.value < need):
+                self._bounds[e] = (IntImm(need, e.dtype), hi)
+                return True
+            return False
+        if isinstance(e, Binary) and e.op == "mul" and not isinstance(e.b, IntImm) \
+                and need >= 1 and all(_at_least(self.const_int_bound(x, simplify=False), 0)
+                                      for x in (e.a, e.b)):
+            # a * b >= 1 with both >= 0: each is >= 1
+            return self._at_least_value(e.a, 1) | self._at_least_value(e.b, 1)
+        if isinstance(e, Binary) and isinstance(e.b, IntImm):
+            c = e.b.value
+            if e.op == "add":
+                return self._at_least_value(e.a, need - c)
+            if e.op == "sub":
+                return self._at_least_value(e.a, need + c)
+            if e.op == "mul" and c > 0:
+                return self._at_least_value(e.a, -(-need // c))
+            if e.op == "floordiv" and c > 0:
+                return self._at_least_value(e.a, need * c)
+        return False
 
     def _forget(self):
         self._memo = {}
@@ -320,6 +358,23 @@ class Analyzer:
             out = out.add(bound)
         return out
 
+    def _sym_divmod(self, atom, upper, relax, simp):
+        """Bounds of ``a // d`` or ``a % d`` for a divisor ``d`` that is not a constant but
+        known to be >= 1 and free of ``relax``: ``a % d`` in ``[0, d - 1]``; ``a // d``
+        between ``lo(a) // d`` and ``hi(a) // d`` for ``a >= 0``."""
+        d = atom.b
+        if self._mentions(d, relax) or not _at_least(self.const_int_bound(d), 1):
+            return None
+        dp = Poly.from_expr(d)
+        if atom.op == "floormod":
+            return dp.add(Poly(dp.dtype, const=-1)) if upper else Poly(dp.dtype)
+        inner = Poly.from_expr(atom.a)
+        lo = self._sym_poly(inner, False, relax)
+        if lo is None or self._bounder.poly(lo)[0] < 0:
+            return None
+        side = lo if not upper else self._sym_poly(inner, True, relax)
+        return None if side is None else simp.divmod("floordiv", side, dp)
+
     def _sym_atom(self, atom, upper, relax):
         dtype = atom.dtype
         if isinstance(atom, Var):
@@ -334,7 +389,9 @@ class Analyzer:
                 self._visiting.discard(atom)
         simp = Simplifier(self)
         if isinstance(atom, Binary) and atom.op in ("floordiv", "floormod"):
-            if not (isinstance(atom.b, IntImm) and atom.b.value > 0):
+            if not isinstance(atom.b, IntImm):
+                return self._sym_divmod(atom, upper, relax, simp)
+            if atom.b.value <= 0:
                 return None
             c = Poly(dtype, const=atom.b.value)
             inner = Poly.from_expr(atom.a)
@@ -358,6 +415,17 @@ class Analyzer:
         if a is None or b is None:
             return (b if a is None else a) if either else None
         return simp.poly(Binary(combine, a.to_expr(), b.to_expr()))
+
+def _at_least(bound, value):
+    return bound[0] is not None and bound[0] >= value
+
+
+def _factors(e):
+    """The factors of a product (``e`` itself when it is not one)."""
+    if isinstance(e, Binary) and e.op == "mul":
+        return _factors(e.a) + _factors(e.b)
+    return [e]
+
 
 def _atoms(p):
     return [a for mono in p.terms for a in mono]

@@ -1,19 +1,23 @@
 """Entry conditions: what the shapes must satisfy for every access to stay in bounds.
 
-For each access to a parameter buffer, each index is relaxed over all enclosing loops
-(`pyir.arith.relax_region` through `_arith.Scope.relax`), tightened by the ``if`` guards
-around it (``if i * 32 + j < n: X[i * 32 + j]`` reads up to ``n - 1``; a guard on part of
-the index, as nested splits make, bounds that part: ``if j * 2 + k < 1: X[i + j * 2 + k]``
-reads up to the largest ``i``; so does a guard on a part that the index holds a whole
-number of times, ``if j < 48: X[j * 2 + k]``), and, when that does not keep the access in
+For each access to a parameter buffer or a buffer the function allocates, each index is
+relaxed over all enclosing loops (`pyir.arith.relax_region` through `_arith.Scope.relax`;
+inside a loop its extent is at least 1), tightened by the ``if`` guards around it
+(``if i * 32 + j < n: X[i * 32 + j]`` reads up to ``n - 1``; a guard on part of the index,
+as nested splits make, bounds that part: ``if j * 2 + k < 1: X[i + j * 2 + k]`` reads up
+to the largest ``i``; so does a guard on a part that the index holds a whole number of
+times, ``if j < 48: X[j * 2 + k]``, or on the ``x`` of a term ``x // d``, as splitting a
+fused loop makes), and, when that does not keep the access in
 bounds, by the loop ranges the guards narrow (``if a * 2 + b < 1`` keeps ``b`` at 0 when
 ``a`` and ``b`` count from 0). Every resulting requirement ``0 <= min`` and
 ``max < extent`` that mentions only shape variables and integer scalar parameters and is
 not provably true is recorded in the function attribute "entry_conditions" as (condition,
 message) pairs; codegen checks them at entry, in order.
 
-An index whose bounds cannot be stated that way -- one read from memory (``A[I[i]]``), or
-one the analysis cannot bound -- is checked where it is used instead: it becomes
+An index whose bounds cannot be stated that way -- one read from memory (``A[I[i]]``), one
+the analysis cannot bound, one divided by a variable that is not provably in bounds (its
+bounds are loose: as conditions they could refuse calls that stay in bounds) -- is checked
+where it is used instead: it becomes
 ``T.checked_index(index, extent, status)``, and the function returns ``status`` (one
 more than the entry conditions so far, per such index) when it falls outside the buffer.
 The attribute "access_checks" holds their messages, in status order.
@@ -74,10 +78,15 @@ def _undivided(x, op, bound):
 class _Collector:
     def __init__(self, func):
         self.func = func
-        self.params = set(func.buffer_params)
+        # Parameters and the buffers the function allocates (their sizes are shape
+        # expressions too; local tiles made by the schedule are provably in bounds).
+        self.buffers = set(func.buffer_params) | {
+            n.buffer for n in walk(func.body) if isinstance(n, S.Allocate)}
         self.allowed = set(shape_vars(func)) | {
             p for p in func.params if isinstance(p, E.Var) and dt.is_int(p.dtype)}
         self.scope = Scope()
+        for v in shape_vars(func):   # dimensions: never negative
+            self.scope.analyzer.bind(v, arith.IntBound(0, None))
         self.ranges = {}  # loop var -> (start, extent)
         self.loop_vars = []
         self.lets = {}
@@ -91,11 +100,12 @@ class _Collector:
             self.expr(s.start)
             self.expr(s.extent)
             start, extent = substitute(s.start, self.lets), substitute(s.extent, self.lets)
-            self.scope.bind(s.loop_var, start, extent)
-            self.ranges[s.loop_var] = (start, extent)
-            self.loop_vars.append(s.loop_var)
-            self.stmt(s.body)
-            self.loop_vars.pop()
+            if isinstance(extent, E.IntImm):
+                self.loop(s, start, extent)
+            else:
+                # What the loop implies of its extent (at least 1) holds only inside it.
+                with self.scope.analyzer.scope():
+                    self.loop(s, start, extent)
         elif isinstance(s, S.LetStmt):
             self.expr(s.value)
             self.lets[s.var] = substitute(s.value, self.lets)
@@ -117,6 +127,13 @@ class _Collector:
             self.stmt(s.body)
         elif isinstance(s, S.Evaluate):
             self.expr(s.value)
+
+    def loop(self, s, start, extent):
+        self.scope.bind(s.loop_var, start, extent)
+        self.ranges[s.loop_var] = (start, extent)
+        self.loop_vars.append(s.loop_var)
+        self.stmt(s.body)
+        self.loop_vars.pop()
 
     def guarded(self, cond, fn):
         self.guards.append(cond)
@@ -144,7 +161,7 @@ class _Collector:
 
     # ------------------------------------------------------------ bounds
     def access(self, buf, indices, verb):
-        if buf not in self.params:
+        if buf not in self.buffers:
             return
         for d, index in enumerate(indices):
             index = substitute(index, self.lets)
@@ -157,6 +174,10 @@ class _Collector:
             if self.guards and not (self.within(lo, hi, extent)):
                 lo, hi = self.guarded_bounds(index, lo, hi, extent)
             where = f"dimension {d} of {buf.name}"
+            if _divides_by_a_variable(index) and not self.within(lo, hi, extent):
+                # Bounds through a division by a variable are loose: as a condition they
+                # could refuse calls that stay in bounds.
+                lo = hi = None
             stated = [hi is not None and self.require(
                 E.ge(extent, self.scope.simplify(hi + 1)),
                 f"{buf.name} is {verb} up to index {expr_text(hi)} in {where}")]
@@ -175,7 +196,11 @@ class _Collector:
 
     def guarded_bounds(self, index, lo, hi, extent):
         """``(lo, hi)`` of ``index`` tightened by the guards in scope: bounds they put on
-        part of the index and, when those do not suffice, loop ranges they narrow."""
+        part of the index (or on ``x`` of a term ``x // d``, see `divided_bounds`) and, when
+        those do not suffice, loop ranges they narrow."""
+        divided = self.divided_bounds(index, extent)
+        if divided is not None and self.within(*divided, extent):
+            return divided
         used = vars_of(index)
         for g in self.guards:
             for x, op, bound in _facts(self.guard(g)):
@@ -201,6 +226,27 @@ class _Collector:
                 lo = tight[0] if lo is None or self.scope.can_prove(E.ge(tight[0], lo)) else lo
                 hi = tight[1] if hi is None or self.scope.can_prove(E.le(tight[1], hi)) else hi
         return lo, hi
+
+    def divided_bounds(self, index, extent):
+        """``(lo, hi)`` of an index ``x // d + rest`` (``d >= 1``) with ``x`` bounded by the
+        guards and divided (what the tail guard of a split fused loop states; sound, and
+        exact where relaxing the division is not), or None."""
+        terms, sign = _terms(index), 1
+        division = [(t, sg) for t, sg in terms if isinstance(t, E.Binary) and
+                    t.op == "floordiv" and self.scope.can_prove(E.ge(t.b, E.IntImm(1)))]
+        if len(division) != 1:
+            return None
+        (term, sign), = division
+        relaxed = self.scope.relax(term.a, self.loop_vars)
+        a_lo, a_hi = self.guarded_bounds(term.a, *(relaxed or (None, None)), extent * term.b)
+        rest = self.scope.simplify(index - term * sign)
+        r_lo, r_hi = self.extreme(rest, 0), self.extreme(rest, 1)
+        if None in (a_lo, a_hi, r_lo, r_hi):
+            return None
+        t_lo, t_hi = (self.scope.simplify(E.binary("floordiv", a, term.b)) for a in (a_lo, a_hi))
+        if sign < 0:
+            t_lo, t_hi = -t_hi, -t_lo
+        return self.scope.simplify(r_lo + t_lo), self.scope.simplify(r_hi + t_hi)
 
     def guard(self, cond):
         """A guard as simplified under the loops in scope (lets substituted)."""
@@ -278,6 +324,18 @@ class _Collector:
         if not (self.scope.can_prove(cond) or cond in self.conditions):
             self.conditions[cond] = message
         return True
+
+
+def _terms(e, sign=1):
+    """The (term, sign) pairs of a sum."""
+    if isinstance(e, E.Binary) and e.op in ("add", "sub"):
+        return _terms(e.a, sign) + _terms(e.b, sign if e.op == "add" else -sign)
+    return [(e, sign)]
+
+
+def _divides_by_a_variable(index):
+    return any(isinstance(n, E.Binary) and n.op in ("floordiv", "floormod")
+               and not isinstance(n.b, E.IntImm) for n in walk(index))
 
 
 def _checked_where_used(body, unbounded, first_status):

@@ -189,3 +189,34 @@ def test_a_range_bound_in_a_scope_is_bound_again_after_it():
     ana.bind(j, Range(start, four))
     assert fmt(ana.simplify(i // n)) == "0" and fmt(ana.simplify(i // 4)) == "(i // 4)"
     assert fmt(ana.simplify(j // 4)) == "0"
+
+
+def test_a_range_holds_its_variable_so_its_extent_is_at_least_one():
+    """Inside ``for f in range(n * ((m + 1) // 2))`` with dimensions ``n, m >= 0``, both are
+    at least 1; a product whose factors may be negative says nothing."""
+    n, m, f, g, a, b = (Var(x) for x in "nmfgab")
+    ana = Analyzer()
+    ana.bind(n, IntBound(0, None))
+    ana.bind(m, IntBound(0, None))
+    with ana.scope():
+        ana.bind(f, Range(0, n * ((m + 1) // 2)))
+        assert ana.const_int_bound(n).min == 1 and ana.const_int_bound(m).min == 1
+    assert ana.const_int_bound(m).min == 0
+    with ana.scope():
+        ana.bind(g, Range(0, (m - 5) // 4))
+        assert ana.const_int_bound(m).min == 9
+    ana.bind(f, Range(0, a * b))
+    assert ana.const_int_bound(a).min is None
+
+
+def test_bounds_of_a_division_by_a_variable_of_at_least_one():
+    n, m, f = Var("n"), Var("m"), Var("f")
+    ana = Analyzer()
+    ana.bind(n, IntBound(0, None))
+    ana.bind(m, IntBound(0, None))
+    ana.bind(f, Range(0, n * m))
+    lo, hi = ana.symbolic_bound(f % m, [f])
+    assert fmt(lo) == "0" and ana.can_prove(eq(hi, m - 1))
+    lo, hi = ana.symbolic_bound(f // m, [f])
+    assert fmt(lo) == "0" and ana.can_prove(le(hi, n - 1))
+    assert ana.symbolic_bound(f // (m - 1), [f]) == (None, None)   # m - 1 may be 0

@@ -296,3 +296,65 @@ def test_default_schedule_keeps_nests_apart_when_rows_depend_on_each_other():
     f = rewrite(f, lambda x: flipped if x is out_block else None)
     out = transform.default_schedule(K.module(f))["rows"]
     assert [lp.kind for lp in loops(out)] == ["parallel", "serial", "parallel", "vectorized"]
+
+
+@T.prim_func
+def _after_a_loop(A: T.Buffer(("m",), "float32"), B: T.Buffer(("m",), "float32"),
+                  C: T.Buffer((1,), "float32")):
+    for i in range(m):
+        with T.block("B"):
+            vi = T.axis.spatial(m, i)
+            B[vi] = A[vi]
+    with T.block("C"):
+        C[0] = A[0]
+
+
+def test_what_a_loop_implies_of_its_extent_ends_with_it():
+    """Inside ``for i in range(m)``, m >= 1; after it, ``A[0]`` still needs m >= 1."""
+    out = transform.lower(ir.IRModule.from_dict({"f": _after_a_loop}))["f"]
+    assert [m for _, m in out.attr("entry_conditions")] == [
+        "A is read up to index 0 in dimension 0 of A"]
+    with pytest.raises(pyir.ArgumentValueError, match="requires m >= 1, but m = 0"):
+        pyir.build(_after_a_loop)["_after_a_loop"](np.zeros(0, np.float32), np.zeros(0, np.float32),
+                                       np.zeros(1, np.float32))
+
+
+@T.prim_func
+def _into_a_temporary(A: T.Buffer(("n",), "float32"), B: T.Buffer(("n",), "float32")):
+    Tmp = T.alloc_buffer((16,), "float32")
+    for i in range(n):
+        with T.block("T"):
+            vi = T.axis.spatial(n, i)
+            Tmp[vi] = A[vi]
+    for i in range(n):
+        with T.block("B"):
+            vi = T.axis.spatial(n, i)
+            B[vi] = Tmp[vi] + T.float32(1)
+
+
+def test_accesses_to_an_allocated_buffer_have_entry_conditions():
+    lib = pyir.build(_into_a_temporary)
+    a = np.arange(16, dtype=np.float32)
+    b = np.zeros(16, np.float32)
+    lib["_into_a_temporary"](a, b)
+    np.testing.assert_array_equal(b, a + 1)
+    with pytest.raises(pyir.ArgumentValueError, match="Tmp is written up to index n - 1 in "
+                                                      "dimension 0 of Tmp: requires 16 >= n"):
+        lib["_into_a_temporary"](np.zeros(17, np.float32), np.zeros(17, np.float32))
+
+
+def test_a_split_fused_loop_is_bounded_through_its_tail_guard():
+    """``(f0 * 3 + f1) // 64 + ax0`` under ``f0 * 3 + f1 < n * 64``: at most n - 1, so no
+    condition (relaxing the division alone gave ((n * 64 + 2) // 3 * 3 + 63) // 64 - 1,
+    which refused n = 1)."""
+    sch = Schedule(sched_kernels.KERNELS["bias_relu"])
+    i, j = sch.get_loops(sch.get_block("C"))
+    fused = sch.fuse(i, j)
+    sch.compute_at(sch.get_block("B"), fused)
+    sch.split(fused, factors=[None, 3])
+    out = transform.lower(sch.mod)["bias_relu"]
+    assert out.attr("entry_conditions") == () and not out.attr("access_checks")
+    a, bias = np.random.rand(1, 64).astype("float32"), np.random.rand(64).astype("float32")
+    d = np.zeros((1, 64), np.float32)
+    pyir.build(sch.mod)["bias_relu"](a, bias, d)
+    np.testing.assert_allclose(d, np.maximum(a + bias, 0) * 3, rtol=1e-6)
