@@ -241,15 +241,10 @@ class FunctionEmitter(ExprEmitter):
         self.b.position_at_end(exit_bb)
 
     def _s_For(self, s):
-        if isinstance(s.extent, E.IntImm):
-            self._loop_stmt(s)
-            return
-        # What the loop implies of its extent (at least 1) holds only inside it.
-        with self.scope.analyzer.scope():
+        with self.scope.loop(s.loop_var, s.start, s.extent):
             self._loop_stmt(s)
 
     def _loop_stmt(self, s):
-        self.scope.bind(s.loop_var, s.start, s.extent)
         kind = s.kind
         if kind == "parallel" and (self.in_parallel or self.vvar is not None):
             kind = "serial"

@@ -1,10 +1,13 @@
 """The one place where the passes and codegen reach `pyir.arith`.
 
 `Scope` wraps an `pyir.arith.Analyzer` with the ranges of the loops in scope (loop
-variables are defined once per function, so bindings are never undone) and offers the
-few questions the passes ask: simplify, prove, constant bounds, and relaxation of an
-index over loop variables to a symbolic (min, max) pair.
+variables are defined once per function, so a loop's own binding is never undone; what a
+loop implies of its extent -- at least 1 -- holds inside it only, see `Scope.loop`) and
+offers the few questions the passes ask: simplify, prove, constant bounds, and relaxation
+of an index over loop variables to a symbolic (min, max) pair.
 """
+
+import contextlib
 
 from .. import arith
 from ..errors import Error
@@ -22,6 +25,19 @@ class Scope:
     def bind(self, var, start, extent):
         """Record ``var in [start, start + extent)``."""
         self.analyzer.bind(var, Range(start, extent))
+
+    @contextlib.contextmanager
+    def loop(self, var, start, extent):
+        """Inside: ``var`` in ``[start, start + extent)``, and the extent at least 1 (what
+        that says of its variables ends with the loop: ``A[0]`` after ``for i in
+        range(m)`` still needs ``m >= 1``)."""
+        if isinstance(extent, E.IntImm):
+            self.bind(var, start, extent)
+            yield
+            return
+        with self.analyzer.scope():
+            self.bind(var, start, extent)
+            yield
 
     def bind_let(self, var, value):
         """Record what is known of ``var = value`` (a let): the constant bounds of an

@@ -100,12 +100,11 @@ class _Collector:
             self.expr(s.start)
             self.expr(s.extent)
             start, extent = substitute(s.start, self.lets), substitute(s.extent, self.lets)
-            if isinstance(extent, E.IntImm):
-                self.loop(s, start, extent)
-            else:
-                # What the loop implies of its extent (at least 1) holds only inside it.
-                with self.scope.analyzer.scope():
-                    self.loop(s, start, extent)
+            with self.scope.loop(s.loop_var, start, extent):
+                self.ranges[s.loop_var] = (start, extent)
+                self.loop_vars.append(s.loop_var)
+                self.stmt(s.body)
+                self.loop_vars.pop()
         elif isinstance(s, S.LetStmt):
             self.expr(s.value)
             self.lets[s.var] = substitute(s.value, self.lets)
@@ -127,13 +126,6 @@ class _Collector:
             self.stmt(s.body)
         elif isinstance(s, S.Evaluate):
             self.expr(s.value)
-
-    def loop(self, s, start, extent):
-        self.scope.bind(s.loop_var, start, extent)
-        self.ranges[s.loop_var] = (start, extent)
-        self.loop_vars.append(s.loop_var)
-        self.stmt(s.body)
-        self.loop_vars.pop()
 
     def guarded(self, cond, fn):
         self.guards.append(cond)

@@ -21,8 +21,9 @@ class _Simplifier:
             start, extent = self.expr(s.start), self.expr(s.extent)
             if is_const(extent) and extent.value <= 0:
                 return no_op()
-            self.scope.bind(s.loop_var, start, extent)
-            return dataclasses.replace(s, start=start, extent=extent, body=self.stmt(s.body))
+            with self.scope.loop(s.loop_var, start, extent):
+                body = self.stmt(s.body)
+            return dataclasses.replace(s, start=start, extent=extent, body=body)
         if isinstance(s, S.IfThenElse):
             cond = self.expr(s.condition)
             if is_const(cond):

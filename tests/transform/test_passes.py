@@ -358,3 +358,20 @@ def test_a_split_fused_loop_is_bounded_through_its_tail_guard():
     d = np.zeros((1, 64), np.float32)
     pyir.build(sch.mod)["bias_relu"](a, bias, d)
     np.testing.assert_allclose(d, np.maximum(a + bias, 0) * 3, rtol=1e-6)
+
+
+@T.prim_func
+def _max_after_a_loop(A: T.Buffer(("m",), "float32"), C: T.Buffer((1,), "int64")):
+    for i in range(m):
+        with T.block("B"):
+            vi = T.axis.spatial(m, i)
+            A[vi] = T.float32(1)
+    with T.block("C"):
+        C[0] = T.max(m, T.int64(1))
+
+
+def test_the_simplify_pass_does_not_carry_a_loop_fact_past_the_loop():
+    """``max(m, 1)`` after ``for i in range(m)`` is 1 for m = 0 (it was simplified to m)."""
+    c = np.zeros(1, np.int64)
+    pyir.build(_max_after_a_loop)["_max_after_a_loop"](np.zeros(0, np.float32), c)
+    assert c[0] == 1
