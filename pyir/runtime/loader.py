@@ -25,7 +25,11 @@ def load_module(path):
     except ValueError:
         raise Error(f"{path} is not a library exported by pyir: it has no "
                     f"{abi.METADATA_SYMBOL} symbol") from None
-    infos, graphs = abi.loads(ctypes.string_at(start).decode())
+    try:
+        infos, graphs = abi.loads(ctypes.string_at(start).decode())
+    except (KeyError, TypeError, ValueError) as e:
+        raise Error(f"{path} holds metadata this version of pyir cannot read ({e!r}); "
+                    "export it again with this version") from None
 
     def resolve(name):
         return ctypes.cast(getattr(lib, name), ctypes.c_void_p).value

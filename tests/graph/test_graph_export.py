@@ -111,3 +111,14 @@ def test_metadata_names_an_expression_it_cannot_describe():
     n = Var("n")
     with pytest.raises(pyir.Error, match="cannot describe Call in function metadata"):
         expr_to_json(Call("float32", "exp", (Cast("float32", n),)), {n: 0})
+
+
+def test_a_library_with_metadata_of_an_older_format_is_a_clear_error(tmp_path, monkeypatch):
+    """Libraries exported before graph functions travelled held a bare list of FuncInfos."""
+    from pyir.codegen import abi
+    path = tmp_path / "old.so"
+    with monkeypatch.context() as m:
+        m.setattr(abi, "dumps", lambda infos, graphs=(): json.dumps([i.to_json() for i in infos]))
+        pyir.build(FloatArgument).export_library(path)
+    with pytest.raises(pyir.Error, match="holds metadata this version of pyir cannot read"):
+        pyir.load_module(path)
