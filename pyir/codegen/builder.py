@@ -261,16 +261,8 @@ class Builder(ir.IRBuilder):
         for key in ((block, obj), (block, "any")):
             self._writes[key] = self._writes.get(key, 0) + 1
 
-    def fcmp_ordered(self, cmpop, lhs, rhs, name="", flags=()):
-        return self.numbered(("fcmp", cmpop, lhs, rhs, tuple(flags)),
-                             lambda: super(Builder, self).fcmp_ordered(cmpop, lhs, rhs,
-                                                                       flags=flags),
-                             (lhs, rhs))
-
-    def sitofp(self, value, typ, name=""):
-        return self.numbered(("sitofp", value, typ),
-                             lambda: super(Builder, self).sitofp(value, typ), (value,))
-
+    fcmp_ordered = _numbered(ir.IRBuilder.fcmp_ordered)
+    sitofp = _numbered(ir.IRBuilder.sitofp)
     insert_element = _numbered(ir.IRBuilder.insert_element)
     shuffle_vector = _numbered(ir.IRBuilder.shuffle_vector)
     extract_element = _numbered(ir.IRBuilder.extract_element)

@@ -40,7 +40,7 @@ class ExprEmitter:
     (buffer -> row width, see `pyir.codegen.vectorize.padded_rows`), ``ctx`` (module
     context), ``lanes``, ``vvar`` (the vectorized loop variable or None), ``vmult`` (what
     its value at lane 0 is a multiple of), ``mask`` (the active lanes of a masked vector, or
-    None) and ``nonneg(expr)``."""
+    None), ``nonneg(expr)`` and ``return_if(cond, status)``."""
 
     def mask_for(self, buf):
         """The mask a contiguous vector access to ``buf`` needs: none in a padded buffer

@@ -175,10 +175,7 @@ def padded_rows(alloc, upper_bound):
     extent = extents[0]
     if any(e != extent for e in extents) or not vars_of(extent).isdisjoint(inner):
         return None
-    width = 0
-    for r in rows:
-        width = math.gcd(width, r)
-    width = width or size.value
+    width = math.gcd(*rows) or size.value
     most = upper_bound(extent)
     if most is None or most > width or size.value % width:
         return None

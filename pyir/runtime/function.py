@@ -96,11 +96,12 @@ class PrimFunction:
         finally:
             pool.append((slots, address))
         if status:
-            raise checks.status_error(self.info, status, values[self._nargs:],
-                                      self._scalars(values))
+            raise self._status_error(status, values)
 
-    def _scalars(self, values):
-        return [v for v, p in zip(values, self.info.params) if p.kind == "scalar"]
+    def _status_error(self, status, values):
+        """The error for ``status``, given the checked argument ``values`` of the call."""
+        scalars = [v for v, p in zip(values, self.info.params) if p.kind == "scalar"]
+        return checks.status_error(self.info, status, values[self._nargs:], scalars)
 
     def prepare(self, *args):
         """Check and bind ``args`` once; return ``(call, keepalive)`` where ``call()`` runs
@@ -111,8 +112,7 @@ class PrimFunction:
         call = functools.partial(self._fn, address)
         status = call()
         if status:
-            raise checks.status_error(self.info, status, values[self._nargs:],
-                                      self._scalars(values))
+            raise self._status_error(status, values)
         return call, (slots, arrays, args)
 
     def _fill(self, slots, values, args):

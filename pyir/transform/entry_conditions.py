@@ -82,10 +82,11 @@ class _Collector:
         # expressions too; local tiles made by the schedule are provably in bounds).
         self.buffers = set(func.buffer_params) | {
             n.buffer for n in walk(func.body) if isinstance(n, S.Allocate)}
-        self.allowed = set(shape_vars(func)) | {
+        dims = shape_vars(func)
+        self.allowed = set(dims) | {
             p for p in func.params if isinstance(p, E.Var) and dt.is_int(p.dtype)}
         self.scope = Scope()
-        for v in shape_vars(func):   # dimensions: never negative
+        for v in dims:   # dimensions: never negative
             self.scope.analyzer.bind(v, arith.IntBound(0, None))
         self.ranges = {}  # loop var -> (start, extent)
         self.loop_vars = []
@@ -223,8 +224,7 @@ class _Collector:
         """``(lo, hi)`` of an index ``x // d + rest`` (``d >= 1``) with ``x`` bounded by the
         guards and divided (what the tail guard of a split fused loop states; sound, and
         exact where relaxing the division is not), or None."""
-        terms, sign = _terms(index), 1
-        division = [(t, sg) for t, sg in terms if isinstance(t, E.Binary) and
+        division = [(t, sg) for t, sg in _terms(index) if isinstance(t, E.Binary) and
                     t.op == "floordiv" and self.scope.can_prove(E.ge(t.b, E.IntImm(1)))]
         if len(division) != 1:
             return None
