@@ -120,6 +120,35 @@ def rewrite(node, fn, memo=None):
     return _rewrite(node, fn, memo)
 
 
+def rewrite_top_down(node, visit):
+    """Rebuild ``node`` replacing, top-down, each node for which ``visit`` returns a
+    replacement (not looked into further); ``visit`` sees the original nodes and returns
+    None to look inside. Identity nodes (variables, buffers) are not looked into."""
+    new = visit(node)
+    if new is not None:
+        return new
+    if isinstance(node, IdentityNode):
+        return node
+    changes = {}
+    for name in _node_field_names(type(node)):
+        value = getattr(node, name)
+        if isinstance(value, Node):
+            new_value = rewrite_top_down(value, visit)
+        elif isinstance(value, tuple) and value:
+            new_value = _top_down_tuple(value, visit)
+        else:
+            continue
+        if new_value is not value:
+            changes[name] = new_value
+    return with_fields(node, **changes) if changes else node
+
+
+def _top_down_tuple(items, visit):
+    new = tuple(rewrite_top_down(x, visit) if isinstance(x, Node)
+                else _top_down_tuple(x, visit) if isinstance(x, tuple) else x for x in items)
+    return items if all(a is b for a, b in zip(new, items)) else new
+
+
 def _rewrite(value, fn, memo):
     if isinstance(value, tuple):
         new = tuple(_rewrite(v, fn, memo) for v in value)

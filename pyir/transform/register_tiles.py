@@ -25,7 +25,7 @@ from .. import arith
 from ..ir import dtype as dt
 from ..ir import expr as E
 from ..ir import stmt as S
-from ..ir.node import node_fields, rewrite, walk
+from ..ir.node import node_fields, rewrite, rewrite_top_down, walk
 from ..ir.structural import structural_equal
 from .common import prim_func_pass, replace_func, substitute
 from .linear import coefficient
@@ -72,7 +72,8 @@ def _find_site(stmt, buf):
     path = [stmt]
     while True:
         node = path[-1]
-        if isinstance(node, (S.For, S.Allocate)) or isinstance(node, S.LetStmt) and not any(n is buf for n in walk(node.value)):
+        if isinstance(node, (S.For, S.Allocate)) or (
+                isinstance(node, S.LetStmt) and not any(n is buf for n in walk(node.value))):
             path.append(node.body)
         elif isinstance(node, S.SeqStmt):
             holders = [s for s in node.stmts if _touches(s, buf)]
@@ -196,29 +197,7 @@ def _rewrite_site(site, buf, new, forms, index_of):
             return S.BufferStore(new, value,
                                  tuple(index_of(t, d) for d, t in enumerate(forms[id(node)])))
         return None
-    return _top_down(site, visit)
-
-
-def _top_down(node, visit):
-    """Rebuild ``node`` replacing, top-down, each node for which ``visit`` returns one
-    (original node identities are what ``visit`` sees)."""
-    r = visit(node)
-    if r is not None:
-        return r
-    if not dataclasses.is_dataclass(node) or isinstance(node, (E.Var, E.Buffer)):
-        return node
-    changes = {}
-    for f in dataclasses.fields(node):
-        v = getattr(node, f.name)
-        if isinstance(v, tuple):
-            nv = tuple(_top_down(x, visit) for x in v)
-            if any(a is not b for a, b in zip(v, nv)):
-                changes[f.name] = nv
-        elif dataclasses.is_dataclass(v):
-            nv = _top_down(v, visit)
-            if nv is not v:
-                changes[f.name] = nv
-    return dataclasses.replace(node, **changes) if changes else node
+    return rewrite_top_down(site, visit)
 
 
 def _replace_path(path, new_leaf):
@@ -237,9 +216,9 @@ def _compact(stmt):
         if isinstance(node, S.Allocate) and node.buffer.scope == "local":
             out = _compact_one(node)
             if out is not None:
-                return _top_down(out, lambda n: visit(n) if n is not out else None)
+                return rewrite_top_down(out, lambda n: visit(n) if n is not out else None)
         return None
-    return _top_down(stmt, visit)
+    return rewrite_top_down(stmt, visit)
 
 
 @prim_func_pass

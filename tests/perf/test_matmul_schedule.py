@@ -141,6 +141,16 @@ def test_tensorize_inserts_the_kernel_call(intrin):
     assert 'T.call_extern("bench.ukernel_7x32.impl"' in text
 
 
+def test_tensorize_leaves_partial_tiles_as_scheduled(intrin):
+    """Whole tiles call the kernel; the partial tile keeps the loops as they were scheduled
+    before tensorize (i1 unrolled, j1 vectorized), so it runs as vector code."""
+    func = _tensorized().mod.functions[0][1]
+    branch = next(n for n in walk(func.body) if isinstance(n, S.IfThenElse)
+                  and any(isinstance(c, S.Evaluate) for c in walk(n.then_case)))
+    kinds = [n.kind for n in walk(branch.else_case) if isinstance(n, S.For)]
+    assert kinds == ["unroll", "vectorized"]
+
+
 def test_tensorize_is_recorded_and_replays(intrin):
     sch = _tensorized()
     assert any(inst.kind == "tensorize" for inst in sch.trace)
