@@ -4,18 +4,11 @@ between blocks that decide whether loops may be reordered or run in parallel."""
 
 from pyir.arith import Analyzer
 from pyir.arith.region import detect_linear
-from pyir.ir import Binary, BufferLoad, Call, For, IntImm, Range, Var, walk
-from pyir.ir.node import rewrite
+from pyir.ir import (Binary, BufferLoad, Call, For, IntImm, Range, Var, conjuncts, substitute,
+                     walk)
 from pyir.script.parser.tensor_regions import infer_regions as infer
 
 from .tree import realizes_under
-
-
-def substitute(node, mapping):
-    """``node`` with each Var in ``mapping`` replaced."""
-    if not mapping:
-        return node
-    return rewrite(node, lambda n: mapping.get(n) if isinstance(n, Var) else None)
 
 
 def uses(expr, variables):
@@ -105,13 +98,6 @@ def complete_binding(realize, loops, ana):
 def _is_guard(cond, value, extent, ana):
     return (isinstance(cond, Binary) and cond.op == "lt" and ana.can_prove_equal(cond.a, value)
             and ana.can_prove_equal(cond.b, extent))
-
-
-def conjuncts(pred):
-    """The terms of ``pred`` joined by ``and``."""
-    if isinstance(pred, Binary) and pred.op == "and":
-        return conjuncts(pred.a) + conjuncts(pred.b)
-    return [] if is_true(pred) else [pred]
 
 
 def relax_range(rng, ana, relax_vars):

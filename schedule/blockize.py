@@ -3,9 +3,9 @@ the inner computation becomes one unit (the shape tensorize replaces)."""
 
 import dataclasses
 
-from pyir.ir import Block, BlockRealize, IntImm, IterVar, Range, Var
+from pyir.ir import Block, BlockRealize, IntImm, IterVar, Range, Var, substitute
 
-from .analysis import affine_bindings, analyzer_for, relax_range, substitute
+from .analysis import affine_bindings, analyzer_for, relax_range
 from .cache import unique_block_name
 from .errors import ScheduleError
 from .tree import find_block, find_loop, loops_of, realizes_under, replace, with_body

@@ -5,11 +5,11 @@ consumer dependences with `pyir.arith`."""
 import dataclasses
 
 from pyir.ir import (Block, BlockRealize, BufferStore, For, IntImm, Range, SeqStmt, Var, and_,
-                     ge, lt, max_, min_, seq, walk)
+                     ge, lt, max_, min_, seq, substitute, walk)
 from pyir.ir.node import rewrite
 
 from .analysis import (analyzer_for, complete_binding, is_true, reduce_loop_vars,
-                       region_in_loops, relax_range, substitute)
+                       region_in_loops, relax_range)
 from .common import (check_no_interference, drop_buffer, index_vars, inline_path, item_index,
                      only_block, readers, realize_path, refresh_reads, replace_loads,
                      same_scope, writers)

@@ -10,9 +10,8 @@ import inspect
 from lark import Lark, Transformer
 from lark.exceptions import LarkError
 
-from pyir.ir import Binary, IntImm, PrimExpr, Var, convert
+from pyir.ir import Binary, IntImm, PrimExpr, Var, convert, substitute
 
-from .analysis import substitute
 from .errors import ScheduleError
 
 _GRAMMAR = r"""

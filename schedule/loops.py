@@ -6,9 +6,9 @@ illegal."""
 import dataclasses
 from functools import reduce
 
-from pyir.ir import For, IntImm, Range, Var, and_, ge, lt
+from pyir.ir import For, IntImm, Range, Var, and_, ge, lt, substitute
 
-from .analysis import analyzer_for, is_true, iteration_conflict, substitute, uses
+from .analysis import analyzer_for, is_true, iteration_conflict, uses
 from .errors import ScheduleError
 from .tree import (find_block, find_loop, loops_of, map_realizes, realizes_under, replace,
                    with_body)

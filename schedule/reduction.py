@@ -5,10 +5,10 @@ them."""
 import dataclasses
 
 from pyir.ir import (Allocate, Binary, Block, BlockRealize, Buffer, BufferLoad, BufferStore,
-                     For, IntImm, IterVar, Var, and_, const, walk)
+                     For, IntImm, IterVar, Var, and_, conjuncts, const, substitute, walk)
 
-from .analysis import (affine_bindings, analyzer_for, complete_binding, conjuncts,
-                       infer_regions, is_true, substitute, uses)
+from .analysis import (affine_bindings, analyzer_for, complete_binding, infer_regions, is_true,
+                       uses)
 from .cache import unique_block_name
 from .common import item_index, readers, realize_path, writers
 from .errors import ScheduleError

@@ -40,10 +40,12 @@ from pyir.ir import (
     PrimFunc,
     StringImm,
     Var,
+    conjuncts,
+    substitute,
     walk,
 )
 
-from .analysis import analyzer_for, substitute
+from .analysis import analyzer_for
 from .blockize import blockize
 from .errors import ScheduleError
 from .tree import find_block, find_loop, loops_of, realizes_under, replace, with_body
@@ -308,13 +310,8 @@ def _full_tile(pred, inner, ana):
     """A condition free of the inner loops under which ``pred`` holds for all of them, or
     None when none can be derived (each conjunct ``a < b`` with ``a`` affine in them)."""
     conds = []
-
-    def conj(e):
-        if isinstance(e, Binary) and e.op == "and":
-            return conj(e.a) + conj(e.b)
-        return [e]
     inner_vars = {lp.loop_var: lp.extent.value for lp in inner}
-    for c in conj(pred):
+    for c in conjuncts(pred):
         if not (isinstance(c, Binary) and c.op in ("lt", "le")):
             return None
         if _vars(c.b) & set(inner_vars):

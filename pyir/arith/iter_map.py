@@ -16,7 +16,7 @@ Symbolic extents are compared with the `Analyzer`'s proofs.
 from dataclasses import dataclass
 
 from ..errors import Error
-from ..ir import Binary, IntImm, PrimExpr, Range, Var, dtype as dt
+from ..ir import Binary, IntImm, PrimExpr, Range, Var, conjuncts, dtype as dt
 from ..ir.node import walk
 from .analyzer import Analyzer
 from .canonical import Poly, mono_contains
@@ -164,7 +164,7 @@ class _Detector:
 
     def apply_predicate(self, predicate, bindings, ranges, bijective):
         ranges = list(ranges)
-        for cond in _conjuncts(self.ana.simplify(predicate)):
+        for cond in conjuncts(self.ana.simplify(predicate)):
             target = None
             if isinstance(cond, Binary) and cond.op == "lt" and not self.uses_loops(cond.b):
                 lhs = self.ana.simplify(cond.a)
@@ -180,9 +180,3 @@ class _Detector:
         return ranges, bijective
 
 
-def _conjuncts(cond):
-    if isinstance(cond, Binary) and cond.op == "and":
-        return _conjuncts(cond.a) + _conjuncts(cond.b)
-    if isinstance(cond, IntImm) and cond.value:
-        return []
-    return [cond]

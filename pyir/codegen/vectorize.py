@@ -12,8 +12,7 @@ from ..arith import known_multiple, vars_of
 from ..ir import dtype as dt
 from ..ir import expr as E
 from ..ir import stmt as S
-from ..ir.node import walk
-from ..transform.common import substitute
+from ..ir.node import substitute, walk
 from ..transform.linear import coefficient
 from .emit_expr import has_side_reads
 

@@ -344,3 +344,12 @@ def and_(a, b):
 
 def or_(a, b):
     return binary("or", a, b)
+
+
+def conjuncts(cond):
+    """The terms of ``cond`` joined by ``and``, left to right (a true constant has none)."""
+    if isinstance(cond, Binary) and cond.op == "and":
+        return conjuncts(cond.a) + conjuncts(cond.b)
+    if isinstance(cond, IntImm) and cond.value:
+        return []
+    return [cond]

@@ -120,6 +120,14 @@ def rewrite(node, fn, memo=None):
     return _rewrite(node, fn, memo)
 
 
+def substitute(node, mapping):
+    """``node`` with each variable (or other identity node) that is a key of ``mapping``
+    replaced by its value."""
+    if not mapping:
+        return node
+    return rewrite(node, lambda n: mapping.get(n) if isinstance(n, IdentityNode) else None)
+
+
 def rewrite_top_down(node, visit):
     """Rebuild ``node`` replacing, top-down, each node for which ``visit`` returns a
     replacement (not looked into further); ``visit`` sees the original nodes and returns

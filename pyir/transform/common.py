@@ -7,7 +7,7 @@ from ..errors import Error
 from ..ir import expr as E
 from ..ir import stmt as S
 from ..ir.module import IRModule
-from ..ir.node import rewrite, walk
+from ..ir.node import walk
 
 
 class LowerError(Error):
@@ -38,13 +38,6 @@ def has_blocks(func):
             return True
         todo.extend(S.stmt_children(s))
     return False
-
-
-def substitute(node, mapping):
-    """``node`` with each Var in ``mapping`` replaced by its expression."""
-    if not mapping:
-        return node
-    return rewrite(node, lambda n: mapping.get(n) if isinstance(n, E.Var) else None)
 
 
 def replace_func(func, body=None, params=None, attrs=None):

@@ -17,8 +17,8 @@ import dataclasses
 
 from ..ir import expr as E
 from ..ir import stmt as S
-from ..ir.node import walk
-from .common import has_blocks, prim_func_pass, replace_func, substitute
+from ..ir.node import substitute, walk
+from .common import has_blocks, prim_func_pass, replace_func
 from .linear import coefficient
 
 #: Constant extents below this are not worth vectorizing.

@@ -31,7 +31,8 @@ from ..arith import vars_of
 from ..ir import dtype as dt
 from ..ir import expr as E
 from ..ir import stmt as S
-from ..ir.node import rewrite, walk, with_fields
+from ..ir.expr import conjuncts
+from ..ir.node import rewrite, substitute, walk, with_fields
 from ..runtime.exprtext import expr_text
 from ._arith import Scope
 from .common import (
@@ -40,16 +41,9 @@ from .common import (
     replace_func,
     set_attrs,
     shape_vars,
-    substitute,
 )
 
 _FLIP = {"lt": "gt", "le": "ge", "gt": "lt", "ge": "le"}
-
-
-def _conjuncts(cond):
-    if isinstance(cond, E.Binary) and cond.op == "and":
-        return _conjuncts(cond.a) + _conjuncts(cond.b)
-    return [cond]
 
 
 def _facts(cond):
@@ -57,7 +51,7 @@ def _facts(cond):
     side ``x // c`` (``c`` > 0) is read as a bound on ``x`` (``x // 64 < 1`` is ``x < 64``),
     as fusing loops writes the guards of split ones."""
     out = []
-    for c in _conjuncts(cond):
+    for c in conjuncts(cond):
         if isinstance(c, E.Binary) and c.op in _FLIP and c.a.dtype == "int64":
             for x, op, bound in ((c.a, c.op, c.b), (c.b, _FLIP[c.op], c.a)):
                 out.append(_undivided(x, op, bound))
@@ -159,6 +153,8 @@ class _Collector:
         for d, index in enumerate(indices):
             index = substitute(index, self.lets)
             extent = buf.shape[d]
+            if self.in_bounds_by_intervals(index, extent):
+                continue
             if any(isinstance(n, E.BufferLoad) for n in walk(index)):
                 relaxed = None   # bounded by what memory holds, not by the shapes
             else:
@@ -181,6 +177,15 @@ class _Collector:
                     (buf, d, indices[d]),
                     f"{buf.name} is {verb} at index {expr_text(indices[d])} in {where}, which "
                     f"must lie in [0, {expr_text(extent)})")
+
+    def in_bounds_by_intervals(self, index, extent):
+        """Whether constant bounds of ``index`` as written (interval arithmetic over the
+        loop ranges) put it in ``[0, extent)`` for a constant extent: the cheap proof that
+        settles most accesses of a static kernel before any symbolic relaxation."""
+        if not isinstance(extent, E.IntImm):
+            return False
+        lo, hi = self.scope.analyzer.const_int_bound(index, simplify=False)
+        return lo is not None and hi is not None and lo >= 0 and hi < extent.value
 
     def within(self, lo, hi, extent):
         """Whether ``[lo, hi]`` provably lies in ``[0, extent)`` (the guards need no look)."""

@@ -43,9 +43,9 @@ from ..ir.graph import (
     TupleStructInfo,
     symbolic_vars,
 )
+from ..ir.node import substitute
 from ..ir.ops import show
 from ..runtime.exprtext import expr_text
-from .common import substitute
 
 
 class GraphLowerError(Error):

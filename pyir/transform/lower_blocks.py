@@ -11,8 +11,8 @@ from functools import reduce
 
 from ..ir import expr as E
 from ..ir import stmt as S
-from ..ir.node import rewrite
-from .common import has_blocks, prim_func_pass, replace_func, substitute
+from ..ir.node import rewrite, substitute
+from .common import has_blocks, prim_func_pass, replace_func
 
 
 def _is_true(e):

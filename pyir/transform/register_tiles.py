@@ -25,9 +25,10 @@ from .. import arith
 from ..ir import dtype as dt
 from ..ir import expr as E
 from ..ir import stmt as S
-from ..ir.node import node_fields, rewrite, rewrite_top_down, walk
+from ..ir.expr import conjuncts
+from ..ir.node import node_fields, rewrite, rewrite_top_down, substitute, walk
 from ..ir.structural import structural_equal
-from .common import prim_func_pass, replace_func, substitute
+from .common import prim_func_pass, replace_func
 from .linear import coefficient
 
 TAIL_KEY = "pyir.split_tail"
@@ -35,12 +36,6 @@ MAX_TILE_BYTES = 16 * 1024
 
 
 # ---------------------------------------------------------------- helpers
-def _conjuncts(e):
-    if isinstance(e, E.Binary) and e.op == "and":
-        return _conjuncts(e.a) + _conjuncts(e.b)
-    return [e]
-
-
 def _bound_inside(stmt):
     out = set()
     for n in walk(stmt):
@@ -239,7 +234,7 @@ def _tail_extent(loop, f):
     if isinstance(ext, E.IntImm):
         for n in walk(loop.body):
             if isinstance(n, S.IfThenElse):
-                for c in _conjuncts(n.condition):
+                for c in conjuncts(n.condition):
                     if isinstance(c, E.Binary) and c.op == "lt" and isinstance(c.b, E.IntImm) \
                             and coefficient(c.a, loop.loop_var) == f \
                             and -(-c.b.value // f) == ext.value and c.b.value % f:
@@ -281,7 +276,7 @@ def _drop_guards(stmt, var, f, extent):
         if isinstance(s, S.IfThenElse):
             then = go(s.then_case)
             other = go(s.else_case) if s.else_case is not None else None
-            parts = _conjuncts(s.condition)
+            parts = conjuncts(s.condition)
             keep = [c for c in parts if not ok(c)]
             removed[0] += len(parts) - len(keep)
             if not keep:
@@ -345,7 +340,7 @@ def _clamp(loop):
         return None  # a test that reads memory the body may write stays where it is
     v = loop.loop_var
     bound, keep = None, []
-    for c in _conjuncts(body.condition):
+    for c in conjuncts(body.condition):
         if v not in _vars(c):
             keep.append(c)
             continue
