@@ -171,11 +171,12 @@ class Analyzer:
     def scope(self):
         """``with ana.scope(): ana.bind(...)`` -- bindings made inside are undone on exit."""
         saved = dict(self._bounds), dict(self._subst)
+        memo = dict(self._memo), set(self._memo_vars)
         try:
             yield self
         finally:
             self._bounds, self._subst = saved
-            self._forget()
+            self._memo, self._memo_vars = memo   # answers under the facts restored
 
     # -- questions -----------------------------------------------------------------------
     def simplify(self, expr):

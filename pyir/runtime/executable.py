@@ -17,7 +17,7 @@ class Executable:
     """
 
     def __init__(self, infos, resolve, owner, origin, llvm_ir=None, target=None,
-                 opt_level="O3"):
+                 opt_level="O3", symbols=None):
         self._infos = {info.name: info for info in infos}
         self._resolve = resolve
         self._owner = owner
@@ -25,6 +25,7 @@ class Executable:
         self._llvm_ir = llvm_ir
         self._target = target
         self._opt_level = opt_level
+        self._symbols = dict(symbols or {})   # extern kernel symbol -> address
         self._functions = {}
         self._graphs = {}
         self._asm = None
@@ -38,7 +39,7 @@ class Executable:
         target = Target.from_string(target)
         engine = JitEngine(llvm_ir, target, opt_level, symbols, name)
         return cls(infos, engine.address, engine, f"JIT for {target.cpu}", llvm_ir, target,
-                   opt_level)
+                   opt_level, symbols)
 
     def add_graph_function(self, plan):
         """Make graph function ``plan`` (a `GraphPlan` compiled into this code) callable."""
@@ -98,7 +99,7 @@ class Executable:
             raise Error(f"cannot export an executable loaded from {self._origin}")
         from .export import export_library
         export_library(path, self._llvm_ir, list(self._infos.values()), self._target,
-                       self._opt_level, [g.plan for g in self._graphs.values()])
+                       self._opt_level, [g.plan for g in self._graphs.values()], self._symbols)
 
     def __repr__(self):
         names = ", ".join(self.function_names()) or "no functions"

@@ -4,10 +4,14 @@ The module's IR is compiled to position-independent object code by llvmlite (rel
 default code model), with the thread pool's IR linked in when a parallel loop needs it and
 the metadata (`abi.dumps`: `FuncInfo`s and graph plans) embedded as JSON in the constant
 `abi.METADATA_SYMBOL`; the system C compiler links the object (``cc -shared``; ``$CC``
-overrides). The library needs only libc and libm. Extern kernels it calls stay undefined
-symbols, resolved when it is loaded.
+overrides). The library needs only libc and libm, and the shared libraries of the native
+kernels it calls: a kernel declared with ``pyir.ffi.extern(symbol=...)`` is called by its
+own name in the library that holds it (found with ``dladdr``), which is linked in by path,
+with its folder as run path. Kernels that are not in a shared library (a ctypes callback
+of a Python function) cannot be exported: that is an error naming them.
 """
 
+import ctypes
 import os
 import pathlib
 import subprocess
@@ -18,9 +22,10 @@ from ..errors import Error
 from .engine import ir_level, prepare
 
 
-def export_library(path, llvm_ir, infos, target, opt_level="O3", graphs=()):
+def export_library(path, llvm_ir, infos, target, opt_level="O3", graphs=(), symbols=None):
     """Write the shared object; ``graphs`` are the `GraphPlan`s of the graph functions
-    compiled into ``llvm_ir``."""
+    compiled into ``llvm_ir``; ``symbols`` map the names generated code calls extern
+    kernels by to their addresses."""
     from ..codegen.compile import machine_code  # llvmlite: only when compiling
     mod, tm = prepare(llvm_ir, target, opt_level, reloc="pic")
     if "pyir_parallel_for" in llvm_ir:
@@ -31,6 +36,7 @@ def export_library(path, llvm_ir, infos, target, opt_level="O3", graphs=()):
     metadata, _ = prepare(metadata_ir(abi.dumps(infos, graphs)), target, "none", reloc="pic",
                           what="the function metadata")
     mod.link_in(metadata)
+    libraries = _call_kernels_by_name(mod, symbols or {})
     with machine_code(ir_level(opt_level)):
         obj = tm.emit_object(mod)
     path = pathlib.Path(path)
@@ -39,6 +45,8 @@ def export_library(path, llvm_ir, infos, target, opt_level="O3", graphs=()):
         obj_path.write_bytes(obj)
         cmd = [os.environ.get("CC", "cc"), "-shared", "-o", str(path), str(obj_path), "-lm",
                "-lpthread"]
+        for lib in libraries:
+            cmd += [lib, f"-Wl,-rpath,{os.path.dirname(lib)}"]
         try:
             done = subprocess.run(cmd, check=False, capture_output=True, text=True)
         except FileNotFoundError:
@@ -47,6 +55,51 @@ def export_library(path, llvm_ir, infos, target, opt_level="O3", graphs=()):
         if done.returncode:
             raise Error(f"linking {path} failed: {' '.join(cmd)}\n{done.stderr.strip()}")
     return path
+
+
+class _DlInfo(ctypes.Structure):
+    _fields_ = [("dli_fname", ctypes.c_char_p), ("dli_fbase", ctypes.c_void_p),
+                ("dli_sname", ctypes.c_char_p), ("dli_saddr", ctypes.c_void_p)]
+
+
+def shared_object_of(address):
+    """``(library path, symbol name)`` of the function at ``address`` in a loaded shared
+    library, or None when no library exports a symbol at exactly that address."""
+    dladdr = ctypes.CDLL(None).dladdr
+    dladdr.argtypes = [ctypes.c_void_p, ctypes.POINTER(_DlInfo)]
+    info = _DlInfo()
+    if not dladdr(address, ctypes.byref(info)) or not info.dli_fname or not info.dli_sname \
+            or info.dli_saddr != address:
+        return None
+    path = os.path.abspath(os.fsdecode(info.dli_fname))
+    return (path, info.dli_sname.decode()) if os.path.isfile(path) else None
+
+
+def _call_kernels_by_name(mod, symbols):
+    """Rename, in ModuleRef ``mod``, each extern kernel the JIT calls by a generated name to
+    its own name in its shared library; return those libraries' paths."""
+    libraries = []
+    for symbol, address in symbols.items():
+        try:
+            fn = mod.get_function(symbol)
+        except NameError:
+            continue   # not called after all
+        found = shared_object_of(address)
+        kernel = symbol.removeprefix("pyir.extern.")
+        if found is None:
+            raise Error(f"export_library: the code calls native kernel {kernel!r}, whose "
+                        f"address {address:#x} is in no shared library (a ctypes callback of "
+                        "a Python function?); an exported library can only call kernels "
+                        "that a shared library exports")
+        library, name = found
+        clash = next((f for f in mod.functions if f.name == name), None)
+        if clash is not None:
+            raise Error(f"export_library: native kernel {kernel!r} is {name!r} in {library}, "
+                        f"but the module already has a function named {name!r}; rename one")
+        fn.name = name
+        if library not in libraries:
+            libraries.append(library)
+    return libraries
 
 
 def metadata_ir(text):

@@ -1,10 +1,13 @@
 """Native kernels declared with pyir.ffi.extern: a C kernel built here with the system C
 compiler and an LLVM IR kernel, called from Python, from graph code and from a prim
-function through T.call_extern, with the argument checks of compiled functions."""
+function through T.call_extern, with the argument checks of compiled functions; built and
+exported (the exported library links the C kernel's library)."""
 
 import ctypes
 import shutil
 import subprocess
+import sys
+import textwrap
 
 import numpy as np
 import pytest
@@ -87,7 +90,7 @@ def test_llvm_ir_kernel_from_python(dot4):
         dot4(np.ones(5, "float32"), y, out)
 
 
-def test_kernels_from_graph_code(saxpy, dot4):
+def test_kernels_from_graph_code(saxpy, dot4, build_as):
     pyir.ffi.register_func("test.three", lambda: 3.0, override=True)
 
     @I.ir_module
@@ -100,7 +103,7 @@ def test_kernels_from_graph_code(saxpy, dot4):
             d = R.call_dps_packed("test.dot4", (u, u), out_sinfo=R.Tensor((1,), "float32"))
             return (z, d)
 
-    lib = pyir.build(Mod)
+    lib = build_as(Mod)
     x, y, u = np.arange(6, dtype="float32"), np.ones(6, "float32"), np.arange(4, dtype="float32")
     z, d = lib["main"](x, y, u)
     np.testing.assert_array_equal(z, 3 * x + 1)
@@ -109,23 +112,71 @@ def test_kernels_from_graph_code(saxpy, dot4):
         lib["main"](x, y, np.ones(3, "float32"))
 
 
-def test_kernels_from_a_prim_function_via_call_extern(saxpy, dot4):
-    @I.ir_module
-    class Mod:
-        @T.prim_func
-        def both(x: T.Buffer((8,), "float32"), y: T.Buffer((8,), "float32"),
-                 out: T.Buffer((8,), "float32"), d: T.Buffer((1,), "float32")):
-            T.call_extern("test.saxpy", T.float32(2), x, y, out, T.int64(8), dtype="void")
-            T.call_extern("test.dot4", x, y, d, dtype="void")
+@I.ir_module
+class Both:
+    @T.prim_func
+    def both(x: T.Buffer((8,), "float32"), y: T.Buffer((8,), "float32"),
+             out: T.Buffer((8,), "float32"), d: T.Buffer((1,), "float32")):
+        T.call_extern("test.saxpy", T.float32(2), x, y, out, T.int64(8), dtype="void")
+        T.call_extern("test.dot4", x, y, d, dtype="void")
 
-    lib = pyir.build(Mod)
-    assert "define void @test_dot4" in lib.source("llvm")
+
+def test_kernels_from_a_prim_function_via_call_extern(saxpy, dot4, build_as):
+    lib = build_as(Both)
     x, y = np.arange(8, dtype="float32"), np.ones(8, "float32")
     out, d = np.empty(8, "float32"), np.empty(1, "float32")
     lib["both"](x, y, out, d)
     np.testing.assert_array_equal(out, 2 * x + 1)
     assert d[0] == 6
-    assert pyir.script.from_source(Mod.script()).script() == Mod.script()
+    assert pyir.script.from_source(Both.script()).script() == Both.script()
+
+
+def test_an_llvm_ir_kernel_is_linked_into_the_module(dot4):
+    assert "define void @test_dot4" in pyir.build(Both).source("llvm")
+
+
+CHILD = """
+    import sys
+    import numpy as np
+    import pyir
+    lib = pyir.load_module(sys.argv[1])
+    x, y = np.arange(8, dtype="float32"), np.ones(8, "float32")
+    out, d = np.empty(8, "float32"), np.empty(1, "float32")
+    lib["both"](x, y, out, d)
+    print(out.tolist(), d.tolist())
+"""
+
+
+def test_an_exported_library_finds_the_c_kernel_in_a_process_that_never_loaded_it(
+        saxpy, dot4, tmp_path):
+    path = tmp_path / "both.so"
+    pyir.build(Both).export_library(path)
+    done = subprocess.run([sys.executable, "-c", textwrap.dedent(CHILD), str(path)],
+                          check=False, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == f"{[2.0 * i + 1 for i in range(8)]} [6.0]\n"
+
+
+def test_a_kernel_outside_any_shared_library_cannot_be_exported(tmp_path):
+    """A ctypes callback of a Python function runs under the JIT, but no library holds it."""
+    proto = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int64)
+    seen = []
+    callback = proto(lambda ptr, n: seen.append(n))
+
+    @pyir.ffi.extern("test.pycb", symbol=callback, override=True)
+    def kernel(x: T.Buffer(("n",), "float32"), n: T.int64): ...
+
+    @T.prim_func
+    def call_cb(x: T.Buffer((5,), "float32")):
+        T.call_extern("test.pycb", x, T.int64(5), dtype="void")
+
+    lib = pyir.build(call_cb)
+    lib["call_cb"](np.zeros(5, "float32"))
+    assert seen == [5]
+    with pytest.raises(pyir.Error, match="calls native kernel 'test.pycb', whose address "
+                       "0x[0-9a-f]+ is in no shared library"):
+        lib.export_library(tmp_path / "cb.so")
+    assert not (tmp_path / "cb.so").exists()
 
 
 def test_declaration_reads_names_from_where_it_is_written():

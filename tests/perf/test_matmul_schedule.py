@@ -151,6 +151,58 @@ def test_tensorize_leaves_partial_tiles_as_scheduled(intrin):
     assert kinds == ["unroll", "vectorized"]
 
 
+C_UKERNEL = r"""
+#include <stdint.h>
+void ukernel_7x32(float *c, const float *a, const float *b, int64_t lda) {
+    for (int r = 0; r < 7; r++)
+        for (int j = 0; j < 32; j++)
+            c[r * 32 + j] += a[r * lda] * b[j];
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def c_intrin(tmp_path_factory):
+    """The 7x32 update as a C function in a shared library built here, registered as the
+    tensor intrinsic "test.c_ukernel_7x32" (the description is the bench's)."""
+    import ctypes
+    import shutil
+    import subprocess
+
+    from pyir.ffi import extern
+    from pyir.schedule import register_tensor_intrin
+    from pyir.script import tensor as T
+    cc = shutil.which("cc")
+    if cc is None:
+        pytest.skip("no system C compiler")
+    d = tmp_path_factory.mktemp("ukernel")
+    (d / "uk.c").write_text(C_UKERNEL)
+    subprocess.run([cc, "-shared", "-fPIC", "-O2", str(d / "uk.c"), "-o", str(d / "libuk.so")],
+                   check=True)
+    lib = ctypes.CDLL(str(d / "libuk.so"))
+
+    @extern("test.c_ukernel_7x32.impl", symbol=lib.ukernel_7x32, override=True)
+    def ukernel(C: T.Buffer((7, 32), "float32"), A: T.Buffer((7, "lda"), "float32"),
+                B: T.Buffer((1, 32), "float32"), lda: T.int64): ...
+
+    register_tensor_intrin("test.c_ukernel_7x32",
+                           from_source(M.UKERNEL_DESC_SRC.format(rows=7, cols=32)),
+                           "test.c_ukernel_7x32.impl", override=True)
+    return "test.c_ukernel_7x32"
+
+
+@pytest.mark.parametrize("parallel", [False, True])
+def test_tensorize_with_a_c_kernel_matches_numpy_built_and_exported(c_intrin, parallel,
+                                                                    tmp_path):
+    lib = pyir.build(_tensorized(parallel=parallel, intrin_name=c_intrin).mod)
+    assert 'T.call_extern("test.c_ukernel_7x32.impl"' in _tensorized(
+        intrin_name=c_intrin).mod.script()
+    for n in (64, 61, 13):
+        _check(lib, n)
+    lib.export_library(tmp_path / "mm.so")
+    _check(pyir.load_module(tmp_path / "mm.so"), 61)
+
+
 def test_tensorize_is_recorded_and_replays(intrin):
     sch = _tensorized()
     assert any(inst.kind == "tensorize" for inst in sch.trace)
