@@ -1,6 +1,10 @@
-"""Shared pytest options and fixtures: golden files with a one-flag update."""
+"""Shared pytest options and fixtures: golden files with a one-flag update, and C libraries
+built with the system C compiler."""
 
+import ctypes
 import pathlib
+import shutil
+import subprocess
 
 import pytest
 
@@ -55,3 +59,19 @@ def golden(request):
         assert text == expected, f"output differs from golden file {path}"
 
     return check
+
+
+@pytest.fixture(scope="module")
+def c_library(tmp_path_factory):
+    """``c_library(source)``: ``source`` compiled with the system C compiler into a shared
+    library in a fresh folder, loaded with ctypes (the test is skipped without ``cc``)."""
+    def build(source):
+        cc = shutil.which("cc")
+        if cc is None:
+            pytest.skip("no system C compiler")
+        d = tmp_path_factory.mktemp("clib")
+        (d / "k.c").write_text(source)
+        subprocess.run([cc, "-shared", "-fPIC", "-O2", str(d / "k.c"), "-o", str(d / "libk.so")],
+                       check=True)
+        return ctypes.CDLL(str(d / "libk.so"))
+    return build

@@ -4,7 +4,6 @@ function through T.call_extern, with the argument checks of compiled functions; 
 exported (the exported library links the C kernel's library)."""
 
 import ctypes
-import shutil
 import subprocess
 import sys
 import textwrap
@@ -38,15 +37,8 @@ declare float @llvm.vector.reduce.fadd.v4f32(float, <4 x float>)
 
 
 @pytest.fixture(scope="module")
-def saxpy(tmp_path_factory):
-    cc = shutil.which("cc")
-    if cc is None:
-        pytest.skip("no system C compiler")
-    d = tmp_path_factory.mktemp("kernels")
-    (d / "k.c").write_text(C_SOURCE)
-    subprocess.run([cc, "-shared", "-fPIC", "-O2", str(d / "k.c"), "-o", str(d / "libk.so")],
-                   check=True)
-    lib = ctypes.CDLL(str(d / "libk.so"))
+def saxpy(c_library):
+    lib = c_library(C_SOURCE)
 
     @pyir.ffi.extern("test.saxpy", symbol=lib.saxpy, override=True)
     def kernel(a: T.float32, x: T.Buffer(("n",), "float32"), y: T.Buffer(("n",), "float32"),

@@ -162,24 +162,13 @@ void ukernel_7x32(float *c, const float *a, const float *b, int64_t lda) {
 
 
 @pytest.fixture(scope="module")
-def c_intrin(tmp_path_factory):
+def c_intrin(c_library):
     """The 7x32 update as a C function in a shared library built here, registered as the
     tensor intrinsic "test.c_ukernel_7x32" (the description is the bench's)."""
-    import ctypes
-    import shutil
-    import subprocess
-
     from pyir.ffi import extern
     from pyir.schedule import register_tensor_intrin
     from pyir.script import tensor as T
-    cc = shutil.which("cc")
-    if cc is None:
-        pytest.skip("no system C compiler")
-    d = tmp_path_factory.mktemp("ukernel")
-    (d / "uk.c").write_text(C_UKERNEL)
-    subprocess.run([cc, "-shared", "-fPIC", "-O2", str(d / "uk.c"), "-o", str(d / "libuk.so")],
-                   check=True)
-    lib = ctypes.CDLL(str(d / "libuk.so"))
+    lib = c_library(C_UKERNEL)
 
     @extern("test.c_ukernel_7x32.impl", symbol=lib.ukernel_7x32, override=True)
     def ukernel(C: T.Buffer((7, 32), "float32"), A: T.Buffer((7, "lda"), "float32"),
