@@ -71,8 +71,7 @@ def shared_object_of(address):
     if not dladdr(address, ctypes.byref(info)) or not info.dli_fname or not info.dli_sname \
             or info.dli_saddr != address:
         return None
-    path = os.path.abspath(os.fsdecode(info.dli_fname))
-    return (path, info.dli_sname.decode()) if os.path.isfile(path) else None
+    return os.path.abspath(os.fsdecode(info.dli_fname)), info.dli_sname.decode()
 
 
 def _call_kernels_by_name(mod, symbols):
@@ -92,6 +91,10 @@ def _call_kernels_by_name(mod, symbols):
                         "a Python function?); an exported library can only call kernels "
                         "that a shared library exports")
         library, name = found
+        if not os.path.isfile(library):
+            raise Error(f"export_library: native kernel {kernel!r} is {name!r} in {library}, "
+                        "which is not there to link against (loaded by a path relative to "
+                        "another working folder?)")
         clash = next((f for f in mod.functions if f.name == name), None)
         if clash is not None:
             raise Error(f"export_library: native kernel {kernel!r} is {name!r} in {library}, "

@@ -4,6 +4,8 @@ function through T.call_extern, with the argument checks of compiled functions; 
 exported (the exported library links the C kernel's library)."""
 
 import ctypes
+import pathlib
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -188,3 +190,39 @@ def test_declaration_reads_names_from_where_it_is_written():
     assert out[0] == float(x @ x)
     with pytest.raises(ValueError, match="expects shape \\(8,\\)"):
         dot8(np.ones(4, "float32"), x, out)
+
+
+def test_a_kernel_named_like_a_function_of_the_module_cannot_be_exported(saxpy, tmp_path):
+    @T.prim_func
+    def saxpy(x: T.Buffer((8,), "float32"), out: T.Buffer((8,), "float32")):
+        T.call_extern("test.saxpy", T.float32(2), x, x, out, T.int64(8), dtype="void")
+
+    lib = pyir.build(saxpy)
+    with pytest.raises(pyir.Error, match="native kernel 'test.saxpy' is 'saxpy' in .*libk.so, "
+                       "but the module already has a function named 'saxpy'; rename one"):
+        lib.export_library(tmp_path / "clash.so")
+
+
+def test_a_kernel_library_loaded_by_a_relative_path_from_elsewhere(c_library, tmp_path,
+                                                                   monkeypatch):
+    built = pathlib.Path(c_library(C_SOURCE.replace("saxpy", "saxpy2"))._name)
+    folder = tmp_path / "kernels"
+    folder.mkdir()
+    shutil.copy(built, folder / "libk2.so")   # a library not loaded yet, by another path
+    monkeypatch.chdir(folder)
+    lib = ctypes.CDLL("./libk2.so")
+
+    @pyir.ffi.extern("test.saxpy2", symbol=lib.saxpy2, override=True)
+    def kernel(a: T.float32, x: T.Buffer(("n",), "float32"), y: T.Buffer(("n",), "float32"),
+               out: T.Buffer(("n",), "float32"), n: T.int64): ...
+
+    @T.prim_func
+    def twice(x: T.Buffer((8,), "float32"), out: T.Buffer((8,), "float32")):
+        T.call_extern("test.saxpy2", T.float32(2), x, x, out, T.int64(8), dtype="void")
+
+    exe = pyir.build(twice)
+    exe.export_library(tmp_path / "here.so")   # the library is found from its own folder
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(pyir.Error, match="'saxpy2' in .*libk2.so, which is not there to link "
+                       "against"):
+        exe.export_library(tmp_path / "there.so")
