@@ -102,8 +102,11 @@ def _is_guard(cond, value, extent, ana):
 
 def relax_range(rng, ana, relax_vars):
     """A Range covering ``rng`` while ``relax_vars`` run over their bound ranges, or None."""
-    lo, _ = ana.symbolic_bound(rng.start, relax_vars)
-    _, hi = ana.symbolic_bound(ana.simplify(rng.start + rng.extent - 1), relax_vars)
+    if isinstance(rng.extent, IntImm) and rng.extent.value == 1:   # a point: one question
+        lo, hi = ana.symbolic_bound(rng.start, relax_vars)
+    else:
+        lo, _ = ana.symbolic_bound(rng.start, relax_vars)
+        _, hi = ana.symbolic_bound(ana.simplify(rng.start + rng.extent - 1), relax_vars)
     if lo is None or hi is None:
         return None
     return Range(lo, ana.simplify(hi - lo + 1))

@@ -50,6 +50,7 @@ class Schedule:
         self._names = {}
         self._kept = []
         self._rng = random.Random(seed)
+        self._rng_state = None   # the generator's state, taken at the first step after a draw
 
     # ------------------------------------------------------------------ state
     @property
@@ -70,6 +71,7 @@ class Schedule:
         self._mod = snap.mod
         del self._trace.instructions[snap.trace_len:]
         self._rng.setstate(snap.rng_state)
+        self._rng_state = snap.rng_state
 
     def fork(self):
         """An independent copy of this schedule (state, trace, history, handles)."""
@@ -81,6 +83,7 @@ class Schedule:
         other._kept = list(self._kept)
         other._rng = random.Random()
         other._rng.setstate(self._rng.getstate())
+        other._rng_state = self._rng_state
         return other
 
     def show(self):
@@ -275,6 +278,7 @@ class Schedule:
         schedule's seeded generator (or ``decision``, as a replayed trace passes it)."""
         func, var = self._loop_var(loop, "sample_perfect_tile")
         path = find_loop(func.body, var)
+        self._rng_state = None
         factors = _sampling.sample_perfect_tile(path[-1], n, max_innermost_factor, decision,
                                                 self._rng)
         outs = [ExprRV(f) for f in factors]
@@ -290,7 +294,9 @@ class Schedule:
         new_func = new_func.with_attr("scheduled", True)
         for check in AFTER_EACH_STEP:
             check(new_func, kind)
-        self._history.append(_Snapshot(self._mod, len(self._trace), self._rng.getstate()))
+        if self._rng_state is None:   # (copying it at every step was 5 % of a schedule)
+            self._rng_state = self._rng.getstate()
+        self._history.append(_Snapshot(self._mod, len(self._trace), self._rng_state))
         self._mod = self._mod.with_function(key, new_func)
         handles = [_handle(key, o) for o in (outs or ())]
         self._record(kind, args, kwargs, handles, single)

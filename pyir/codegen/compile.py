@@ -15,7 +15,8 @@ thread, 7.5 of 26 ms with the parallel closures; 1.8 ms for a 38-instruction pac
 loop), and codegen already gives it what it would find -- loop-invariant address parts
 hoisted to preheaders and constant offsets last (`pyir.codegen.builder`), so that row
 addresses become base + k * 4 + constant. LLVM reads the option when it builds the
-machine pipeline; `machine_code` sets it for one compilation and restores it.
+machine pipeline; `machine_code` sets it for the compilations that need it (setting an
+option parses LLVM's whole option table, ~0.25 ms, so it changes only when the level does).
 
 Default "O3": measured here (Zen 5), the IR passes cost 10-24 ms per kernel against 5 ms
 for "fast", but loops the default schedule leaves to LLVM (reductions, matmul) ran 3-5x
@@ -35,22 +36,21 @@ DEFAULT_IR_LEVEL = "O3"
 
 
 _MACHINE = threading.Lock()
+_lsr_disabled = False
 
 
 @contextlib.contextmanager
 def machine_code(level):
     """Around machine code generation for IR optimized at ``level``: without loop strength
     reduction after "fast" (LLVM's option, process-wide, so compilations take turns)."""
+    global _lsr_disabled
     with _MACHINE:
-        if level != "fast":
-            yield
-            return
-        init_llvm()
-        llvm.set_option("pyir", "--disable-lsr")
-        try:
-            yield
-        finally:
-            llvm.set_option("pyir", "--disable-lsr=false")
+        disable = level == "fast"
+        if disable != _lsr_disabled:
+            init_llvm()
+            llvm.set_option("pyir", f"--disable-lsr={str(disable).lower()}")
+            _lsr_disabled = disable
+        yield
 
 
 def parse(llvm_ir):

@@ -14,6 +14,7 @@ import threading
 
 import llvmlite.binding as llvm
 
+from ..codegen.compile import machine_code
 from ..errors import ArgumentValueError, Error
 
 ENTRY_SYMBOL = "pyir_parallel_for"
@@ -103,7 +104,8 @@ def _compile():
     module.data_layout = str(target_machine.target_data)
     module.verify()
     engine = llvm.create_mcjit_compiler(module, target_machine)
-    engine.finalize_object()
+    with machine_code("none"):
+        engine.finalize_object()
     return engine
 
 

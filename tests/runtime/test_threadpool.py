@@ -358,7 +358,9 @@ def scenario_idle():
     time.sleep(0.5)
     used = time.process_time() - start
     assert used < 0.05, f"idle process used {used:.3f} s of CPU in 0.5 s"
-    status, hits, owners, _ = _mark(run_mark, 10**5)
+    # Every sleeping worker wakes and takes part (steps wait for one another: without
+    # that, the caller may steal every step before a woken worker is up).
+    status, hits, owners, _ = _mark(run_mark, 10**5, meet=threadpool.num_threads())
     assert status == 0 and (hits == 1).all()
     assert len(np.unique(owners)) == threadpool.num_threads()
 
