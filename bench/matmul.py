@@ -275,17 +275,19 @@ def warm_up():
     return time.perf_counter() - t0
 
 
-def bench_variant(n, static, threads, tensorize=None, tile=TILE, builds=3):
-    """Schedule + build (cold, ``builds`` times: medians and minimum), a cache-hit rebuild,
-    checks at n and 999, timing."""
+def bench_variant(n, static, threads, tensorize=None, tile=TILE, builds=5):
+    """Schedule + build (cold, ``builds`` times: medians and minimum of the wall time, and
+    the minimum CPU time of this process, which a busy host disturbs least), a cache-hit
+    rebuild, checks at n and 999, timing."""
     func = matmul_func(n if static else None)
-    times = []
+    times, cpu = [], []
     for _ in range(builds):
-        t0 = time.perf_counter()
+        c0, t0 = time.process_time(), time.perf_counter()
         sch = schedule_matmul(func, parallel=threads > 1, tensorize=tensorize, tile=tile)
         t1 = time.perf_counter()
         lib = pyir.build(sch.mod, opt_level="fast", use_cache=False)
         times.append((t1 - t0, time.perf_counter() - t1))
+        cpu.append(time.process_time() - c0)
     pyir.build(sch.mod, opt_level="fast")  # fills the cache
     t3 = time.perf_counter()
     pyir.build(sch.mod, opt_level="fast")
@@ -307,6 +309,7 @@ def bench_variant(n, static, threads, tensorize=None, tile=TILE, builds=3):
             "build_s": statistics.median(t[1] for t in times),
             "schedule_build_s": statistics.median(sum(t) for t in times),
             "schedule_build_min_s": min(sum(t) for t in times),
+            "schedule_build_cpu_min_s": min(cpu),
             "rebuild_s": rebuild, "schedule_and_rebuild_s": replay_rebuild,
             "max_rel_error": {str(k): v for k, v in errors.items()}}
     return lib, info
@@ -573,9 +576,13 @@ def targets(results):
     for kind in ("static", "symbolic", "tensorized symbolic"):
         sb = [r["schedule_build_s"] for k, r in results.items()
               if k.startswith(f"pyir {kind} ") and "schedule_build_s" in r]
+        cpu = [r["schedule_build_cpu_min_s"] for k, r in results.items()
+               if k.startswith(f"pyir {kind} ") and "schedule_build_cpu_min_s" in r]
         if sb:
             rows.append((f"{kind} schedule + build ≤ 35 ms",
-                         f"{min(sb) * 1e3:.0f}–{max(sb) * 1e3:.0f} ms", max(sb) <= 0.035))
+                         f"{min(sb) * 1e3:.0f}–{max(sb) * 1e3:.0f} ms median, "
+                         f"{min(cpu) * 1e3:.0f}–{max(cpu) * 1e3:.0f} ms least CPU time",
+                         max(sb) <= 0.035))
     rb = [results[k]["rebuild_s"] for k in results
           if k.startswith("pyir") and "rebuild_s" in results[k]]
     if rb:
@@ -606,8 +613,9 @@ def print_table(results, machine):
         table.add_row(key, f"{r['gflops']:.0f}", f"{r['gflops_best']:.0f}", f"{lo:.0f}–{hi:.0f}",
                       f"{r['median_s'] * 1e3:.2f} ms",
                       (f"{r['schedule_build_s'] * 1e3:.0f} ms"
-                       + (f" (min {r['schedule_build_min_s'] * 1e3:.0f})"
-                          if "schedule_build_min_s" in r else ""))
+                       + (f" (min {r['schedule_build_min_s'] * 1e3:.0f}, "
+                          f"cpu {r['schedule_build_cpu_min_s'] * 1e3:.0f})"
+                          if "schedule_build_cpu_min_s" in r else ""))
                       if "schedule_build_s" in r else "",
                       f"{r['rebuild_s'] * 1e6:.0f} µs" if "rebuild_s" in r else "",
                       " / ".join(f"{v:.0e}" for v in r.get("max_rel_error", {}).values()))
@@ -622,7 +630,8 @@ def print_table(results, machine):
     console = Console(width=max(Console().width, 130))
     console.print(table)
     if "process_warm_up_s" in results:
-        console.print(f"pyir sched+build: median (min) of 3 cold builds, after a one-time process "
+        console.print(f"pyir sched+build: median (min, min CPU time) of 5 cold builds, after a "
+                      "one-time process "
                       f"warm-up (imports, LLVM and thread-pool start-up) of "
                       f"{results['process_warm_up_s'] * 1e3:.0f} ms; TVM: schedule + compile + "
                       "load, median over rounds")
