@@ -34,13 +34,32 @@ def has_side_reads(e):
     return any(isinstance(n, (E.BufferLoad, E.Call)) for n in walk(e))
 
 
+_INDEX_OPS = frozenset(("add", "sub", "mul", "floordiv", "floormod", "min", "max"))
+_INDEX_ARITHMETIC = {}   # id(expr) -> (expr, whether it is index arithmetic)
+
+
+def _index_arithmetic(e):
+    """Whether ``e`` is integer arithmetic (+ - * // % min max) on variables and constants
+    only: nothing that reads memory, calls, or branches."""
+    hit = _INDEX_ARITHMETIC.get(id(e))
+    if hit is None or hit[0] is not e:
+        if len(_INDEX_ARITHMETIC) >= 50000:
+            _INDEX_ARITHMETIC.clear()
+        kind = type(e)
+        ok = kind is E.Var or kind is E.IntImm or (
+            kind is E.Binary and e.op in _INDEX_OPS and _index_arithmetic(e.a)
+            and _index_arithmetic(e.b))
+        hit = _INDEX_ARITHMETIC[id(e)] = (e, ok)
+    return hit[1]
+
+
 class ExprEmitter:
     """Mixin for the function emitter: needs ``b`` (builder), ``env`` (Var -> value),
     ``bufs`` (Buffer -> pointer), ``aligned`` (the buffers allocated here), ``padded``
     (buffer -> row width, see `pyir.codegen.vectorize.padded_rows`), ``ctx`` (module
     context), ``lanes``, ``vvar`` (the vectorized loop variable or None), ``vmult`` (what
     its value at lane 0 is a multiple of), ``mask`` (the active lanes of a masked vector, or
-    None), ``nonneg(expr)`` and ``return_if(cond, status)``."""
+    None), ``sums`` (a dict: see `expr`), ``nonneg(expr)`` and ``return_if(cond, status)``."""
 
     def mask_for(self, buf):
         """The mask a contiguous vector access to ``buf`` needs: none in a padded buffer
@@ -74,6 +93,16 @@ class ExprEmitter:
 
     # ------------------------------------------------------------ entry point
     def expr(self, e):
+        """The value of ``e``. Integer arithmetic on variables (indices) is emitted once per
+        block and set of variable values: unrolled copies of a body ask for the same index
+        sums many times, and instruction numbering alone would still walk them each time."""
+        if type(e) is E.Binary and e.dtype == "int64" and _index_arithmetic(e):
+            key = (id(e), self.lanes, id(self.b.block)) + tuple(
+                self.env.get(v) for v in vars_of(e))
+            hit = self.sums.get(key)
+            if hit is None or hit[0] is not e:
+                hit = self.sums[key] = (e, self._e_Binary(e))
+            return hit[1]
         method = getattr(self, "_e_" + type(e).__name__, None)
         if method is None:
             raise self.error(f"cannot compile a {type(e).__name__} expression")

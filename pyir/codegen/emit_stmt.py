@@ -64,6 +64,7 @@ class FunctionEmitter(ExprEmitter):
         self.lanes, self.vvar, self.vbase, self.vmult = 1, None, None, 1
         self.mask = None  # the active lanes of a masked vector chunk
         self.copies = 1   # copies of the current statement the enclosing unrolling makes
+        self.sums = {}    # index sums emitted: see ExprEmitter.expr
 
     def error(self, msg):
         return CodegenError(f"prim function {self.name}: {msg}")
