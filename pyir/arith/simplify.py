@@ -24,8 +24,11 @@ def _true(v):
 
 
 def _is_index_int(dtype):
-    """Signed integers: floor division, bounds and comparisons are exact there."""
-    return dt.is_int(dtype)
+    """int64, the index dtype: floor division, bounds and comparisons are decided there as on
+    mathematical integers (indices do not overflow). Narrower integers are data, and they
+    wrap: ``b - a >= 0`` does not imply ``a <= b`` in int32, nor is ``(x * 4 + 1) // 4``
+    ``x`` in int8, so they are only folded when constant."""
+    return dtype == "int64"
 
 
 class Simplifier:
@@ -93,6 +96,8 @@ class Simplifier:
         """``a // b`` or ``a % b`` (op "floordiv"/"floormod") of two canonical Polys."""
         dtype = a.dtype
         if not _is_index_int(dtype):
+            if a.is_const and b.is_const and b.const != 0 and dt.is_int(dtype):
+                return Poly(dtype, const=wrap(_fold(op, a.const, b.const), dtype))
             return Poly.atom(Binary(op, a.to_expr(), b.to_expr()))
         if b.is_const:
             if b.const <= 0:

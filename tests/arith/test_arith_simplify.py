@@ -181,3 +181,18 @@ def test_bad_input():
         simplify(3.5)
     with pytest.raises(pyir.Error, match="cannot bind"):
         simplify(x, {x: "oops"})
+
+
+@pytest.mark.parametrize("dtype", ["int8", "int16", "int32"])
+def test_narrow_integers_wrap_so_comparisons_are_not_decided_by_differences(dtype):
+    """``a < a + 1`` is False for the largest int8 (numpy wraps), and ``(a * 4 + 1) // 4``
+    is not ``a`` when ``a * 4`` wraps: only int64, the index dtype, is reasoned about as
+    mathematical integers. Constants still fold."""
+    a, b = Var("a", dtype), Var("b", dtype)
+    one = IntImm(1, dtype)
+    assert fmt(simplify(lt(a, a + one))) == "(a < (a + 1))"
+    assert fmt(simplify(max_(a, b))) == "max(a, b)"
+    assert fmt(simplify((a * IntImm(4, dtype) + one) // IntImm(4, dtype))) != "a"
+    assert simplify(IntImm(-7, dtype) // IntImm(2, dtype)).value == -4
+    assert s(lt(x, x + 1)) == "True"
+    assert s((x * 4 + 1) // 4) == "x"

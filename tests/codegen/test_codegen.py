@@ -190,6 +190,39 @@ def test_integer_division_by_zero_and_minus_one_is_numpys(dtype, op, vectorized)
         np.testing.assert_array_equal(out, a // b if op == "floordiv" else a % b)
 
 
+NARROW_SRC = """
+from pyir.script import tensor as T
+
+@T.prim_func
+def ew(A: T.Buffer(("n",), "{d}"), B: T.Buffer(("n",), "{d}"), C: T.Buffer(("n",), "{d}")):
+    for i in range(n):
+        with T.block("C"):
+            vi = T.axis.spatial(n, i)
+            C[vi] = {expr}
+"""
+
+
+@pytest.mark.parametrize("vectorized", [True, False])
+@pytest.mark.parametrize("dtype", ["int8", "int16", "int32", "int64"])
+@pytest.mark.parametrize("op", ["max", "min", "lt", "ge"])
+def test_narrow_integer_comparisons_match_numpy(dtype, op, vectorized):
+    """Over the whole range of the dtype: int32 values wrap, so ``b - a >= 0`` says nothing
+    of ``a <= b`` (the simplifier once decided ``max(A[i], B[i])`` was ``B[i]``)."""
+    info = np.iinfo(dtype)
+    edge = [info.min, info.min + 1, -34, -1, 0, 1, 5, info.max - 1, info.max]
+    a = np.tile(np.array([x for x in edge for _ in edge], dtype), 3)
+    b = np.tile(np.array([y for _ in edge for y in edge], dtype), 3)
+    expr = {"max": "T.max(A[vi], B[vi])", "min": "T.min(A[vi], B[vi])",
+            "lt": f"T.if_then_else(A[vi] < B[vi], T.{dtype}(1), T.{dtype}(2))",
+            "ge": f"T.if_then_else(A[vi] >= B[vi], T.{dtype}(1), T.{dtype}(2))"}[op]
+    func = pyir.script.from_source(NARROW_SRC.format(d=dtype, expr=expr))
+    out = np.zeros_like(a)
+    pyir.build(func, default_schedule=vectorized)["ew"](a, b, out)
+    expected = {"max": np.maximum(a, b), "min": np.minimum(a, b),
+                "lt": np.where(a < b, 1, 2), "ge": np.where(a >= b, 1, 2)}[op]
+    np.testing.assert_array_equal(out, expected)
+
+
 def test_unrolled_loop():
     n = Var("n")
     A, B = Buffer("A", (n, 4), "float32"), Buffer("B", (n, 4), "float32")
