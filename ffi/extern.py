@@ -91,7 +91,9 @@ def _wrapper(name, decl, frame):
 
 
 def kernels_called(mod):
-    """The `ExternKernel`s named by ``call_extern`` in the prim functions of ``mod``."""
+    """The `ExternKernel`s named by ``call_extern`` in the prim functions of ``mod``, each
+    call checked against the kernel's declaration (`check_call`). A name that is no
+    declared kernel must be a C function of the process (``expf``), called as written."""
     from pyir.ir import Call, PrimFunc, walk
 
     from .registry import get_global_func
@@ -100,10 +102,94 @@ def kernels_called(mod):
         if isinstance(f, PrimFunc):
             for n in walk(f.body):
                 if isinstance(n, Call) and n.op == "call_extern":
-                    k = get_global_func(n.args[0].value, allow_missing=True)
+                    name = n.args[0].value
+                    k = get_global_func(name, allow_missing=True)
                     if isinstance(k, ExternKernel):
+                        check_call(f.name, k, n.args[1:])
                         found[k.name] = k
+                    elif k is not None:
+                        raise Error(f"prim function {f.name} calls T.call_extern({name!r}, ...), "
+                                    f"but {name!r} is a Python function: prim functions call "
+                                    "native kernels (declare them with pyir.ffi.extern); graph "
+                                    "code calls Python with R.call_packed")
+                    elif not _process_symbol(name):
+                        raise Error(f"prim function {f.name} calls T.call_extern({name!r}, ...), "
+                                    f"but no kernel {name!r} is declared with pyir.ffi.extern "
+                                    "and the process has no C function of that name")
     return list(found.values())
+
+
+def _process_symbol(name):
+    try:
+        getattr(ctypes.CDLL(None), name)
+    except AttributeError:
+        return False
+    return True
+
+
+def check_call(caller, kernel, args):
+    """Check the arguments of a ``call_extern`` of ``kernel`` in prim function ``caller``
+    against its declaration: their number, a buffer (or an element's address) where it
+    takes a buffer, the dtypes, and -- where both are constants -- that the memory passed
+    holds as many elements as the declared shape."""
+    from pyir.ir import Buffer, BufferLoad
+    declared = kernel.prim.body.value.args[1:]
+    where = f"prim function {caller}: T.call_extern({kernel.name!r}, ...)"
+    if len(args) != len(declared):
+        raise Error(f"{where} passes {len(args)} argument(s); the kernel takes {len(declared)} "
+                    f"({', '.join(_declared_name(d) for d in declared)})")
+    for k, (arg, decl) in enumerate(zip(args, declared)):
+        what = f"{where}: argument {k + 1} ({_declared_name(decl)})"
+        if isinstance(decl, BufferLoad):
+            buf = arg if isinstance(arg, Buffer) else arg.buffer if isinstance(
+                arg, BufferLoad) else None
+            if buf is None:
+                raise Error(f"{what} is a buffer, but the call passes a {arg.dtype} value")
+            if buf.dtype != decl.buffer.dtype:
+                raise Error(f"{what} is a {decl.buffer.dtype} buffer, but {buf.name} is "
+                            f"{buf.dtype}")
+            need, have = _elements(decl.buffer.shape), _elements(buf.shape)
+            if isinstance(arg, BufferLoad) and have is not None:
+                offset = _flat_offset(arg.indices, buf.shape)
+                have = None if offset is None else have - offset
+            if need is not None and have is not None and have < need:
+                raise Error(f"{what} has {need} elements, but the call passes "
+                            f"{'only ' if have > 0 else ''}{max(have, 0)} of {buf.name}")
+        elif isinstance(arg, Buffer):
+            raise Error(f"{what} is a {decl.dtype} scalar, but the call passes buffer "
+                        f"{arg.name}")
+        elif isinstance(arg, BufferLoad):
+            raise Error(f"{what} is a {decl.dtype} scalar, but the call passes an element of "
+                        f"{arg.buffer.name}, which T.call_extern passes by address; bind its "
+                        "value to a name first")
+        elif arg.dtype != decl.dtype:
+            raise Error(f"{what} is {decl.dtype}, but the call passes a {arg.dtype} value")
+
+
+def _declared_name(decl):
+    from pyir.ir import BufferLoad
+    return decl.buffer.name if isinstance(decl, BufferLoad) else decl.name
+
+
+def _elements(shape):
+    from pyir.ir import IntImm
+    total = 1
+    for s in shape:
+        if not isinstance(s, IntImm):
+            return None
+        total *= s.value
+    return total
+
+
+def _flat_offset(indices, shape):
+    """The row-major element offset of constant ``indices`` in ``shape``, or None."""
+    from pyir.ir import IntImm
+    offset = 0
+    for i, s in zip(indices, shape):
+        if not (isinstance(i, IntImm) and isinstance(s, IntImm)):
+            return None
+        offset = offset * s.value + i.value
+    return offset
 
 
 def link_ir(llvm_ir, kernels):

@@ -226,3 +226,52 @@ def test_a_kernel_library_loaded_by_a_relative_path_from_elsewhere(c_library, tm
     with pytest.raises(pyir.Error, match="'saxpy2' in .*libk2.so, which is not there to link "
                        "against"):
         exe.export_library(tmp_path / "there.so")
+
+
+def _calling(body_src, params="x: T.Buffer((4,), \"float32\"), d: T.Buffer((1,), \"float32\")"):
+    return pyir.script.from_source(
+        "from pyir.script import tensor as T\n\n"
+        f"@T.prim_func\ndef f({params}):\n    {body_src}\n")
+
+
+@pytest.mark.parametrize("body, params, message", [
+    ('T.call_extern("test.none", x, dtype="void")', None,
+     r"calls T.call_extern\('test.none', ...\), but no kernel 'test.none' is declared with "
+     "pyir.ffi.extern and the process has no C function of that name"),
+    ('T.call_extern("test.python", x, dtype="void")', None,
+     "'test.python' is a Python function: prim functions call native kernels"),
+    ('T.call_extern("test.dot4", x, d, dtype="void")', None,
+     r"passes 2 argument\(s\); the kernel takes 3 \(x, y, out\)"),
+    ('T.call_extern("test.dot4", x, x, d, dtype="void")',
+     'x: T.Buffer((4,), "int32"), d: T.Buffer((1,), "float32")',
+     r"argument 1 \(x\) is a float32 buffer, but x is int32"),
+    ('T.call_extern("test.dot4", x, x, d, dtype="void")',
+     'x: T.Buffer((2,), "float32"), d: T.Buffer((1,), "float32")',
+     r"argument 1 \(x\) has 4 elements, but the call passes only 2 of x"),
+    ('T.call_extern("test.dot4", x[2], x, d, dtype="void")', None,
+     r"argument 1 \(x\) has 4 elements, but the call passes only 2 of x"),
+    ('T.call_extern("test.saxpy", T.float64(2), x, x, x, T.int64(4), dtype="void")', None,
+     r"argument 1 \(a\) is float32, but the call passes a float64 value"),
+    ('T.call_extern("test.saxpy", x, x, x, x, T.int64(4), dtype="void")', None,
+     r"argument 1 \(a\) is a float32 scalar, but the call passes buffer x"),
+    ('T.call_extern("test.saxpy", d[0], x, x, x, T.int64(4), dtype="void")', None,
+     r"argument 1 \(a\) is a float32 scalar, but the call passes an element of d, which "
+     "T.call_extern passes by address"),
+    ('T.call_extern("test.saxpy", T.float32(1), T.float32(1), x, x, T.int64(4), dtype="void")',
+     None, r"argument 2 \(x\) is a buffer, but the call passes a float32 value"),
+])
+def test_a_call_that_does_not_match_the_kernel_is_refused_at_build(saxpy, dot4, body, params,
+                                                                   message):
+    """Such calls used to build and then crash (a symbol at address 0, too few arguments)
+    or read past the memory passed."""
+    pyir.ffi.register_func("test.python", lambda *a: None, override=True)
+    func = _calling(body) if params is None else _calling(body, params)
+    with pytest.raises(pyir.Error, match=message):
+        pyir.build(func)
+
+
+def test_a_c_function_of_the_process_is_called_by_its_name():
+    func = _calling('d[0] = T.call_extern("expf", T.float32(1), dtype="float32")')
+    d = np.zeros(1, "float32")
+    pyir.build(func)["f"](np.zeros(4, "float32"), d)
+    np.testing.assert_allclose(d, [np.e], rtol=1e-6)
