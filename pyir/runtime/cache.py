@@ -2,15 +2,17 @@
 
 An entry is keyed by the structural hash of the module compiled, the names of its prim
 functions' parameters (structural equality ignores names, error messages do not), the
-target string and the build options. Hashes are memoized per object built (IR is
-immutable), so rebuilding the same object costs a dictionary lookup; a structurally equal
-copy costs one hash. The cache keeps the `CAPACITY` most recently used executables.
+native kernels its ``call_extern``s name as registered now (a kernel declared again under
+its name is other code), the target string and the build options. Hashes are memoized per
+object built (IR is immutable), so rebuilding the same object costs a dictionary lookup; a
+structurally equal copy costs one hash. The cache keeps the `CAPACITY` most recently used
+executables.
 """
 
 import weakref
 from collections import OrderedDict
 
-from ..ir import IRModule, PrimFunc, structural_hash
+from ..ir import Call, IRModule, PrimFunc, structural_hash, walk
 
 CAPACITY = 64
 
@@ -21,7 +23,10 @@ _hashes = {}
 def key(obj, target, options):
     """The cache key of building ``obj`` (a module or a function) for ``target`` with
     ``options`` (a dict)."""
-    return (_hash(obj), str(target), tuple(sorted((k, repr(v)) for k, v in options.items())))
+    from ..ffi.registry import get_global_func
+    h, externs = _hash(obj)
+    kernels = tuple((name, get_global_func(name, allow_missing=True)) for name in externs)
+    return (h, kernels, str(target), tuple(sorted((k, repr(v)) for k, v in options.items())))
 
 
 def get(k):
@@ -50,7 +55,9 @@ def _hash(obj):
     funcs = obj.functions if isinstance(obj, IRModule) else ((obj.name, obj),)
     names = tuple((n, tuple(p.name for p in f.params)) for n, f in funcs
                   if isinstance(f, PrimFunc))
-    h = (type(obj).__name__, structural_hash(obj), names)
+    externs = sorted({c.args[0].value for _, f in funcs if isinstance(f, PrimFunc)
+                      for c in walk(f.body) if isinstance(c, Call) and c.op == "call_extern"})
+    h = ((type(obj).__name__, structural_hash(obj), names), tuple(externs))
     ident = id(obj)
     _hashes[ident] = (weakref.ref(obj, lambda _: _hashes.pop(ident, None)), h)
     return h

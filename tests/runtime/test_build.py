@@ -85,6 +85,29 @@ def test_cache_distinguishes_options_names_and_bypass():
     assert engine.compile_count == compiled + 3
 
 
+SET_IR = "define void @test_set(ptr %out) {{\n  store float {}, ptr %out, align 4\n  ret void\n}}\n"
+
+
+def test_cache_misses_when_a_kernel_the_module_calls_is_declared_again():
+    from pyir.script import tensor as T
+
+    def declare(value):
+        @pyir.ffi.extern("test.set", llvm_ir=SET_IR.format(value), override=True)
+        def kernel(out: T.Buffer((1,), "float32")): ...
+
+    @T.prim_func
+    def set_one(d: T.Buffer((1,), "float32")):
+        T.call_extern("test.set", d, dtype="void")
+
+    out = np.zeros(1, "float32")
+    declare("1.0")
+    first = pyir.build(set_one)
+    assert pyir.build(set_one) is first
+    declare("2.0")
+    pyir.build(set_one)["set_one"](out)
+    assert out[0] == 2, "the executable of the kernel declared first was reused"
+
+
 def test_module_with_two_functions():
     mod = IRModule.from_dict({"f": add_one("f"), "g": add_one("g")})
     lib = pyir.build(mod, default_schedule=False)
