@@ -3,15 +3,24 @@
 Each BlockRealize becomes its body with the block iterators replaced by their bindings;
 the reduction init runs under ``if`` all reduce iterators are at their first value (0);
 a predicate other than ``True`` becomes an ``if``; alloc buffers become Allocate
-statements around the block's body. A block lowered to a sequence inside a sequence is
+statements around the block's body.
+
+A reduction whose iterators may have no value at all (a symbolic extent: ``R.sum`` over an
+axis of length 0) would then never run its init, leaving the output as it was, where numpy
+gives the identity. Its init runs first instead, under copies of the spatial loops inside
+the outermost reduction loop, right before that loop (what ``decompose_reduction`` does);
+blocks whose loops drive both kinds of iterator, or that sit under other statements inside
+that loop, keep the ``if``. A block lowered to a sequence inside a sequence is
 spliced into it, so no SeqStmt holds another (script text always reads back flat).
 """
 
 from functools import reduce
 
+from ..arith import vars_of
 from ..ir import expr as E
 from ..ir import stmt as S
-from ..ir.node import rewrite, substitute
+from ..ir.expr import conjuncts
+from ..ir.node import rewrite, substitute, with_fields
 from .common import has_blocks, prim_func_pass, replace_func
 
 
@@ -58,10 +67,72 @@ def _lower_bare(node):
     return body
 
 
+def _may_be_empty(block):
+    return any(iv.kind == "R" and not (isinstance(iv.extent, E.IntImm) and iv.extent.value >= 1)
+               for iv in block.iter_vars)
+
+
+def _paths(stmt, path=()):
+    """(path, realize) for each BlockRealize with an init that may never run, ``path``
+    the statements from ``stmt`` down to it."""
+    path = path + (stmt,)
+    if isinstance(stmt, S.BlockRealize):
+        if stmt.block.init is not None and _may_be_empty(stmt.block):
+            yield path, stmt
+        yield from _paths(stmt.block.body, path)
+    else:
+        for child in S.stmt_children(stmt):
+            yield from _paths(child, path)
+
+
+def _init_first(body):
+    """``body`` with the first reduction whose init may never run given its init before its
+    outermost reduction loop (see the module docstring), or None when there is none."""
+    for path, realize in _paths(body):
+        block = realize.block
+        reduce_vars = set()
+        for iv, v in zip(block.iter_vars, realize.iter_values):
+            if iv.kind == "R":
+                reduce_vars |= vars_of(v)
+        at = next((k for k, s in enumerate(path) if isinstance(s, S.For)
+                   and s.loop_var in reduce_vars), None)
+        inner = path[at:-1] if at is not None else ()
+        if at is None or not all(isinstance(s, (S.For, S.SeqStmt)) for s in inner):
+            continue
+        loops = [s for s in inner if isinstance(s, S.For)]
+        spatial = {v for iv, val in zip(block.iter_vars, realize.iter_values)
+                   if iv.kind == "S" for v in vars_of(val)}
+        if any(lp.loop_var in spatial and lp.loop_var in reduce_vars for lp in loops):
+            continue
+        fresh = {lp.loop_var: E.Var(lp.loop_var.name, lp.loop_var.dtype)
+                 for lp in loops if lp.loop_var not in reduce_vars}
+        binding = {iv.var: substitute(v, fresh) for iv, v in zip(block.iter_vars,
+                                                                  realize.iter_values)
+                   if iv.kind == "S"}
+        init = substitute(block.init, binding)
+        guards = [substitute(c, fresh) for c in conjuncts(realize.predicate)
+                  if vars_of(c).isdisjoint(reduce_vars)]
+        if guards:
+            init = S.IfThenElse(reduce(E.and_, guards), init)
+        for lp in reversed(loops):
+            if lp.loop_var in fresh:
+                init = S.For(fresh[lp.loop_var], substitute(lp.start, fresh),
+                             substitute(lp.extent, fresh), "serial", init)
+        new_realize = S.BlockRealize(realize.iter_values, realize.predicate,
+                                     with_fields(block, init=None))
+        top = path[at]
+        replaced = rewrite(top, lambda n: new_realize if n is realize else None)
+        return rewrite(body, lambda n: S.seq(init, replaced) if n is top else None)
+    return None
+
+
 @prim_func_pass
 def lower_blocks(func):
     """Replace every block by plain statements (see the module docstring)."""
     if not has_blocks(func):
         return func
-    body = rewrite(rewrite(func.body, _lower_realized), _lower_bare)
+    body = func.body
+    while (first := _init_first(body)) is not None:
+        body = first
+    body = rewrite(rewrite(body, _lower_realized), _lower_bare)
     return replace_func(func, body=rewrite(body, _splice))

@@ -253,6 +253,14 @@ def test_legalized_reductions(ops):
     assert lo.shape == ()
 
 
+def test_a_sum_over_an_empty_axis_is_zero(ops):
+    """As numpy's: the init of the reduction runs although the reduction loop does not."""
+    for _ in range(2):   # the output memory of earlier calls held other numbers
+        ops["reductions"](rand(3, 50))
+        s = ops["reductions"](np.zeros((3, 0), "float32"))[0]
+        np.testing.assert_array_equal(s, np.zeros(3, "float32"))
+
+
 def test_legalized_unary_and_binary(ops):
     lib = ops
     x, y = rand(9), rand(9)

@@ -44,7 +44,7 @@ def test_pipeline_is_one_ordered_list():
 
 
 def test_lower_blocks_places_reduction_init_under_first_reduce_value():
-    out = transform.lower_blocks(K.module(K.matmul()))["matmul"]
+    out = transform.lower_blocks(K.module(K.matmul(8, 8, 8)))["matmul"]
     i, j, k = loops(out)
     body = k.body
     assert isinstance(body, S.SeqStmt)
@@ -52,6 +52,36 @@ def test_lower_blocks_places_reduction_init_under_first_reduce_value():
     assert isinstance(init, S.IfThenElse)
     assert init.condition == E.eq(k.loop_var, E.IntImm(0))
     assert isinstance(update, S.BufferStore)
+
+
+def test_lower_blocks_runs_the_init_of_a_reduction_that_may_be_empty_first():
+    """With a symbolic reduction extent the k loop may not run at all: the init goes
+    before it, under the spatial loops (an `if k == 0` inside would never run)."""
+    out = transform.lower_blocks(K.module(K.matmul()))["matmul"]
+    i, j = loops(out)[:2]
+    init, k = j.body.stmts
+    assert isinstance(init, S.BufferStore) and isinstance(k, S.For)
+    assert isinstance(k.body, S.BufferStore)
+
+
+def test_a_reduction_over_an_empty_axis_gives_the_init_value():
+    @T.prim_func
+    def rowsum(A: T.Buffer(("n", "m"), "float32"), B: T.Buffer(("n",), "float32")):
+        for i, j in T.grid(n, m):
+            with T.block("B"):
+                vi, vj = T.axis.remap("SR", [i, j])
+                with T.init():
+                    B[vi] = T.float32(0)
+                B[vi] = B[vi] + A[vi, vj]
+
+    for default_schedule in (True, False):
+        lib = pyir.build(rowsum, default_schedule=default_schedule)
+        out = np.full(3, 99, "float32")
+        lib["rowsum"](np.zeros((3, 0), "float32"), out)
+        np.testing.assert_array_equal(out, [0, 0, 0])
+        a = np.random.default_rng(0).random((5, 37), dtype=np.float32)
+        lib["rowsum"](a, out := np.zeros(5, "float32"))
+        np.testing.assert_allclose(out, a.sum(1), rtol=1e-5)
 
 
 def test_lower_blocks_turns_predicate_into_if():
