@@ -4,6 +4,7 @@ legality first and raises `ScheduleError` without building anything when the ste
 illegal."""
 
 import dataclasses
+import math
 from functools import reduce
 
 from pyir.ir import For, IntImm, Range, Var, and_, ge, lt, substitute
@@ -277,6 +278,9 @@ def annotate(func, target, key, value):
     if not isinstance(key, str) or not isinstance(value, (int, float, str, bool)):
         raise ScheduleError("annotate", subject, "the key must be a str and the value a plain "
                             f"int, float, str or bool, got {key!r}: {value!r}")
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ScheduleError("annotate", subject, f"the value of {key!r} is {value!r}; a "
+                            "float value must be finite (the script has no literal for it)")
     if what == "block":
         path = find_block(func.body, ident)
         node = path[-1].block if hasattr(path[-1], "block") else path[-1]

@@ -52,7 +52,7 @@ class Executable:
         if fn is None:
             if name not in self._infos:
                 raise Error(f"the executable has no function named {name!r}; it has "
-                            f"{', '.join(self._infos) or 'none'}")
+                            f"{', '.join(self.function_names()) or 'none'}")
             fn = self._functions[name] = PrimFunction(self._infos[name], self._resolve(name),
                                                       self)
         return fn
@@ -68,10 +68,16 @@ class Executable:
         return self._target
 
     def benchmark(self, name, *args, number=None, repeat=10):
-        """Time the native call of ``name`` on ``args`` (checked and bound once): a
-        `BenchmarkResult` with median, min and IQR in seconds per call."""
+        """Time the native call of prim function ``name`` on ``args`` (checked and bound
+        once), or the whole call of graph function ``name`` (its argument checks and the
+        arrays it returns included): a `BenchmarkResult` with median, min and IQR in
+        seconds per call."""
         from .benchmark import time_calls
-        call, keepalive = self[name].prepare(*args)
+        fn = self[name]
+        if name in self._graphs:
+            fn(*args)   # argument errors surface here, not inside the timing loop
+            return time_calls(name, lambda: fn(*args), number=number, repeat=repeat)
+        call, keepalive = fn.prepare(*args)
         result = time_calls(name, call, number=number, repeat=repeat)
         del keepalive
         return result

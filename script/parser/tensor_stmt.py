@@ -50,6 +50,7 @@ class FuncState:
     shape_nodes: dict = dataclasses.field(default_factory=dict)   # name -> declaring node
     loops: dict = dataclasses.field(default_factory=dict)         # Var -> (start, extent)
     blocks: list = dataclasses.field(default_factory=list)
+    block_lines: dict = dataclasses.field(default_factory=dict)  # block name -> its line
     handles: dict = dataclasses.field(default_factory=dict)       # name -> Buffer | None
     lets: set = dataclasses.field(default_factory=set)
     attrs: tuple = ()
@@ -307,6 +308,11 @@ def _block(parser, node, call):
     name = parser.visit(call.args[0], "Texpr")
     if not isinstance(name, str):
         parser.error(call.args[0], "the block name must be a string", "T.block(\"C\")")
+    if name in st.block_lines:
+        parser.error(call.args[0], f"block name \"{name}\" is already used at line "
+                     f"{st.block_lines[name]} of prim function {st.name}; blocks are found by "
+                     "name (sch.get_block), so each needs its own", "T.block(\"C_2\")")
+    st.block_lines[name] = call.lineno
     frame = _BlockFrame(name, st.depth + 1)
     st.blocks.append(frame)
     try:

@@ -261,6 +261,19 @@ def test_a_sum_over_an_empty_axis_is_zero(ops):
         np.testing.assert_array_equal(s, np.zeros(3, "float32"))
 
 
+def test_benchmark_of_a_graph_function_times_the_whole_call(ops):
+    x, w, b = rand(6, 5), rand(5, 3), rand(3)
+    result = ops.benchmark("mlp", x, w, b, repeat=3)
+    assert len(result.runs) == 3 and 0 < result.min <= result.median
+    with pytest.raises(pyir.Error, match="argument 'b'"):
+        ops.benchmark("mlp", x, w, rand(4))
+
+
+def test_an_unknown_name_lists_the_graph_functions_too(ops):
+    with pytest.raises(pyir.Error, match="no function named 'nope'; it has .*mlp.*reductions"):
+        ops["nope"]
+
+
 def test_legalized_unary_and_binary(ops):
     lib = ops
     x, y = rand(9), rand(9)

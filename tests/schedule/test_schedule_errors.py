@@ -148,6 +148,10 @@ def stale_after_inline(s):
     s.get_loops(b)
 
 
+def annotate_infinite(s):
+    s.annotate(loops(s, "C")[0], "weight", float("inf"))
+
+
 CASES = [
     ("matmul", split_two_none, ["split", "loop i", "at most one factor"]),
     ("static_mm", split_too_small, ["split", "loop i", "not provably at least"]),
@@ -180,6 +184,7 @@ CASES = [
     ("chain", stale_after_fuse, ["split", "loop i", "stale", "l3 = sch.fuse(l1, l2)"]),
     ("chain", stale_after_undo, ["parallel", "stale", "undone"]),
     ("chain", stale_after_inline, ["get_loops", "block \"B\"", "stale", "compute_inline"]),
+    ("matmul", annotate_infinite, ["annotate", "loop i", "'weight' is inf", "must be finite"]),
 ]
 
 

@@ -376,3 +376,20 @@ def test_unmatched_handle_used_as_value():
     """)
     check(err, text, "B[0] = a", "a is a T.handle; it has no value until it is matched",
           "T.match_buffer(a, shape, dtype)")
+
+
+def test_block_name_used_twice():
+    err, text = text_error('''
+        def f(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32")):
+            for i in range(8):
+                with T.block("B"):
+                    vi = T.axis.spatial(8, i)
+                    A[vi] = A[vi] * T.float32(2)
+            for i in range(8):
+                with T.block("B"):   # second
+                    vi = T.axis.spatial(8, i)
+                    B[vi] = A[vi] + T.float32(1)
+        ''')
+    check(err, text, 'with T.block("B"):   # second',
+          f'block name "B" is already used at line {line_of(text, "with T.block")} of prim '
+          "function f", "found by name (sch.get_block)")
