@@ -7,6 +7,7 @@ import dataclasses
 from pyir.ir import (Block, BlockRealize, BufferStore, For, IntImm, Range, SeqStmt, Var, and_,
                      ge, lt, max_, min_, seq, substitute, walk)
 from pyir.ir.node import rewrite
+from pyir.runtime.exprtext import expr_text
 
 from .analysis import (analyzer_for, complete_binding, is_true, reduce_loop_vars,
                        region_in_loops, relax_range)
@@ -361,6 +362,29 @@ def _refresh(body, buf):
                    if isinstance(n, Block) and any(r.buffer is buf for r in n.reads) else None)
 
 
+def _same_domain(prim, subject, realize, producer, dims, pstore, buf):
+    """The producer must store ``buf`` at its own iterators, unguarded, over exactly the
+    points the consumer reads: after inlining, the consumer's store runs over the
+    producer's domain."""
+    pvars = {iv.var: iv for iv in producer.block.iter_vars}
+    pname = f"producer block \"{producer.block.name}\""
+    if not is_true(producer.predicate):
+        raise ScheduleError(prim, subject, f"the {pname} has a predicate", producer)
+    if not all(isinstance(i, Var) and i in pvars for i in pstore.indices) or \
+            len(set(pstore.indices)) != len(pstore.indices):
+        raise ScheduleError(prim, subject, f"the {pname} does not store {buf.name} at its "
+                            "iterators", producer)
+    extent = {iv.var: iv.extent for iv in realize.block.iter_vars}
+    ana = analyzer_for([])
+    for d, (mine, theirs) in enumerate(zip(dims, pstore.indices)):
+        if not ana.can_prove_equal(extent[mine], pvars[theirs].extent):
+            raise ScheduleError(prim, subject, f"the {pname} writes {buf.name} over "
+                                f"[0, {expr_text(pvars[theirs].extent)}) in dimension {d}, but "
+                                f"the block reads it over [0, {expr_text(extent[mine])}): "
+                                "inlined, the block would run over the producer's domain",
+                                realize)
+
+
 def reverse_compute_inline(func, name):
     """Inline an elementwise consumer into the producer of the buffer it reads: the producer
     stores the consumer's result directly, and the intermediate buffer is dropped.
@@ -423,6 +447,7 @@ def reverse_compute_inline(func, name):
     if readers(items[ip], store.buffer) and items[ip] is not items[ib]:
         raise ScheduleError(prim, subject, f"the producer's loops also read {store.buffer.name}",
                             items[ip])
+    _same_domain(prim, subject, realize, producer, dims, pstore, buf)
     mapping = dict(zip(dims, pstore.indices))
     value = replace_loads(store.value, buf, lambda _ld: pstore.value)
     new_store = BufferStore(store.buffer, substitute(value, mapping),

@@ -230,3 +230,63 @@ def test_error_shows_the_ir_concerned():
 def test_error_is_a_pyir_error():
     import pyir
     assert issubclass(ScheduleError, pyir.Error)
+
+
+def test_reverse_compute_inline_of_a_consumer_over_fewer_points_than_its_producer():
+    """Inlined, C's store would run over B's n + 4 points and write C out of bounds."""
+    from pyir.script import tensor as T
+    from pyir.schedule import Schedule
+
+    @T.prim_func
+    def f(A: T.Buffer(("n",), "float32"), D: T.Buffer(("n",), "float32")):
+        B = T.alloc_buffer((n + 4,), "float32")
+        C = T.alloc_buffer((n,), "float32")
+        for i in range(n + 4):
+            with T.block("B"):
+                vi = T.axis.spatial(n + 4, i)
+                B[vi] = T.float32(2)
+        for i in range(n):
+            with T.block("C"):
+                vi = T.axis.spatial(n, i)
+                C[vi] = B[vi] + A[vi]
+        for i in range(n):
+            with T.block("D"):
+                vi = T.axis.spatial(n, i)
+                D[vi] = C[vi] * T.float32(3)
+
+    rec = _Recorder(Schedule(f))
+    with pytest.raises(ScheduleError, match=r'reverse_compute_inline: block "C": the producer '
+                       r'block "B" writes B over \[0, n \+ 4\) in dimension 0, but the block '
+                       r"reads it over \[0, n\)"):
+        rec.reverse_compute_inline(rec.get_block("C"))
+    assert rec.sch.mod is rec.before[0]
+
+
+RCI_SRC = '''
+from pyir.script import tensor as T
+
+@T.prim_func
+def f(A: T.Buffer((8,), "float32"), C: T.Buffer((8,), "float32")):
+    B = T.alloc_buffer((8,), "float32")
+    for i in range(8):
+        with T.block("B"):
+            vi = T.axis.spatial(8, i)
+            {where}B[{index}] = A[vi] * T.float32(2)
+    for i in range(8):
+        with T.block("C"):
+            vi = T.axis.spatial(8, i)
+            C[vi] = B[vi] + T.float32(1)
+'''
+
+
+@pytest.mark.parametrize("where, index, words", [
+    ("T.where(i < 6)\n            ", "vi", 'the producer block "B" has a predicate'),
+    ("", "7 - vi", 'the producer block "B" does not store B at its iterators'),
+])
+def test_reverse_compute_inline_needs_a_producer_over_its_own_iterators(where, index, words):
+    from pyir.schedule import Schedule
+    from pyir.script import from_source
+    rec = _Recorder(Schedule(from_source(RCI_SRC.format(where=where, index=index))))
+    with pytest.raises(ScheduleError, match=words):
+        rec.reverse_compute_inline(rec.get_block("C"))
+    assert rec.sch.mod is rec.before[0]
