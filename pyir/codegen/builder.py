@@ -262,6 +262,7 @@ class Builder(ir.IRBuilder):
             self._writes[key] = self._writes.get(key, 0) + 1
 
     fcmp_ordered = _numbered(ir.IRBuilder.fcmp_ordered)
+    fcmp_unordered = _numbered(ir.IRBuilder.fcmp_unordered)
     sitofp = _numbered(ir.IRBuilder.sitofp)
     insert_element = _numbered(ir.IRBuilder.insert_element)
     shuffle_vector = _numbered(ir.IRBuilder.shuffle_vector)

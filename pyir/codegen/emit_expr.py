@@ -235,8 +235,10 @@ class ExprEmitter:
         if e.op == "div":
             return bld.fdiv(a, b)
         if e.op in ("min", "max"):
-            less = self.compare("lt" if e.op == "min" else "gt", a, b, d)
-            return bld.select(less, a, b)
+            take_a = self.compare("lt" if e.op == "min" else "gt", a, b, d)
+            if dt.is_float(d):   # NaN in, NaN out, from either side (numpy's maximum)
+                take_a = bld.or_(take_a, bld.fcmp_unordered("uno", a, a))
+            return bld.select(take_a, a, b)
         if e.op in _ICMP_SIGNED:
             return self.compare(e.op, a, b, d)
         return bld.and_(a, b) if e.op == "and" else bld.or_(a, b)

@@ -128,9 +128,15 @@ class _Generator:
 
 # ---------------------------------------------------------------- text generation
 def _lit(dtype, value):
+    """``value`` ("0", "inf" or "-inf") as a literal of ``dtype``: an infinity is the
+    smallest or largest value of an integer dtype."""
     if value in ("inf", "-inf"):
-        big = float(np.finfo(dtype).max)
-        value = repr(-big if value == "-inf" else big)
+        if dtype == "bool":
+            return f"T.bool({value == 'inf'})"
+        if np.issubdtype(np.dtype(dtype), np.integer):
+            info = np.iinfo(dtype)
+            return f"T.{dtype}({info.max if value == 'inf' else info.min})"
+        return f'T.{dtype}("{value}")'
     return f"T.{dtype}({value})"
 
 
@@ -210,7 +216,8 @@ def _matmul(sinfos, out):
     sig = (f"({_buffer('A', ['n', 'k'], d)}, {_buffer('B', ['k', 'm'], d)}, "
            f"{_buffer('C', ['n', 'm'], d)}):\n")
     return sig + _nest(["n", "m", "k"], "SSR", "C", [
-        "with T.init():", f"    C[v0, v1] = {_lit(d, 0)}", "C[v0, v1] = C[v0, v1] + A[v0, v2] * B[v2, v1]"])
+        "with T.init():", f"    C[v0, v1] = {_lit(d, 0)}",
+        "C[v0, v1] = C[v0, v1] + A[v0, v2] * B[v2, v1]"])
 
 
 def _softmax(op, x, axis):

@@ -274,6 +274,50 @@ def test_an_unknown_name_lists_the_graph_functions_too(ops):
         ops["nope"]
 
 
+def _max_min_module(dtype):
+    @I.ir_module
+    class MaxMin:
+        @R.function
+        def main(x: R.Tensor(("n", "m"), dtype), y: R.Tensor(("n", "m"), dtype)):
+            with R.dataflow():
+                a = R.max(x, axis=1)
+                b = R.min(x, axis=1)
+                c = R.maximum(x, y)
+                d = R.minimum(x, y)
+                R.output(a, b, c, d)
+            return (a, b, c, d)
+    return MaxMin
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int8", "uint8", "int32", "int64"])
+def test_max_and_min_match_numpy_at_the_edges(dtype):
+    """Integer reductions start from the dtype's extremes (their legalization once failed
+    inside numpy.finfo); float ones from -inf/inf, and NaN propagates as in numpy (a row of
+    -inf gave the largest negative float; max(nan, 2) gave 2)."""
+    if np.issubdtype(np.dtype(dtype), np.floating):
+        x = np.array([[-np.inf, -np.inf], [np.nan, 2], [2, np.nan], [np.inf, 1]], dtype)
+    else:
+        lo, hi = np.iinfo(dtype).min, np.iinfo(dtype).max
+        x = np.array([[lo, lo], [hi, hi], [3, lo], [hi, 0]], dtype)
+    y = x[::-1].copy()
+    a, b, c, d = pyir.build(_max_min_module(dtype))["main"](x, y)
+    np.testing.assert_array_equal(a, x.max(1))
+    np.testing.assert_array_equal(b, x.min(1))
+    np.testing.assert_array_equal(c, np.maximum(x, y))
+    np.testing.assert_array_equal(d, np.minimum(x, y))
+
+
+def test_relu_of_nan_is_nan():
+    @I.ir_module
+    class Relu:
+        @R.function
+        def main(x: R.Tensor(("n",), "float32")):
+            return R.nn.relu(x)
+
+    x = np.array([np.nan, -1, 2, -np.inf] * 5, "float32")
+    np.testing.assert_array_equal(pyir.build(Relu)["main"](x), np.maximum(x, 0))
+
+
 def test_legalized_unary_and_binary(ops):
     lib = ops
     x, y = rand(9), rand(9)
