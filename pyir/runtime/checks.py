@@ -66,19 +66,30 @@ def scalar_type_error(info, i, a):
 def scalar_error(info, args):
     """The error for a scalar argument that does not fit its dtype."""
     for i, (p, a) in enumerate(zip(info.params, args)):
-        if p.kind != "scalar" or p.dtype in ("bool", "float64"):
-            continue
-        if p.dtype.startswith("float"):
-            limit = float(np.finfo(p.dtype).max)
-            if abs(float(a)) > limit and np.isfinite(float(a)):
+        if p.kind == "scalar":
+            why = out_of_range(p.dtype, a)
+            if why:
                 return ArgumentValueError(f"{_where(info, i)} is a scalar of dtype {p.dtype}; "
-                                          f"{a!r} is outside its range (±{limit:g})")
-            continue
-        lo, hi = int(np.iinfo(p.dtype).min), int(np.iinfo(p.dtype).max)
-        if not lo <= int(a) <= hi:
-            return ArgumentValueError(f"{_where(info, i)} is a scalar of dtype {p.dtype}; {a!r} "
-                                      f"is outside its range [{lo}, {hi}]")
+                                          f"{why}")
     return Error(f"{info.name}: the scalar arguments could not be stored for the call")
+
+
+def out_of_range(dtype, value):
+    """Why the number ``value`` cannot be stored as a ``dtype`` scalar, or None."""
+    shown = repr(value) if len(repr(value)) <= 40 else repr(value)[:37] + "..."
+    if dtype == "bool":
+        return None
+    if dtype.startswith("float"):
+        limit = float(np.finfo(dtype).max)
+        try:
+            big = abs(float(value)) > limit and np.isfinite(float(value))
+        except OverflowError:
+            big = True
+        return f"{shown} is outside its range (±{limit:g})" if big else None
+    if not isinstance(value, (int, np.integer)):
+        return f"{shown} is not an integer"
+    lo, hi = int(np.iinfo(dtype).min), int(np.iinfo(dtype).max)
+    return None if lo <= int(value) <= hi else f"{shown} is outside its range [{lo}, {hi}]"
 
 
 def dtype_error(info, i, a):

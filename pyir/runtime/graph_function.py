@@ -67,7 +67,8 @@ class GraphFunction:
                      "new_frame": self._new_frame, "native": self._fn, "empty": np.empty,
                      "data_pointer": data_pointer, "fail": self._status_error,
                      "flatten": self._flatten, "finish": self._finish,
-                     "thread_stack": self._thread_stack,
+                     "thread_stack": self._thread_stack, "StructError": struct.error,
+                     "bad_scalars": lambda a: checks.scalar_error(self.info, a),
                      "State": _CallState}
         exec(compile(self.call_source, f"<pyir call of {self.name}>", "exec"),  # noqa: S102
              namespace)
@@ -211,6 +212,9 @@ class GraphFunction:
             if not isinstance(value, (int, float, np.number)) or \
                     isinstance(value, bool) != (sinfo.dtype == "bool"):
                 raise Error(f"{where} {_describe(value)}, expected a {sinfo.dtype} number")
+            why = checks.out_of_range(sinfo.dtype, value)
+            if why:
+                raise Error(f"{where} {_describe(value)}, expected a {sinfo.dtype} number: {why}")
             struct.pack_into("<" + _SLOT_CODE[sinfo.dtype], state.frame,
                              8 * self.plan.slot[structure], value)
             state.held[structure] = value
@@ -295,7 +299,11 @@ def _call_source(gf):
         outs.append(f"o{k}")
     lines += ["    try:", "        buf, address = pool.pop()", "    except IndexError:",
               "        buf, address = new_frame()",
-              f"    pack(buf, 0, *values{''.join(f', data_pointer({o})' for o in outs)})"]
+              "    try:",
+              f"        pack(buf, 0, *values{''.join(f', data_pointer({o})' for o in outs)})",
+              "    except (StructError, OverflowError):",
+              "        pool.append((buf, address))",
+              f"        raise bad_scalars({'flat' if gf._tuples else 'args'}) from None"]
     if gf._sites:
         lines += ["    state = State(buf)", "    stack = thread_stack()", "    stack.append(state)",
                   "    try:",

@@ -318,6 +318,39 @@ def test_relu_of_nan_is_nan():
     np.testing.assert_array_equal(pyir.build(Relu)["main"](x), np.maximum(x, 0))
 
 
+def test_scalars_that_do_not_fit_their_dtype_are_errors():
+    pyir.ffi.register_func("test.big", lambda x: 2 ** 40, override=True)
+    pyir.ffi.register_func("test.three", lambda x: 3.0, override=True)
+
+    @I.ir_module
+    class Scalars:
+        @R.function
+        def big(x: R.Tensor(("n",), "float32")):
+            c = R.call_packed("test.big", x, sinfo_args=R.Prim("int32"))
+            return c
+
+        @R.function
+        def not_int(x: R.Tensor(("n",), "float32")):
+            c = R.call_packed("test.three", x, sinfo_args=R.Prim("int64"))
+            return c
+
+        @R.function
+        def passed(x: R.Tensor(("n",), "float32"), k: R.Prim("int32")):
+            return k
+
+    lib, x = pyir.build(Scalars), np.ones(3, "float32")
+    with pytest.raises(pyir.Error, match=r"'test.big' returned int 1099511627776, expected a "
+                       r"int32 number: 1099511627776 is outside its range \[-2147483648"):
+        lib["big"](x)
+    with pytest.raises(pyir.Error, match="'test.three' returned float 3.0, expected a int64 "
+                       "number: 3.0 is not an integer"):
+        lib["not_int"](x)
+    with pytest.raises(pyir.ArgumentValueError, match="passed: argument 'k' is a scalar of "
+                       "dtype int32; 1099511627776 is outside its range"):
+        lib["passed"](x, 2 ** 40)
+    assert lib["passed"](x, 7) == 7
+
+
 def test_legalized_unary_and_binary(ops):
     lib = ops
     x, y = rand(9), rand(9)

@@ -147,6 +147,11 @@ def test_float32_scalar_overflow(lib):
            words=("axpy", "'alpha'", "float32", "outside its range"))
 
 
+def test_scalar_too_large_for_any_float(lib):
+    raises(ArgumentValueError, lib["axpy"], 10 ** 400, f32(3), f32(3),
+           words=("axpy", "'alpha'", "float32", "10000000000", "...", "outside its range"))
+
+
 def test_entry_condition_reports_numbers(lib):
     raises(ArgumentValueError, lib["window"], f32(10), f32(9),
            words=("window", "X is read up to index p + 1", "m >= p + 2", "m = 10", "p = 9"))
