@@ -175,9 +175,20 @@ def _broadcast(op, a, b):
     return tuple(reversed(out))
 
 
+def _numeric(op, x, float_only=False):
+    """``x`` if ``R.op`` computes on its dtype: no bool (these are arithmetic), and floats
+    only for true division and means."""
+    if x.dtype == "bool":
+        raise IRError(f"R.{op} is arithmetic and does not take bool tensors, got {show(x)}")
+    if float_only and not dt.is_float(x.dtype):
+        raise IRError(f"R.{op} needs float tensors (it divides exactly), not {show(x)}")
+    return x
+
+
 def _infer_elementwise(op, sinfos, attrs):
     a, b = (_tensor(op, s, k) for k, s in enumerate(sinfos))
     _same_dtype(op, a, b)
+    _numeric(op, a, float_only=op == "divide")
     if a.shape is None or b.shape is None:
         ndim = -1 if -1 in (a.ndim, b.ndim) else max(a.ndim, b.ndim)
         return TensorStructInfo(None, a.dtype, ndim)
@@ -185,7 +196,7 @@ def _infer_elementwise(op, sinfos, attrs):
 
 
 def _infer_unary(op, sinfos, attrs):
-    return _tensor(op, sinfos[0], 0)
+    return _numeric(op, _tensor(op, sinfos[0], 0))
 
 
 def _infer_float_unary(op, sinfos, attrs):
@@ -231,7 +242,7 @@ def _normalize_axes(op, x, axes):
 
 
 def _infer_reduce(op, sinfos, attrs):
-    x = _tensor(op, sinfos[0], 0)
+    x = _numeric(op, _tensor(op, sinfos[0], 0), float_only=op == "mean")
     axis, keep = attrs["axis"], attrs["keepdims"]
     if x.ndim == -1:
         return TensorStructInfo(None, x.dtype)

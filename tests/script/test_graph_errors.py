@@ -202,6 +202,24 @@ def test_broadcast_mismatch_names_both_shapes():
         "R.add(x, w)")
 
 
+@pytest.mark.parametrize("call, dtype, words", [
+    ("R.divide(x, x)", "int32", ["R.divide needs float tensors", 'R.Tensor((n,), "int32")']),
+    ("R.mean(x)", "int8", ["R.mean needs float tensors"]),
+    ("R.add(x, x)", "bool", ["R.add is arithmetic and does not take bool tensors"]),
+    ("R.nn.relu(x)", "bool", ["R.nn.relu is arithmetic and does not take bool tensors"]),
+    ("R.sum(x)", "bool", ["R.sum is arithmetic", 'R.Tensor((n,), "bool")']),
+])
+def test_operator_on_a_dtype_it_does_not_compute_on(call, dtype, words):
+    """Refused where it is written (its legalized prim function used to fail to parse,
+    pointing at generated code)."""
+    check(f"""
+        @R.function
+        def f(x: R.Tensor(("n",), "{dtype}")):
+            y = {call}  # <-
+            return y
+        """, words, call)
+
+
 def test_matmul_inner_dimension_mismatch():
     check("""
         @R.function
