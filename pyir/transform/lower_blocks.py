@@ -9,9 +9,10 @@ A reduction whose iterators may have no value at all (a symbolic extent: ``R.sum
 axis of length 0) would then never run its init, leaving the output as it was, where numpy
 gives the identity. Its init runs first instead, under copies of the spatial loops inside
 the outermost reduction loop, right before that loop (what ``decompose_reduction`` does);
-blocks whose loops drive both kinds of iterator, or that sit under other statements inside
-that loop, keep the ``if``. A block lowered to a sequence inside a sequence is
-spliced into it, so no SeqStmt holds another (script text always reads back flat).
+blocks whose loops drive both kinds of iterator, whose spatial loops' ranges depend on a
+reduction loop, or that sit under other statements inside that loop, keep the ``if``.
+A block lowered to a sequence inside a sequence is spliced into it, so no SeqStmt holds
+another (script text always reads back flat).
 """
 
 from functools import reduce
@@ -102,8 +103,10 @@ def _init_first(body):
         loops = [s for s in inner if isinstance(s, S.For)]
         spatial = {v for iv, val in zip(block.iter_vars, realize.iter_values)
                    if iv.kind == "S" for v in vars_of(val)}
-        if any(lp.loop_var in spatial and lp.loop_var in reduce_vars for lp in loops):
-            continue
+        if any(lp.loop_var in spatial and lp.loop_var in reduce_vars or (
+                lp.loop_var not in reduce_vars and not reduce_vars.isdisjoint(
+                    vars_of(lp.start) | vars_of(lp.extent))) for lp in loops):
+            continue   # a loop drives both kinds, or a spatial one's range needs a reduce one
         fresh = {lp.loop_var: E.Var(lp.loop_var.name, lp.loop_var.dtype)
                  for lp in loops if lp.loop_var not in reduce_vars}
         binding = {iv.var: substitute(v, fresh) for iv, v in zip(block.iter_vars,
