@@ -45,6 +45,8 @@ from pyir.ir import (
     walk,
 )
 
+from pyir.arith.region import detect_linear
+
 from .analysis import analyzer_for
 from .blockize import blockize
 from .errors import ScheduleError
@@ -230,18 +232,21 @@ def match(func, loop_var, intrin, prim="tensorize"):
     ana = analyzer_for(loops)
     d_ana = analyzer_for(d_loops)
     stride_vals = {}
-    bases = {}
+    firsts = {}   # description buffer -> (its access, the block's) at the inner loops' start
+    inner_vars = {x.loop_var for x in inner}
     for da, sa in pairs:
         s_off = ana.simplify(_flat_offset(sa, sa.buffer.shape))
         d_off = d_ana.simplify(_flat_offset(da, da.buffer.shape))
         for lp, dl in zip(inner, d_loops):
-            s_c = ana.simplify(substitute(s_off, {lp.loop_var: IntImm(1)})
-                               - substitute(s_off, {lp.loop_var: IntImm(0)}))
-            d_c = d_ana.simplify(substitute(d_off, {dl.loop_var: IntImm(1)})
-                                 - substitute(d_off, {dl.loop_var: IntImm(0)}))
-            if any(v in {x.loop_var for x in inner} for v in _vars(s_c)):
+            s_lin = detect_linear(s_off, lp.loop_var, ana)
+            d_lin = detect_linear(d_off, dl.loop_var, d_ana)
+            if s_lin is None or inner_vars & _vars(s_lin[0]):
                 raise ScheduleError(prim, subject, f"{sa.buffer.name} is not accessed "
                                     f"linearly in loop {lp.loop_var.name}", loop)
+            if d_lin is None:
+                raise ScheduleError(prim, subject, f"the description's {da.buffer.name} is "
+                                    f"not accessed linearly in loop {dl.loop_var.name}", loop)
+            s_c, d_c = s_lin[0], d_lin[0]
             if isinstance(d_c, Var):
                 prev = stride_vals.setdefault(d_c, s_c)
                 if not ana.can_prove_equal(prev, s_c):
@@ -253,8 +258,25 @@ def match(func, loop_var, intrin, prim="tensorize"):
                                     f"description's {da.buffer.name} moves by {_expr(d_c)} per "
                                     f"step of {dl.loop_var.name}", loop)
         zero = {lp.loop_var: IntImm(0) for lp in inner}
-        bases[da.buffer] = BufferLoad(sa.buffer, tuple(ana.simplify(substitute(i, zero))
-                                                       for i in sa.indices))
+        d_zero = {dl.loop_var: IntImm(0) for dl in d_loops}
+        here = (d_ana.simplify(substitute(d_off, d_zero)), ana.simplify(substitute(s_off, zero)),
+                sa, zero)
+        first = firsts.setdefault(da.buffer, here)
+        # Every access of a description buffer lies where the description has it relative
+        # to the first (C read and written at one place; not one 16 rows away).
+        moved = substitute(d_ana.simplify(here[0] - first[0]), stride_vals)
+        if not ana.can_prove_equal(ana.simplify(here[1] - first[1]), moved):
+            raise ScheduleError(prim, subject, f"the block accesses {sa.buffer.name} at "
+                                f"{_expr(ana.simplify(here[1] - first[1]))} elements from its "
+                                f"first access where the description's {da.buffer.name} is at "
+                                f"{_expr(moved)}", loop)
+    bases = {}
+    for dbuf, (d0, _, sa, zero) in firsts.items():
+        if not d_ana.can_prove_equal(d0, 0):
+            raise ScheduleError(prim, subject, f"the description's first access of "
+                                f"{dbuf.name} is not its first element", loop)
+        bases[dbuf] = BufferLoad(sa.buffer, tuple(ana.simplify(substitute(i, zero))
+                                                  for i in sa.indices))
     return {"loop": loop, "lpath": lpath, "block": name, "inner": inner, "bmap": bmap,
             "bases": bases, "strides": stride_vals, "predicate": realize.predicate,
             "analyzer": ana}
@@ -290,6 +312,15 @@ def _call(intrin, m):
                             f"the kernel takes {len(impl_bufs)} buffers, the description "
                             f"{len(desc_bufs)}")
     to_desc = dict(zip(impl_bufs, desc_bufs))
+    for kb, db in to_desc.items():
+        if kb.dtype != db.dtype:
+            raise ScheduleError("tensorize", f"intrinsic \"{intrin.name}\"",
+                                f"the kernel's buffer {kb.name} is {kb.dtype}, the "
+                                f"description's {db.name} is {db.dtype}")
+        if db not in m["bases"]:
+            raise ScheduleError("tensorize", f"intrinsic \"{intrin.name}\"",
+                                f"the description's buffer {db.name} is not accessed by its "
+                                "computation")
     by_name = {s.name: v for s, v in m["strides"].items()}
     args = []
     for a in template.value.args[1:]:

@@ -253,6 +253,104 @@ def test_tensorize_mismatched_layout_says_what_differs(intrin):
         sch.tensorize(i1, M.INTRIN)
 
 
+def test_tensorize_refuses_an_access_that_is_not_linear_in_the_tile(intrin):
+    """B packed in 16-wide panels: j_1's 32 columns are two runs a panel apart. The stride
+    of one step (1) matches the kernel's, and was once all that was compared: the kernel
+    then read 32 contiguous floats."""
+    sch = Schedule(M.matmul_func(None))
+    c = sch.get_block("C")
+    bp = sch.cache_read(c, "B", "global")
+    sch.transform_layout(bp, ("write", 0), "k, j -> j // 16, k, j % 16")
+    i, j, k = sch.get_loops(c)
+    i0, i1 = sch.split(i, factors=[None, 7])
+    j0, j1 = sch.split(j, factors=[None, 32])
+    sch.reorder(i0, j0, k, i1, j1)
+    cw = sch.cache_write(c, 0, "local")
+    sch.reverse_compute_at(cw, j0)
+    sch.decompose_reduction(c, k)
+    sch.transform_layout(cw, ("read", 0), "i, j -> i // 7, j // 32, i % 7, j % 32")
+    before = sch.mod
+    with pytest.raises(ScheduleError, match="B_global is not accessed linearly in loop j_1"):
+        sch.tensorize(i1, M.INTRIN)
+    assert sch.mod is before
+
+
+SHIFTED_SRC = '''
+from pyir.script import tensor as T
+
+@T.prim_func
+def shifted(A: T.Buffer((7, 5), "float32"), B: T.Buffer((5, 32), "float32"),
+            C: T.Buffer((14, 32), "float32")):
+    for r, i, j in T.grid(5, 7, 32):
+        with T.block("C"):
+            vr = T.axis.reduce(5, r)
+            vi, vj = T.axis.remap("SS", [i, j])
+            C[vi, vj] = C[vi + 7, vj] + A[vi, vr] * B[vr, vj]
+'''
+
+
+def test_tensorize_refuses_a_buffer_read_and_written_at_different_places(intrin):
+    """The description reads and writes C at one place; this block reads it 7 rows below
+    where it writes (only one of the two bases could be passed)."""
+    sch = Schedule(from_source(SHIFTED_SRC))
+    r, i, j = sch.get_loops(sch.get_block("C"))
+    with pytest.raises(ScheduleError, match="the block accesses C at -?224 elements from its "
+                       "first access where the description's C is at 0"):
+        sch.tensorize(i, M.INTRIN)
+
+
+def _declare_kernel(name, c_dtype="float32", extra=False):
+    from pyir.ffi import extern
+    from pyir.script import tensor as T
+    ir = M.ukernel_ir(7, 32, M.vector_lanes())
+
+    if extra:
+        def kernel(C: T.Buffer((7, 32), c_dtype), A: T.Buffer((7, "lda"), "float32"),
+                   B: T.Buffer((1, 32), "float32"), D: T.Buffer((4,), "float32"),
+                   lda: T.int64): ...
+    else:
+        def kernel(C: T.Buffer((7, 32), c_dtype), A: T.Buffer((7, "lda"), "float32"),
+                   B: T.Buffer((1, 32), "float32"), lda: T.int64): ...
+    extern(name, llvm_ir=ir, override=True)(kernel)
+
+
+def test_tensorize_refuses_a_kernel_of_another_dtype(intrin):
+    from pyir.schedule import register_tensor_intrin
+    _declare_kernel("test.f64_kernel", c_dtype="float64")
+    register_tensor_intrin("test.f64", from_source(M.UKERNEL_DESC_SRC.format(rows=7, cols=32)),
+                           "test.f64_kernel", override=True)
+    sch, i1 = _before_tensorize()
+    with pytest.raises(ScheduleError, match="the kernel's buffer C is float64, the "
+                       "description's C is float32"):
+        sch.tensorize(i1, "test.f64")
+
+
+def test_tensorize_refuses_a_description_buffer_its_computation_does_not_use(intrin):
+    from pyir.schedule import register_tensor_intrin
+    _declare_kernel("test.extra_kernel", extra=True)
+    desc = from_source(M.UKERNEL_DESC_SRC.format(rows=7, cols=32).replace(
+        'B: T.Buffer((1, 32), "float32")', 'B: T.Buffer((1, 32), "float32"), '
+        'D: T.Buffer((4,), "float32")'))
+    register_tensor_intrin("test.extra", desc, "test.extra_kernel", override=True)
+    sch, i1 = _before_tensorize()
+    with pytest.raises(ScheduleError, match="the description's buffer D is not accessed by "
+                       "its computation"):
+        sch.tensorize(i1, "test.extra")
+
+
+@pytest.mark.parametrize("a_access, words", [
+    ("A[vi, 1]", "the description's first access of A is not its first element"),
+    ("A[vi // 2, 0]", "the description's A is not accessed linearly in loop i"),
+])
+def test_tensorize_refuses_a_description_it_cannot_map(intrin, a_access, words):
+    from pyir.schedule import register_tensor_intrin
+    desc = from_source(M.UKERNEL_DESC_SRC.format(rows=7, cols=32).replace("A[vi, 0]", a_access))
+    register_tensor_intrin("test.odd_desc", desc, "bench.ukernel_7x32.impl", override=True)
+    sch, i1 = _before_tensorize()
+    with pytest.raises(ScheduleError, match=words):
+        sch.tensorize(i1, "test.odd_desc")
+
+
 def test_tensorize_unknown_intrinsic(intrin):
     sch, i1 = _before_tensorize()
     with pytest.raises(ScheduleError, match="no tensor intrinsic"):
