@@ -34,10 +34,39 @@ def prepare(llvm_ir, target, opt_level, reloc="default", what="module"):
         raise Error(f"LLVM rejected the IR of {what}: {e}") from None
 
 
+#: Compiler runtime functions LLVM's machine code may call (float16 conversions without a
+#: machine instruction, e.g. float64 -> float16), taken from libgcc_s when present.
+RUNTIME_HELPERS = ("__truncdfhf2", "__truncsfhf2", "__extendhfsf2", "__extendhfdf2",
+                   "__powisf2", "__powidf2")
+_helpers_added = False
+
+
+def _add_runtime_helpers():
+    """Give the JIT the `RUNTIME_HELPERS` (unresolved, a call jumped to address 0)."""
+    global _helpers_added
+    if _helpers_added:
+        return
+    import ctypes
+    import ctypes.util
+
+    import llvmlite.binding as llvm
+    _helpers_added = True
+    try:
+        lib = ctypes.CDLL(ctypes.util.find_library("gcc_s") or "libgcc_s.so.1")
+    except OSError:
+        return
+    for name in RUNTIME_HELPERS:
+        fn = getattr(lib, name, None)
+        if fn is not None:
+            llvm.add_symbol(name, ctypes.cast(fn, ctypes.c_void_p).value)
+
+
 def register_symbols(llvm_ir, symbols):
     """Make the names ``llvm_ir`` calls outside itself resolvable by the JIT: the thread
-    pool's ``pyir_parallel_for`` and ``symbols`` (name -> address of an extern kernel)."""
+    pool's ``pyir_parallel_for``, the compiler runtime's helpers, and ``symbols`` (name ->
+    address of an extern kernel)."""
     import llvmlite.binding as llvm
+    _add_runtime_helpers()
     if "pyir_parallel_for" in llvm_ir:
         from .threadpool import ensure_jit_pool
         ensure_jit_pool()

@@ -223,6 +223,34 @@ def test_narrow_integer_comparisons_match_numpy(dtype, op, vectorized):
     np.testing.assert_array_equal(out, expected)
 
 
+CAST_SRC = """
+from pyir.script import tensor as T
+
+@T.prim_func
+def cast(A: T.Buffer(("n",), "{src}"), B: T.Buffer(("n",), "{dst}")):
+    for i in range(n):
+        with T.block("B"):
+            vi = T.axis.spatial(n, i)
+            B[vi] = T.cast(A[vi], "{dst}")
+"""
+
+
+@pytest.mark.parametrize("vectorized", [True, False])
+@pytest.mark.parametrize("src, dst", [("float64", "float16"), ("float16", "float64"),
+                                      ("float32", "float16")])
+def test_float16_conversions_match_numpy(src, dst, vectorized):
+    """float64 -> float16 has no machine instruction: LLVM calls the compiler runtime's
+    __truncdfhf2, which the JIT did not know (the call jumped to address 0)."""
+    values = [0.5, 1.5, 3.0, 1 + 2 ** -11 + 2 ** -40, 1 + 2 ** -11, 65519.0, 65520.0, 1e-8,
+              -2.5, 6e-5]
+    with np.errstate(over="ignore"):
+        a = np.array(values * 3, src)
+        out = np.zeros(a.shape, dst)
+        func = pyir.script.from_source(CAST_SRC.format(src=src, dst=dst))
+        pyir.build(func, default_schedule=vectorized)["cast"](a, out)
+        np.testing.assert_array_equal(out, a.astype(dst))
+
+
 def test_unrolled_loop():
     n = Var("n")
     A, B = Buffer("A", (n, 4), "float32"), Buffer("B", (n, 4), "float32")
