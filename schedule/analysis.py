@@ -4,7 +4,7 @@ between blocks that decide whether loops may be reordered or run in parallel."""
 
 from pyir.arith import Analyzer
 from pyir.arith.region import detect_linear
-from pyir.ir import (Binary, BufferLoad, Call, For, IntImm, Range, Var, conjuncts, substitute,
+from pyir.ir import (Binary, BufferLoad, Call, For, IntImm, Range, Var, conjuncts, ge, substitute,
                      walk)
 from pyir.script.parser.tensor_regions import infer_regions as infer
 
@@ -153,7 +153,9 @@ def iteration_conflict(root, outer_loops, moved, allow_reduce_reorder):
     loops, at the same region by every block touching it (regions relaxed over the other
     loops below ``root``). A block whose reduction iterators depend on a moved loop is
     allowed (``allow_reduce_reorder``: reductions are reassociated) only while it is the
-    only block touching its output.
+    only block touching its output. Iterations that run at the same time (parallel and
+    vectorized loops: ``allow_reduce_reorder`` False) must also write disjoint parts of
+    every buffer.
     """
     moved = set(moved)
     raw = {}
@@ -194,7 +196,31 @@ def iteration_conflict(root, outer_loops, moved, allow_reduce_reorder):
                 return (f"blocks \"{first[0].name}\" and \"{other[0].name}\" access "
                         f"{buf.name} at regions that differ between iterations, so their "
                         "order matters")
+        if not allow_reduce_reorder:
+            write = next(a for a in accs if a[2])
+            for var in moved:
+                if not _disjoint_steps(relax(write), buf.shape, var, write[4].get()):
+                    return (f"block \"{write[0].name}\" writes parts of {buf.name} that "
+                            f"iterations of loop {var.name} share, so they would write them "
+                            "at the same time")
     return None
+
+
+def _disjoint_steps(region, shape, var, ana):
+    """Whether the region (in terms of ``var``) of one step of ``var`` ends before that of
+    the next step starts: in some dimension, or in row-major order over the buffer's
+    ``shape`` (a fused loop writes ``D[f // 64, f % 64]``)."""
+    if any(r is None for r in region):
+        return False
+    step = {var: var + 1}
+    for r in region:
+        if uses(r.start, [var]) and ana.can_prove(ge(substitute(r.start, step),
+                                                     r.start + r.extent)):
+            return True
+    first, last = IntImm(0), IntImm(0)
+    for r, extent in zip(region, shape):
+        first, last = first * extent + r.start, last * extent + r.start + r.extent - 1
+    return uses(first, [var]) and ana.can_prove(ge(substitute(first, step), last + 1))
 
 
 class _LazyAnalyzer:

@@ -290,3 +290,58 @@ def test_reverse_compute_inline_needs_a_producer_over_its_own_iterators(where, i
     with pytest.raises(ScheduleError, match=words):
         rec.reverse_compute_inline(rec.get_block("C"))
     assert rec.sch.mod is rec.before[0]
+
+
+OVERWRITE_SRC = '''
+from pyir.script import tensor as T
+
+@T.prim_func
+def last_row(A: T.Buffer(("n", 64), "float32"), B: T.Buffer((64,), "float32")):
+    for i, j in T.grid(n, 64):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            B[vj] = A[vi, vj]
+'''
+
+HALO_SRC = '''
+from pyir.script import tensor as T
+
+@T.prim_func
+def pairs(A: T.Buffer(("n", 64), "float32"), C: T.Buffer(("n", 64), "float32")):
+    B = T.alloc_buffer((n, 64), "float32")
+    for i, j in T.grid(n, 64):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            B[vi, vj] = A[vi, vj] * T.float32(2)
+    for i, j in T.grid(n, 64):
+        with T.block("C"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            C[vi, vj] = T.if_then_else(vi >= 1, B[vi - 1, vj], T.float32(0)) + B[vi, vj]
+'''
+
+
+@pytest.mark.parametrize("prim", ["parallel", "vectorize"])
+def test_iterations_that_write_the_same_elements_cannot_run_at_the_same_time(prim):
+    """Every i writes all of B (serially, the last row wins): run at once, they race."""
+    from pyir.schedule import Schedule
+    from pyir.script import from_source
+    rec = _Recorder(Schedule(from_source(OVERWRITE_SRC)))
+    i, _ = rec.get_loops(rec.get_block("B"))
+    with pytest.raises(ScheduleError, match=f'{prim}: loop i .*block "B" writes parts of B that '
+                       "iterations of loop i share, so they would write them at the same time"):
+        getattr(rec, prim)(i)
+    assert rec.sch.mod is rec.before[0]
+
+
+def test_a_producer_computed_with_a_halo_cannot_run_in_parallel():
+    """Iteration i computes rows i - 1 and i of B: neighbours write row i both."""
+    from pyir.schedule import Schedule
+    from pyir.script import from_source
+    sch = Schedule(from_source(HALO_SRC))
+    i, _ = sch.get_loops(sch.get_block("C"))
+    sch.compute_at(sch.get_block("B"), i)
+    rec = _Recorder(sch)
+    with pytest.raises(ScheduleError, match='block "B" writes parts of B that iterations of '
+                       "loop i share"):
+        rec.parallel(i)
+    assert rec.sch.mod is rec.before[0]
