@@ -22,8 +22,7 @@ class IRModule(Node):
     def from_dict(functions, attrs=()):
         """A module of ``functions`` (name -> function), each renamed to its key if needed
         (as `with_function` does)."""
-        return IRModule(tuple((n, f if f.name == n else dataclasses.replace(f, name=n))
-                              for n, f in functions.items()), tuple(attrs))
+        return IRModule(tuple((n, _named(n, f)) for n, f in functions.items()), tuple(attrs))
 
     def __getitem__(self, name):
         for n, f in self.functions:
@@ -50,8 +49,7 @@ class IRModule(Node):
     def with_function(self, name, func):
         """A module with ``name`` bound to ``func`` (replacing it in place, or appended);
         the function is renamed to ``name`` if needed."""
-        if func.name != name:
-            func = dataclasses.replace(func, name=name)
+        func = _named(name, func)
         if name in self:
             funcs = tuple((n, func if n == name else f) for n, f in self.functions)
         else:
@@ -60,3 +58,11 @@ class IRModule(Node):
 
     def without(self, name):
         return IRModule(tuple((n, f) for n, f in self.functions if n != name), self.attrs)
+
+
+def _named(name, func):
+    """``func`` (a prim or graph function) named ``name``."""
+    if not isinstance(name, str) or not (isinstance(func, Node) and hasattr(func, "params")):
+        raise Error(f"an IRModule maps names (str) to prim or graph functions, got "
+                    f"{name!r}: {type(func).__name__}")
+    return func if func.name == name else dataclasses.replace(func, name=name)

@@ -33,7 +33,10 @@ class _Matcher:
                 self.match(x, y, f"{path}[{i}]")
             return
         if not isinstance(a, Node) or not isinstance(b, Node):
-            if isinstance(a, Node) or isinstance(b, Node) or type(a) is not type(b) or a != b:
+            # Floats compare as written, as they hash: -0.0 is not 0.0 (x * -0.0 differs
+            # from x * 0.0), and a NaN constant equals itself.
+            if isinstance(a, Node) or isinstance(b, Node) or type(a) is not type(b) or (
+                    repr(a) != repr(b) if isinstance(a, float) else a != b):
                 raise _Diff(path, a, b, "values differ")
             return
         if type(a) is not type(b):

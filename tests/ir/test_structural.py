@@ -34,6 +34,16 @@ def test_differences_are_found(change):
     assert structural_hash(a) != structural_hash(b)
 
 
+def test_float_constants_compare_as_they_hash():
+    """-0.0 is not 0.0 (x * -0.0 and x * 0.0 differ in sign), and a NaN constant is equal to
+    itself (a module holding one was not equal to itself, nor to its parsed print)."""
+    neg, pos = copy_func(value=-0.0), copy_func(value=0.0)
+    assert not structural_equal(neg, pos) and structural_hash(neg) != structural_hash(pos)
+    nan = copy_func(value=float("nan"))
+    assert structural_equal(nan, nan) and structural_equal(nan, copy_func(value=float("nan")))
+    assert_structural_equal(pyir.script.from_source(nan.script()), nan)
+
+
 def test_variables_must_correspond_one_to_one():
     x, y = Var("x"), Var("y")
     p, q = Var("p"), Var("q")
