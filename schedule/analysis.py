@@ -7,6 +7,7 @@ from pyir.arith.region import detect_linear
 from pyir.ir import (Binary, BufferLoad, Call, For, IntImm, Range, Var, conjuncts, ge, substitute,
                      walk)
 from pyir.script.parser.tensor_regions import infer_regions as infer
+from pyir.transform.linear import coefficient
 
 from .tree import realizes_under
 
@@ -199,11 +200,24 @@ def iteration_conflict(root, outer_loops, moved, allow_reduce_reorder):
         if not allow_reduce_reorder:
             write = next(a for a in accs if a[2])
             for var in moved:
+                if _point_moves_with(write[1], var, write[5]):
+                    continue
                 if not _disjoint_steps(relax(write), buf.shape, var, write[4].get()):
                     return (f"block \"{write[0].name}\" writes parts of {buf.name} that "
                             f"iterations of loop {var.name} share, so they would write them "
                             "at the same time")
     return None
+
+
+def _point_moves_with(region, var, relax_vars):
+    """Whether, in some dimension, the region is the one index ``c * var + rest`` (``c`` a
+    nonzero constant, ``rest`` free of the loops relaxed over): each step of ``var`` then
+    writes its own index there. The cheap answer for most blocks (``C[i, j]``)."""
+    for r in region:
+        if isinstance(r.extent, IntImm) and r.extent.value == 1 and coefficient(r.start, var) \
+                and not uses(r.start, relax_vars):
+            return True
+    return False
 
 
 def _disjoint_steps(region, shape, var, ana):
