@@ -22,7 +22,7 @@ from ..codegen.abi import (
     evaluate,
 )
 from ..errors import ArgumentTypeError, ArgumentValueError, Error
-from ..ir.graph import PrimStructInfo, TensorStructInfo, TupleStructInfo
+from ..ir.graph import PrimStructInfo, ShapeStructInfo, TensorStructInfo, TupleStructInfo
 from ..ir.ops import show
 from ..transform.graph_plan import leaves_of
 from . import checks
@@ -34,10 +34,11 @@ _CALLBACK = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_int64, ctypes.c_void_p)
 
 
 class _CallState:
-    __slots__ = ("error", "frame", "held", "late")
+    __slots__ = ("error", "frame", "held", "late", "passed")
 
     def __init__(self, frame):
         self.frame, self.held, self.late, self.error = frame, {}, {}, None
+        self.passed = []   # the arrays the packed function being stored was given
 
 
 class GraphFunction:
@@ -125,6 +126,8 @@ class GraphFunction:
             return state.late[structure]
         leaf = self.plan.leaves[structure]
         root = leaf.alias_of if leaf.alias_of >= 0 else structure
+        if root in self._output_index:   # a match_cast of an output
+            return outs[self._output_index[root]]
         if root in self._input_index:
             value = flat[self._input_index[root]]
             return np.array(value, copy=True) if isinstance(value, np.ndarray) else value
@@ -196,7 +199,9 @@ class GraphFunction:
         from ..ffi.registry import get_global_func
         env = self._env(frame)
         f = get_global_func(step.info["func"])
-        result = f(*[self._argument(a, state, frame, env) for a in step.args])
+        args = [self._argument(a, state, frame, env) for a in step.args]
+        result = f(*args)
+        state.passed = [a for a in args if isinstance(a, np.ndarray)]
         self._store(step, step.outs, step.info["sinfo"], result, state, frame, env, "")
 
     def _store(self, step, structure, sinfo, value, state, frame, env, path):
@@ -228,8 +233,22 @@ class GraphFunction:
                     e is not None and e != s for e, s in zip(expected, value.shape)):
                 raise Error(f"{where} an array of shape {value.shape} and dtype {value.dtype}, "
                             f"expected {show(sinfo)}" + _evaluated(expected))
-            value = np.ascontiguousarray(value)
+            # Memory the plan does not own: an argument (or a view of one) handed back would
+            # share storage the plan reuses for later bindings, or the caller's input.
+            if not (value.flags.c_contiguous and value.flags.owndata) or any(
+                    np.may_share_memory(value, a) for a in state.passed):
+                value = value.copy(order="C")
             frame[self.plan.slot[structure]] = data_pointer(value)
+        elif isinstance(sinfo, ShapeStructInfo):
+            expected = [] if sinfo.values is None else _expected(
+                TensorStructInfo(sinfo.values, "int64"), env)
+            if not (isinstance(value, (tuple, list)) and all(
+                    isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in value)
+                    and (sinfo.ndim == -1 or len(value) == sinfo.ndim)
+                    and all(e is None or e == v for e, v in zip(expected, value))):
+                raise Error(f"{where} {_describe(value)}, expected a shape {show(sinfo)}"
+                            + _evaluated(expected))
+            value = tuple(int(v) for v in value)
         state.held[structure] = value
 
     def _site_match_cast(self, step, state, frame):

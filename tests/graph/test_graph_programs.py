@@ -359,3 +359,70 @@ def test_legalized_unary_and_binary(ops):
     c = np.minimum(np.tanh(b), -y)
     d = c - c.max() - np.log(np.exp(c - c.max()).sum())
     np.testing.assert_allclose(lib["unary"](x, y), d, rtol=1e-4, atol=1e-5)
+
+
+@I.ir_module
+class Handed:
+    @T.prim_func
+    def rev(X: T.Buffer(("n",), "float32"), Y: T.Buffer(("n",), "float32")):
+        for i in range(n):
+            with T.block("Y"):
+                vi = T.axis.spatial(n, i)
+                Y[vi] = X[n - 1 - vi]
+
+    @R.function
+    def back(x: R.Tensor(("n",), "float32")):
+        a = R.call_tir(cls.rev, (x,), out_sinfo=R.Tensor((n,), "float32"))
+        o = R.call_packed("test.ident", a, sinfo_args=R.Tensor((n,), "float32"))
+        b = R.call_tir(cls.rev, (o,), out_sinfo=R.Tensor((n,), "float32"))
+        c = R.call_tir(cls.rev, (b,), out_sinfo=R.Tensor((n,), "float32"))
+        return (o, c)
+
+    @R.function
+    def given(x: R.Tensor(("n",), "float32")):
+        o = R.call_packed("test.ident", x, sinfo_args=R.Tensor((n,), "float32"))
+        return o
+
+    @R.function
+    def scalar(x: R.Tensor((), "float32")):
+        c = R.call_packed("test.ident", x, sinfo_args=R.Tensor((), "float32"))
+        return (x, c)
+
+    @R.function
+    def cast_output(x: R.Tensor(("n",), "float32")):
+        y = R.call_tir(cls.rev, (x,), out_sinfo=R.Tensor((n,), "float32"))
+        z = R.match_cast(y, R.Tensor(("k",), "float32"))
+        return (y, z)
+
+    @R.function
+    def shape_of(x: R.Tensor(("n", "m"), "float32")):
+        s = R.call_packed("test.shape", x, sinfo_args=R.Shape([n, m]))
+        return s
+
+
+def test_arrays_a_packed_function_hands_back_are_its_own(build_as):
+    """A packed function returning its argument handed back storage the plan reused for
+    later bindings (the tensor returned was garbage) or the caller's own input; a 0-d result
+    came back with shape (1,); a match_cast of an output could not be returned (KeyError);
+    a shape result was not checked."""
+    pyir.ffi.register_func("test.ident", lambda x: x, override=True)
+    pyir.ffi.register_func("test.shape", lambda x: x.shape, override=True)
+    lib = build_as(Handed)
+    x = np.arange(8, dtype="float32")
+    o, c = lib["back"](x)
+    np.testing.assert_array_equal(o, x[::-1])
+    np.testing.assert_array_equal(c, x[::-1])
+    r = lib["given"](x)
+    np.testing.assert_array_equal(r, x)
+    assert not np.shares_memory(r, x)
+    assert [v.shape for v in lib["scalar"](np.array(4.0, "float32"))] == [(), ()]
+    y, z = lib["cast_output"](x)
+    np.testing.assert_array_equal(z, x[::-1])
+    assert lib["shape_of"](np.ones((2, 3), "float32")) == (2, 3)
+    pyir.ffi.register_func("test.shape", lambda x: "not a shape", override=True)
+    with pytest.raises(pyir.Error, match="'test.shape' returned str 'not a shape', expected a "
+                       r"shape R.Shape\(\[n, m\]\) = \(2, 3\)"):
+        lib["shape_of"](np.ones((2, 3), "float32"))
+    pyir.ffi.register_func("test.shape", lambda x: (2, 4), override=True)
+    with pytest.raises(pyir.Error, match=r"returned tuple \(2, 4\), expected a shape"):
+        lib["shape_of"](np.ones((2, 3), "float32"))
