@@ -7,8 +7,10 @@ other name is only meaningful to the parser: calling it from Python raises pyir.
 """
 
 import sys
+import types
 
 from pyir.errors import Error
+from pyir.ir import Function
 
 from .parser.module import parse_decorated_function
 
@@ -19,7 +21,11 @@ def function(func):
     frame = sys._getframe(1)
     if "__module__" in frame.f_locals and "__qualname__" in frame.f_locals:
         return func
-    return parse_decorated_function(func, frame)
+    if isinstance(func, Function):
+        return func   # decorated twice
+    if not isinstance(func, types.FunctionType):
+        raise Error(f"R.function takes a Python function (def), not a {type(func).__name__}")
+    return parse_decorated_function(func, frame, "function")
 
 
 class _Annotation:

@@ -8,8 +8,10 @@ raises `pyir.Error`: they only have a meaning to the parser.
 """
 
 import sys
+import types
 
 from pyir.errors import Error
+from pyir.ir import PrimFunc
 
 from .parser.module import parse_decorated_function
 
@@ -20,7 +22,11 @@ def prim_func(func):
     frame = sys._getframe(1)
     if "__module__" in frame.f_locals and "__qualname__" in frame.f_locals:
         return func
-    return parse_decorated_function(func, frame)
+    if isinstance(func, PrimFunc):
+        return func   # decorated twice
+    if not isinstance(func, types.FunctionType):
+        raise Error(f"T.prim_func takes a Python function (def), not a {type(func).__name__}")
+    return parse_decorated_function(func, frame, "prim_func")
 
 
 class BufferAnnotation:

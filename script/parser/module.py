@@ -7,6 +7,7 @@ function is parsed by its dialect (`tensor.parse_prim_func`, `graph.parse_functi
 
 import ast
 import copy
+import inspect
 
 from pyir.ir import GlobalVar, IRModule
 
@@ -58,10 +59,11 @@ def decorator_kind(parser, node):
     return None
 
 
-def parse_function_def(parser, node):
-    """A PrimFunc or graph Function from a decorated ``def``."""
+def parse_function_def(parser, node, kind=None):
+    """A PrimFunc or graph Function from a decorated ``def`` (``kind``: "prim_func" or
+    "function" when the caller knows it, e.g. ``T.prim_func(f)`` called on a plain ``def``)."""
     from . import graph, tensor
-    kind = decorator_kind(parser, node)
+    kind = kind or decorator_kind(parser, node)
     if kind == "prim_func":
         return tensor.parse_prim_func(parser, node)
     if kind == "function":
@@ -117,13 +119,15 @@ def parse_declaration(func, frame):
     return run_parse(parser, tensor.parse_prim_func, parser, node)
 
 
-def parse_decorated_function(func, frame):
-    source = Source.of_function(func)
+def parse_decorated_function(func, frame, kind):
+    """``func`` parsed as ``kind`` ("prim_func" or "function"), whatever decorates it (a
+    wrapper made with functools.wraps is looked through)."""
+    source = Source.of_function(inspect.unwrap(func))
     python = PythonScope.of_frame(frame, func)
     parser = Parser(source, python, aliases_from_scope(python))
     parser.state["globals"] = {}
     parser.state["global_kinds"] = {}
-    return run_parse(parser, parse_function_def, parser, source.node)
+    return run_parse(parser, parse_function_def, parser, source.node, kind)
 
 
 def from_source(text, filename="<string>"):

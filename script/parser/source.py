@@ -5,6 +5,7 @@ import ast
 import inspect
 import linecache
 import numbers
+import sys
 import types
 
 from ..diagnostics import ParseError
@@ -41,7 +42,8 @@ class Source:
     def of_function(func):
         """The source of a Python function, via its code object's file and first line."""
         code = func.__code__
-        return _locate(code.co_filename, func.__name__, code.co_firstlineno, ast.FunctionDef)
+        return _locate(code.co_filename, func.__name__, code.co_firstlineno, ast.FunctionDef,
+                       func.__globals__)
 
     @staticmethod
     def of_class(cls, lineno, filename=None):
@@ -54,7 +56,9 @@ class Source:
                 filename = inspect.getsourcefile(cls)
             except (OSError, TypeError):
                 filename = None
-        return _locate(filename or _module_file(cls), cls.__name__, lineno, ast.ClassDef)
+        module = sys.modules.get(cls.__module__)
+        return _locate(filename or _module_file(cls), cls.__name__, lineno, ast.ClassDef,
+                       getattr(module, "__dict__", None))
 
 
 def _module_file(cls):
@@ -62,9 +66,12 @@ def _module_file(cls):
     return getattr(mod, "__file__", None) or "<unknown>"
 
 
-def _locate(filename, name, lineno, kind):
-    # linecache knows files and also notebook cells (IPython registers each cell there).
-    lines = linecache.getlines(filename)
+def _locate(filename, name, lineno, kind, module_globals=None):
+    # linecache knows files and also notebook cells (IPython registers each cell there);
+    # checkcache drops a file changed since it was read (a module reloaded after an edit),
+    # and the module's globals let its loader give the source (a module in a zip).
+    linecache.checkcache(filename)
+    lines = linecache.getlines(filename, module_globals)
     if not lines:
         raise ParseError(f"cannot find the source of {name!r} (file {filename!r} is not "
                          "readable); define it in a file or a notebook cell, or use "

@@ -152,3 +152,60 @@ def test_buffer_annotation_is_harmless():
     ann = T.Buffer(("n", 4), "float16", scope="local")
     assert (ann.shape, ann.dtype, ann.scope) == (("n", 4), "float16", "local")
     assert repr(ann) == "T.Buffer(('n', 4), 'float16', scope='local')"
+
+
+MODULE_V1 = '''from pyir.script import tensor as T
+
+@T.prim_func
+def f(A: T.Buffer((8,), "float32")):
+    A[0] = T.float32(1)
+'''
+
+MODULE_V2 = '''from pyir.script import tensor as T
+
+@T.prim_func
+def f(A: T.Buffer((16,), "int32")):
+    for i in range(16):
+        A[i] = 7
+'''
+
+
+def test_a_module_reloaded_after_an_edit_is_parsed_from_its_new_source(tmp_path, monkeypatch):
+    """The old lines stayed in linecache: the reloaded module silently got the old IR."""
+    import importlib
+    import os
+    import sys
+    path = tmp_path / "edited_kernels.py"
+    path.write_text(MODULE_V1)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    module = importlib.import_module("edited_kernels")
+    assert module.f.params[0].shape[0].value == 8
+    path.write_text(MODULE_V2)
+    os.utime(path, (path.stat().st_atime, path.stat().st_mtime + 5))
+    importlib.reload(module)
+    assert module.f.params[0].shape[0].value == 16 and module.f.params[0].dtype == "int32"
+    del sys.modules["edited_kernels"]
+
+
+def test_a_module_imported_from_a_zip_is_parsed(tmp_path, monkeypatch):
+    import importlib
+    import sys
+    import zipfile
+    archive = tmp_path / "kernels.zip"
+    with zipfile.ZipFile(archive, "w") as z:
+        z.writestr("zipped_kernels.py", MODULE_V1)
+    monkeypatch.syspath_prepend(str(archive))
+    module = importlib.import_module("zipped_kernels")
+    assert isinstance(module.f, PrimFunc) and module.f.params[0].shape[0].value == 8
+    del sys.modules["zipped_kernels"]
+
+
+def test_prim_func_called_on_a_plain_function_and_twice():
+    def f(A: T.Buffer((8,), "float32")):
+        A[0] = T.float32(1)
+
+    func = T.prim_func(f)
+    assert isinstance(func, PrimFunc) and func.name == "f"
+    assert T.prim_func(func) is func
+    with pytest.raises(pyir.Error, match="T.prim_func takes a Python function .def., not a int"):
+        T.prim_func(3)
