@@ -7,6 +7,7 @@ whose name is taken by another live definition is printed as ``name_1``.
 """
 
 import contextlib
+import keyword
 
 from pyir.errors import Error
 
@@ -106,8 +107,9 @@ class Printer:
         return id(node) in self.names
 
 
-_RESERVED = {"T", "R", "I", "cls", "True", "False", "None", "and", "or", "not", "in", "is",
-             "for", "if", "else", "with", "def", "return", "class", "range", "lambda", "pass"}
+#: Names the printer never gives a variable: the dialects, ``cls``, ``range``, and every
+#: Python keyword (a buffer named ``yield`` or ``async`` would not parse back).
+_RESERVED = {"T", "R", "I", "cls", "range"} | set(keyword.kwlist)
 
 
 def _identifier(hint):

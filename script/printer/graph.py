@@ -6,6 +6,8 @@ binding carries an annotation only when its variable's struct info differs from 
 value infers to.
 """
 
+import json
+
 from pyir.errors import Error
 from pyir.ir import (BindingBlock, CallDPSPacked, CallPacked, CallTIR, DataflowBlock,
                      DataflowVar, Function, GraphVar, MatchCast, ObjectStructInfo, OpCall,
@@ -239,14 +241,14 @@ def print_call_tir(p, c):
 @prints(CallDPSPacked)
 def print_call_dps_packed(p, c):
     p.dialects.add("R")
-    return (f"R.call_dps_packed(\"{c.name}\", {_args_text(p, c.args)}, "
+    return (f"R.call_dps_packed({json.dumps(c.name)}, {_args_text(p, c.args)}, "
             f"out_sinfo={_out_text(p, c.out_sinfo)})"), PREC_ATOM
 
 
 @prints(CallPacked)
 def print_call_packed(p, c):
     p.dialects.add("R")
-    items = [f"\"{c.name}\""] + [p.expr(a) for a in c.args]
+    items = [json.dumps(c.name)] + [p.expr(a) for a in c.args]
     if not isinstance(c.sinfo, ObjectStructInfo):
         items.append(f"sinfo_args={sinfo_text(p, c.sinfo)}")
     return f"R.call_packed({', '.join(items)})", PREC_ATOM

@@ -22,3 +22,25 @@ def test_roundtrip(name, golden):
 
 def test_corpus_size():
     assert len(CASES) >= 22
+
+
+@pytest.mark.parametrize("name", ["yield", "async", "await", "while", "import", "del"])
+def test_names_that_are_python_keywords_are_renamed(name):
+    from pyir.ir import Buffer, BufferStore, FloatImm, For, IntImm, PrimFunc, Var
+    A, i = Buffer(name, (IntImm(4),), "float32"), Var(name)
+    f = PrimFunc("f", (A,), For(i, IntImm(0), IntImm(4), "serial",
+                                BufferStore(A, FloatImm(1.0, "float32"), (i,))))
+    text = f.script()
+    assert f"{name}_1[" in text
+    assert_structural_equal(from_source(text), f)
+
+
+def test_packed_function_names_are_printed_escaped():
+    src = ('from pyir.script import graph as R\n\n'
+           '@R.function\n'
+           'def main(x: R.Tensor((4,), "float32")):\n'
+           '    y = R.call_dps_packed("a\\\\b\\"c", (x,), out_sinfo=R.Tensor((4,), "float32"))\n'
+           '    z = R.call_packed("a\\\\b", y, sinfo_args=R.Tensor((4,), "float32"))\n'
+           '    return z\n')
+    mod = from_source(src)
+    assert_structural_equal(from_source(mod.script()), mod)
