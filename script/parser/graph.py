@@ -219,10 +219,10 @@ def _plain(parser, node, what):
     """A plain constant (number, string, bool, None, tuple of them) written at ``node``."""
     if isinstance(node, ast.Constant):
         return node.value
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) \
-            and isinstance(node.operand, ast.Constant) \
-            and isinstance(node.operand.value, (int, float)):
-        return -node.operand.value
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        value = _plain(parser, node.operand, what)   # -1, -AXIS
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return -value
     if isinstance(node, (ast.Tuple, ast.List)):
         return tuple(_plain(parser, e, what) for e in node.elts)
     if isinstance(node, ast.Name) and not parser.scopes.lookup(node.id)[0]:

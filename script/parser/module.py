@@ -80,6 +80,8 @@ def parse_class(parser, node):
         if isinstance(item, ast.Expr) and isinstance(item.value, ast.Constant) \
                 and isinstance(item.value.value, str):
             continue  # docstring
+        if isinstance(item, ast.Pass):
+            continue  # an empty module prints as pass
         if not isinstance(item, ast.FunctionDef):
             parser.error(item, f"only decorated functions may appear in an @I.ir_module "
                                f"class, not {type(item).__name__}",

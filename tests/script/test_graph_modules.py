@@ -352,3 +352,20 @@ def test_name_clashes_are_renamed_when_printed():
 def test_callee_forms_name_the_same_prim_function():
     calls = [b.value for b in CalleeForms["main"].body.blocks[0].bindings]
     assert all(isinstance(c, CallTIR) and c.func.name == "neg" for c in calls)
+
+
+AXIS = 1
+
+
+def test_a_negated_python_constant_is_a_constant_attribute():
+    import numpy as np
+
+    import pyir
+
+    @I.ir_module
+    class Rows:
+        @R.function
+        def main(x: R.Tensor(("n", "m"), "float32")):
+            return R.sum(x, axis=-AXIS)
+
+    np.testing.assert_array_equal(pyir.build(Rows)["main"](np.ones((2, 3), "float32")), [3, 3])

@@ -88,3 +88,4 @@ def test_compatibility_of_annotations():
         check_compatible(TensorStructInfo((n, 4), "float32"), TensorStructInfo((n, 5), "float32"))
     with pytest.raises(IRError, match="does not match"):
         check_compatible(TensorStructInfo((n,), "float32"), TensorStructInfo(None, "float32", 2))
+

@@ -44,3 +44,8 @@ def test_packed_function_names_are_printed_escaped():
            '    return z\n')
     mod = from_source(src)
     assert_structural_equal(from_source(mod.script()), mod)
+
+
+def test_an_empty_module_round_trips():
+    from pyir.ir import IRModule
+    assert_structural_equal(from_source(IRModule(()).script()), IRModule(()))
