@@ -95,9 +95,11 @@ class Parser:
         node = node if node is not None and hasattr(node, "lineno") else self._current()
         if node is None:
             return ParseError(message, self.source.filename, 0, 0, hint=hint)
+        line = self.source.line(node.lineno)
         end_col = node.end_col_offset if node.end_lineno == node.lineno else None
-        return ParseError(message, self.source.filename, node.lineno, node.col_offset, end_col,
-                          self.source.line(node.lineno), hint)
+        return ParseError(message, self.source.filename, node.lineno,
+                          _characters(line, node.col_offset), _characters(line, end_col),
+                          line, hint)
 
     def _current(self):
         for node in reversed(self.spans):
@@ -161,3 +163,11 @@ def run_parse(parser, fn, *args):
                                       f"{type(e).__name__}: {e}")
     err.__suppress_context__ = True
     raise err.with_traceback(None)
+
+
+def _characters(line, offset):
+    """The character column of UTF-8 byte ``offset`` in ``line`` (``ast`` counts bytes:
+    a caret after an ``Ä`` was one place right per such letter)."""
+    if line is None or offset is None:
+        return offset
+    return len(line.encode("utf-8")[:offset].decode("utf-8", errors="ignore"))

@@ -393,3 +393,15 @@ def test_block_name_used_twice():
     check(err, text, 'with T.block("B"):   # second',
           f'block name "B" is already used at line {line_of(text, "with T.block")} of prim '
           "function f", "found by name (sch.get_block)")
+
+
+def test_caret_after_non_ascii_names():
+    """ast counts columns in UTF-8 bytes: the caret was one place right per Ä."""
+    err, text = text_error('''
+        def f(Ä: T.Buffer((8,), "float32")):
+            for i in range(8):
+                Ä[i] = Ä[i] + Ä[i] + T.bogus(1.0)
+        ''')
+    check(err, text, "T.bogus(1.0)", "unknown name T.bogus")
+    source, caret = str(err).splitlines()[1:3]
+    assert source[caret.index("^"):caret.rindex("^") + 1] == "T.bogus"
