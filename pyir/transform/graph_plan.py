@@ -305,6 +305,13 @@ class _Lowerer:
                 raise self.error(name, "match_cast is supported on a tensor or a scalar")
             root = self.leaves[src].alias_of if self.leaves[src].alias_of >= 0 else src
             new = [v for v in symbolic_vars(b.struct_info) if v not in self.defined]
+            whole = set(getattr(b.struct_info, "shape", None) or ())
+            for v in new:
+                if isinstance(b.struct_info, TensorStructInfo) and v not in whole:
+                    raise self.error(name, f"match_cast: shape variable {v.name} is new and "
+                                     f"appears only inside an expression of "
+                                     f"{show(b.struct_info)}; a new variable must be a whole "
+                                     "dimension (it is read from the value's shape)")
             self.defined += new
             out = self.leaf(b.struct_info, name, "alias", alias_of=root)
             self.callback(name, "match_cast", args=(src,), outs=(out,),

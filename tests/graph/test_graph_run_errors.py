@@ -154,3 +154,18 @@ def test_call_tir_shapes_that_cannot_be_proven_equal_are_checked_natively():
                                          "R.Tensor\\(\\(k,\\), \"float32\"\\) must equal "
                                          "n .requires n == k, but n = 3, k = 4"):
         lib["main"](np.ones(3, "float32"), np.ones(4, "float32"))
+
+
+def test_match_cast_to_a_new_variable_inside_an_expression_is_refused_at_build():
+    """It could never succeed (the variable is read from a whole dimension); the call said
+    the value's shape 'requires (None,)'."""
+    @I.ir_module
+    class Cast:
+        @R.function
+        def mc(x: R.Tensor(ndim=1, dtype="float32")):
+            y = R.match_cast(x, R.Tensor(("k * 2",), "float32"))
+            return y
+
+    with pytest.raises(pyir.Error, match=r"binding y: match_cast: shape variable k is new and "
+                       r"appears only inside an expression of R.Tensor\(\(k \* 2,\), "):
+        pyir.build(Cast)
