@@ -65,7 +65,8 @@ class GraphFunction:
         self._output_index = {l.id: k for k, l in enumerate(self._outputs)}
         self.call_source = _call_source(self)
         namespace = {"check": self._check, "pack": self._pack, "pool": self._pool,
-                     "new_frame": self._new_frame, "native": self._fn, "empty": np.empty,
+                     "new_frame": self._new_frame, "native": self._fn,
+                     "new_output": self._new_output,
                      "data_pointer": data_pointer, "fail": self._status_error,
                      "flatten": self._flatten, "finish": self._finish,
                      "thread_stack": self._thread_stack, "StructError": struct.error,
@@ -79,6 +80,14 @@ class GraphFunction:
         return self._call(args)
 
     # ------------------------------------------------------------ helpers
+    def _new_output(self, shape, dtype, k):
+        if min(shape, default=0) < 0:
+            leaf = self._outputs[k]
+            raise ArgumentValueError(
+                f"graph function {self.name}: the result {show(leaf.sinfo)} would have the "
+                f"negative shape {shape} for these arguments")
+        return np.empty(shape, dtype)
+
     def _thread_stack(self):
         """The calls of this function under way in the current thread, innermost last
         (a packed function may call the graph function again)."""
@@ -313,8 +322,8 @@ def _call_source(gf):
     outs = []
     for k, leaf in enumerate(gf._outputs):
         shape = ", ".join(expr_text(d, names) for d in leaf.sinfo.shape)
-        lines.append(f"    o{k} = empty(({shape}{',' if len(leaf.sinfo.shape) == 1 else ''}), "
-                     f"{leaf.sinfo.dtype!r})")
+        lines.append(f"    o{k} = new_output(({shape}{',' if len(leaf.sinfo.shape) == 1 else ''}), "
+                     f"{leaf.sinfo.dtype!r}, {k})")
         outs.append(f"o{k}")
     lines += ["    try:", "        buf, address = pool.pop()", "    except IndexError:",
               "        buf, address = new_frame()",

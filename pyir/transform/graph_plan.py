@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..arith import simplify
+from ..arith import Analyzer, IntBound, simplify, vars_of
 from ..codegen.abi import expr_from_json, expr_to_json
 from ..errors import Error
 from ..ffi.extern import ExternKernel
@@ -399,6 +399,13 @@ class _Lowerer:
         for p, v in zip(info.params, values):
             sinfo = self.leaves[v].sinfo if isinstance(v, int) else PrimStructInfo(v.dtype)
             self.match_param(name, func_name, p, sinfo, bound, checks)
+        for k, s in enumerate(out_sinfo):
+            for d, dim in enumerate(s.shape or ()):
+                if not _never_negative(dim):
+                    checks.append((E.Binary("ge", dim, E.IntImm(0)),
+                                   f"dimension {d} of {func_name}'s result "
+                                   f"{k if len(out_sinfo) > 1 else ''}{show(s)} must not be "
+                                   "negative"))
         shape_args = tuple(bound[v] for v in info.shape_vars)
         self.steps.append(Step("prim", name, func=func_name, args=tuple(ins),
                                outs=tuple(outs), shape_args=shape_args, checks=tuple(checks)))
@@ -433,6 +440,14 @@ class _Lowerer:
             message = (f"{where}: dimension {d} of {show(sinfo)} must equal "
                        f"{expr_text(want)}")
             checks.append((E.Binary("eq", want, got), message))
+
+
+def _never_negative(dim):
+    """Whether a dimension is >= 0 whatever its (non-negative) shape variables are."""
+    ana = Analyzer()
+    for v in vars_of(dim):
+        ana.bind(v, IntBound(0, None))
+    return ana.can_prove(E.Binary("ge", dim, E.IntImm(0)))
 
 
 # ---------------------------------------------------------------- placement

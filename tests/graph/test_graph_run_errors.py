@@ -169,3 +169,45 @@ def test_match_cast_to_a_new_variable_inside_an_expression_is_refused_at_build()
     with pytest.raises(pyir.Error, match=r"binding y: match_cast: shape variable k is new and "
                        r"appears only inside an expression of R.Tensor\(\(k \* 2,\), "):
         pyir.build(Cast)
+
+
+@I.ir_module
+class Shrinking:
+    @T.prim_func
+    def drop1(X: T.Buffer(("n",), "float32"), Y: T.Buffer(("n - 1",), "float32")):
+        for i in range(n - 1):
+            with T.block("Y"):
+                vi = T.axis.spatial(n - 1, i)
+                Y[vi] = X[vi + 1]
+    @T.prim_func
+    def total(X: T.Buffer(("n",), "float32"), Y: T.Buffer((1,), "float32")):
+        for i in range(n):
+            with T.block("Y"):
+                vi = T.axis.reduce(n, i)
+                with T.init():
+                    Y[0] = T.float32(0)
+                Y[0] = Y[0] + X[vi]
+    @R.function
+    def ret(x: R.Tensor(("n",), "float32")):
+        return R.call_tir(cls.drop1, (x,), out_sinfo=R.Tensor((n - 1,), "float32"))
+    @R.function
+    def inter(x: R.Tensor(("n",), "float32")):
+        y = R.call_tir(cls.drop1, (x,), out_sinfo=R.Tensor((n - 1,), "float32"))
+        z = R.call_tir(cls.drop1, (y,), out_sinfo=R.Tensor((n - 2,), "float32"))
+        return R.call_tir(cls.total, (z,), out_sinfo=R.Tensor((1,), "float32"))
+
+
+def test_a_negative_shape_for_the_arguments_is_an_argument_error(build_as):
+    """n = 0 made numpy's empty fail inside the call (a ValueError naming nothing); n = 1
+    gave an intermediate of shape (-1,) and returned 0 silently."""
+    lib = build_as(Shrinking)
+    np.testing.assert_array_equal(lib["ret"](np.arange(3, dtype="float32")), [1, 2])
+    np.testing.assert_array_equal(lib["inter"](np.arange(4, dtype="float32")), [5])
+    with pytest.raises(pyir.ArgumentValueError, match=r"graph function ret: the result "
+                       r"R.Tensor\(\(n - 1,\), \"float32\"\) would have the negative shape "
+                       r"\(-1,\)"):
+        lib["ret"](np.zeros(0, "float32"))
+    with pytest.raises(pyir.ArgumentValueError, match=r"graph function inter, binding z: "
+                       r"dimension 0 of drop1's result .* must not be negative \(requires "
+                       r"n - 2 >= 0, but n = 1\)"):
+        lib["inter"](np.zeros(1, "float32"))
