@@ -15,10 +15,15 @@ import numpy as np
 
 from ..errors import Error
 from ..ir.graph import (
+    BindingBlock,
+    CallDPSPacked,
+    CallPacked,
     CallTIR,
+    DataflowBlock,
     DataflowVar,
     Function,
     GlobalVar,
+    GraphVar,
     OpCall,
     SeqExpr,
     Tuple,
@@ -58,28 +63,36 @@ class _Function:
     def run(self):
         blocks = []
         for block in self.func.body.blocks:
-            self.out = []
+            self.out, self.var_kind = [], DataflowVar if isinstance(
+                block, DataflowBlock) else GraphVar
             for b in block.bindings:
                 value = self.expr(b.value, top=True)
                 self.out.append(dataclasses.replace(b, value=value))
             blocks.append(type(block)(tuple(self.out)))
-        body = SeqExpr(tuple(blocks), self.expr(self.func.body.body, top=True))
-        return dataclasses.replace(self.func, body=body)
+        # Operators in the returned expression are bound in a block of their own, after.
+        self.out, self.var_kind = [], GraphVar
+        ret = self.expr(self.func.body.body)
+        if self.out:
+            blocks.append(BindingBlock(tuple(self.out)))
+        return dataclasses.replace(self.func, body=SeqExpr(tuple(blocks), ret))
 
     def expr(self, e, top=False):
+        """``e`` with its operators legalized; those below the top of a binding are bound
+        to variables of their own (also inside the arguments of calls)."""
         if isinstance(e, Tuple):
             return Tuple(tuple(self.expr(f) for f in e.fields))
         if isinstance(e, OpCall):
             call = self.gen.call(e.op, [self.expr(a) for a in e.args], dict(e.attrs))
             return call if top else self.bind(call)
-        if isinstance(e, CallTIR) and not top:
-            return self.bind(e)
+        if isinstance(e, (CallTIR, CallDPSPacked, CallPacked)):
+            e = dataclasses.replace(e, args=tuple(self.expr(a) for a in e.args))
+            return e if top else self.bind(e)
         return e
 
     def bind(self, value):
         self.count += 1
         sinfo = struct_info_of(value)
-        var = DataflowVar(f"lv{self.count}", sinfo)
+        var = self.var_kind(f"lv{self.count}", sinfo)
         self.out.append(VarBinding(var, value))
         return var
 

@@ -426,3 +426,43 @@ def test_arrays_a_packed_function_hands_back_are_its_own(build_as):
     pyir.ffi.register_func("test.shape", lambda x: (2, 4), override=True)
     with pytest.raises(pyir.Error, match=r"returned tuple \(2, 4\), expected a shape"):
         lib["shape_of"](np.ones((2, 3), "float32"))
+
+
+@I.ir_module
+class Nested:
+    @T.prim_func
+    def twice(X: T.Buffer(("n",), "float32"), Y: T.Buffer(("n",), "float32")):
+        for i in range(n):
+            with T.block("Y"):
+                vi = T.axis.spatial(n, i)
+                Y[vi] = X[vi] * T.float32(2)
+    @R.function
+    def a(x: R.Tensor(("n",), "float32")):
+        y = R.call_tir(cls.twice, (R.add(x, x),), out_sinfo=R.Tensor((n,), "float32"))
+        return y
+    @R.function
+    def b(x: R.Tensor(("n",), "float32")):
+        y = R.multiply(x, x)
+        return (R.add(y, y), y)
+    @R.function
+    def c(x: R.Tensor(("n",), "float32")):
+        return (R.add(x, x), R.nn.relu(x))
+    @R.function
+    def d(x: R.Tensor(("n",), "float32")):
+        with R.dataflow():
+            y = R.call_tir(cls.twice, (R.nn.relu(x),), out_sinfo=R.Tensor((n,), "float32"))
+            R.output(y)
+        return R.add(y, x)
+
+
+def test_operators_inside_calls_and_in_the_returned_expression(build_as):
+    """They were not legalized there: 'OpCall cannot be compiled here', 'lv1 is used before
+    it is defined', or an AttributeError from inside legalize."""
+    lib = build_as(Nested)
+    x = np.array([-1, 2, 3], "float32")
+    np.testing.assert_array_equal(lib["a"](x), 4 * x)
+    for got, want in zip(lib["b"](x), (2 * x * x, x * x)):
+        np.testing.assert_array_equal(got, want)
+    for got, want in zip(lib["c"](x), (2 * x, np.maximum(x, 0))):
+        np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(lib["d"](x), 2 * np.maximum(x, 0) + x)
