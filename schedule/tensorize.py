@@ -27,6 +27,7 @@ A mismatch raises `ScheduleError` saying what differs.
 
 import dataclasses
 
+from pyir.arith.region import detect_linear
 from pyir.ir import (
     Binary,
     BlockRealize,
@@ -44,8 +45,6 @@ from pyir.ir import (
     substitute,
     walk,
 )
-
-from pyir.arith.region import detect_linear
 
 from .analysis import analyzer_for
 from .blockize import blockize
@@ -232,7 +231,9 @@ def match(func, loop_var, intrin, prim="tensorize"):
     ana = analyzer_for(loops)
     d_ana = analyzer_for(d_loops)
     stride_vals = {}
-    firsts = {}   # description buffer -> (its access, the block's) at the inner loops' start
+    # description buffer -> (offset of its first access, the block's, the block's access,
+    # the inner loops at their start): where the kernel's pointer for the buffer comes from
+    firsts = {}
     inner_vars = {x.loop_var for x in inner}
     for da, sa in pairs:
         s_off = ana.simplify(_flat_offset(sa, sa.buffer.shape))
