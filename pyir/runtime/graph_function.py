@@ -24,7 +24,7 @@ from ..codegen.abi import (
 from ..errors import ArgumentTypeError, ArgumentValueError, Error
 from ..ir.graph import PrimStructInfo, ShapeStructInfo, TensorStructInfo, TupleStructInfo
 from ..ir.ops import show
-from ..transform.graph_plan import leaves_of
+from ..transform.graph_plan import leaves_of, never_negative
 from . import checks
 from .exprtext import expr_text, vars_in
 from .function import _SLOT_CODE, compile_binder, data_pointer, slot_layout
@@ -65,7 +65,7 @@ class GraphFunction:
         self._output_index = {l.id: k for k, l in enumerate(self._outputs)}
         self.call_source = _call_source(self)
         namespace = {"check": self._check, "pack": self._pack, "pool": self._pool,
-                     "new_frame": self._new_frame, "native": self._fn,
+                     "new_frame": self._new_frame, "native": self._fn, "empty": np.empty,
                      "new_output": self._new_output,
                      "data_pointer": data_pointer, "fail": self._status_error,
                      "flatten": self._flatten, "finish": self._finish,
@@ -322,8 +322,11 @@ def _call_source(gf):
     outs = []
     for k, leaf in enumerate(gf._outputs):
         shape = ", ".join(expr_text(d, names) for d in leaf.sinfo.shape)
-        lines.append(f"    o{k} = new_output(({shape}{',' if len(leaf.sinfo.shape) == 1 else ''}), "
-                     f"{leaf.sinfo.dtype!r}, {k})")
+        shape = f"({shape}{',' if len(leaf.sinfo.shape) == 1 else ''})"
+        if all(never_negative(d) for d in leaf.sinfo.shape):
+            lines.append(f"    o{k} = empty({shape}, {leaf.sinfo.dtype!r})")
+        else:
+            lines.append(f"    o{k} = new_output({shape}, {leaf.sinfo.dtype!r}, {k})")
         outs.append(f"o{k}")
     lines += ["    try:", "        buf, address = pool.pop()", "    except IndexError:",
               "        buf, address = new_frame()",

@@ -401,7 +401,7 @@ class _Lowerer:
             self.match_param(name, func_name, p, sinfo, bound, checks)
         for k, s in enumerate(out_sinfo):
             for d, dim in enumerate(s.shape or ()):
-                if not _never_negative(dim):
+                if not never_negative(dim):
                     checks.append((E.Binary("ge", dim, E.IntImm(0)),
                                    f"dimension {d} of {func_name}'s result "
                                    f"{k if len(out_sinfo) > 1 else ''}{show(s)} must not be "
@@ -442,7 +442,7 @@ class _Lowerer:
             checks.append((E.Binary("eq", want, got), message))
 
 
-def _never_negative(dim):
+def never_negative(dim):
     """Whether a dimension is >= 0 whatever its (non-negative) shape variables are."""
     ana = Analyzer()
     for v in vars_of(dim):
