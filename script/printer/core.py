@@ -124,7 +124,12 @@ def script(node):
     from . import graph, module, tensor  # noqa: F401  (registers the printers)
     p = Printer()
     handler = p._handler(node)
-    result = handler(p, node)
+    try:
+        result = handler(p, node)
+    except RecursionError:
+        raise Error(f"cannot print this {type(node).__name__}: an expression in it is nested "
+                    "deeper than Python's recursion limit (sys.setrecursionlimit raises it)") \
+            from None
     if isinstance(result, tuple):  # an expression
         return result[0]
     return p.text()

@@ -49,3 +49,16 @@ def test_packed_function_names_are_printed_escaped():
 def test_an_empty_module_round_trips():
     from pyir.ir import IRModule
     assert_structural_equal(from_source(IRModule(()).script()), IRModule(()))
+
+
+def test_an_expression_too_deep_to_print_is_a_clear_error():
+    import pyir
+    from pyir.ir import Buffer, BufferLoad, BufferStore, IntImm, PrimFunc
+    A = Buffer("A", (IntImm(4),), "float32")
+    value = BufferLoad(A, (IntImm(1),))
+    for _ in range(3000):
+        value = value + BufferLoad(A, (IntImm(1),))
+    f = PrimFunc("f", (A,), BufferStore(A, value, (IntImm(0),)))
+    with pytest.raises(pyir.Error, match="cannot print this PrimFunc: an expression in it is "
+                       "nested deeper than Python's recursion limit"):
+        f.script()
