@@ -22,6 +22,10 @@ from pyir.errors import Error
 
 from .registry import register_func
 
+#: What generated code calls a kernel given by address (``symbol=``): this prefix and the
+#: kernel's name (the JIT maps it to the address; an exported library renames it).
+SYMBOL_PREFIX = "pyir.extern."
+
 _DEFINE = re.compile(r'^\s*define\b[^@]*@("?)([-\w.$]+)\1\s*\(', re.MULTILINE)
 
 
@@ -66,7 +70,7 @@ def extern(name, symbol=None, llvm_ir=None, override=False):
             if not address:
                 raise Error(f"pyir.ffi.extern({name!r}): symbol= must be a ctypes function "
                             f"with an address, got {symbol!r}")
-            sym = f"pyir.extern.{name}"
+            sym = SYMBOL_PREFIX + name
         kernel = ExternKernel(name, _wrapper(name, decl, frame), sym, address, llvm_ir)
         register_func(name, kernel, override=override)
         return kernel

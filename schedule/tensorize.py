@@ -27,6 +27,7 @@ A mismatch raises `ScheduleError` saying what differs.
 
 import dataclasses
 
+from pyir.arith import vars_of
 from pyir.arith.region import detect_linear
 from pyir.ir import (
     Binary,
@@ -43,7 +44,6 @@ from pyir.ir import (
     Var,
     conjuncts,
     substitute,
-    walk,
 )
 
 from .analysis import analyzer_for
@@ -241,7 +241,7 @@ def match(func, loop_var, intrin, prim="tensorize"):
         for lp, dl in zip(inner, d_loops):
             s_lin = detect_linear(s_off, lp.loop_var, ana)
             d_lin = detect_linear(d_off, dl.loop_var, d_ana)
-            if s_lin is None or inner_vars & _vars(s_lin[0]):
+            if s_lin is None or inner_vars & vars_of(s_lin[0]):
                 raise ScheduleError(prim, subject, f"{sa.buffer.name} is not accessed "
                                     f"linearly in loop {lp.loop_var.name}", loop)
             if d_lin is None:
@@ -281,10 +281,6 @@ def match(func, loop_var, intrin, prim="tensorize"):
     return {"loop": loop, "lpath": lpath, "block": name, "inner": inner, "bmap": bmap,
             "bases": bases, "strides": stride_vals, "predicate": realize.predicate,
             "analyzer": ana}
-
-
-def _vars(e):
-    return {n for n in walk(e) if isinstance(n, Var)}
 
 
 def _expr(e):
@@ -346,13 +342,13 @@ def _full_tile(pred, inner, ana):
     for c in conjuncts(pred):
         if not (isinstance(c, Binary) and c.op in ("lt", "le")):
             return None
-        if _vars(c.b) & set(inner_vars):
+        if vars_of(c.b) & set(inner_vars):
             return None
         worst = {}
         for v, ext in inner_vars.items():
             up = ana.simplify(substitute(c.a, {v: IntImm(1)}) - substitute(c.a, {v: IntImm(0)}))
             if not isinstance(up, IntImm):
-                if v in _vars(c.a):
+                if v in vars_of(c.a):
                     return None
                 continue
             worst[v] = IntImm(ext - 1) if up.value > 0 else IntImm(0)

@@ -18,6 +18,7 @@ import subprocess
 import tempfile
 
 from ..codegen import abi
+from ..ffi.extern import SYMBOL_PREFIX
 from ..errors import Error
 from .engine import ir_level, prepare
 
@@ -84,7 +85,7 @@ def _call_kernels_by_name(mod, symbols):
         except NameError:
             continue   # not called after all
         found = shared_object_of(address)
-        kernel = symbol.removeprefix("pyir.extern.")
+        kernel = symbol.removeprefix(SYMBOL_PREFIX)
         if found is None:
             raise Error(f"export_library: the code calls native kernel {kernel!r}, whose "
                         f"address {address:#x} is in no shared library (a ctypes callback of "

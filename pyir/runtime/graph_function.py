@@ -34,11 +34,10 @@ _CALLBACK = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_int64, ctypes.c_void_p)
 
 
 class _CallState:
-    __slots__ = ("error", "frame", "held", "late", "passed")
+    __slots__ = ("error", "frame", "held", "late")
 
     def __init__(self, frame):
         self.frame, self.held, self.late, self.error = frame, {}, {}, None
-        self.passed = []   # the arrays the packed function being stored was given
 
 
 class GraphFunction:
@@ -210,17 +209,19 @@ class GraphFunction:
         f = get_global_func(step.info["func"])
         args = [self._argument(a, state, frame, env) for a in step.args]
         result = f(*args)
-        state.passed = [a for a in args if isinstance(a, np.ndarray)]
-        self._store(step, step.outs, step.info["sinfo"], result, state, frame, env, "")
+        self._store(step, step.outs, step.info["sinfo"], result, state, frame, env, "",
+                    list(_arrays(args)))
 
-    def _store(self, step, structure, sinfo, value, state, frame, env, path):
+    def _store(self, step, structure, sinfo, value, state, frame, env, path, passed):
+        """Check ``value``, what the packed function of ``step`` returned, and hold it;
+        ``passed`` are the arrays that function was given."""
         where = (f"graph function {self.name}, binding {step.binding}{path}: "
                  f"{step.info['func']!r} returned")
         if isinstance(sinfo, TupleStructInfo):
             if not isinstance(value, tuple) or len(value) != len(sinfo.fields):
                 raise Error(f"{where} {_describe(value)}, expected a tuple {show(sinfo)}")
             for k, (s, f, v) in enumerate(zip(structure, sinfo.fields, value)):
-                self._store(step, s, f, v, state, frame, env, f"{path}[{k}]")
+                self._store(step, s, f, v, state, frame, env, f"{path}[{k}]", passed)
             return
         if isinstance(sinfo, PrimStructInfo):
             if not isinstance(value, (int, float, np.number)) or \
@@ -245,7 +246,7 @@ class GraphFunction:
             # Memory the plan does not own: an argument (or a view of one) handed back would
             # share storage the plan reuses for later bindings, or the caller's input.
             if not (value.flags.c_contiguous and value.flags.owndata) or any(
-                    np.may_share_memory(value, a) for a in state.passed):
+                    np.may_share_memory(value, a) for a in passed):
                 value = value.copy(order="C")
             frame[self.plan.slot[structure]] = data_pointer(value)
         elif isinstance(sinfo, ShapeStructInfo):
@@ -351,6 +352,15 @@ def _call_source(gf):
         flat = "flat" if gf._tuples else "args"
         lines.append(f"    return finish([{', '.join(outs)}], {flat}, state)")
     return "\n".join(lines) + "\n"
+
+
+def _arrays(values):
+    """The arrays in ``values``, looking into tuples."""
+    for v in values:
+        if isinstance(v, np.ndarray):
+            yield v
+        elif isinstance(v, tuple):
+            yield from _arrays(v)
 
 
 def _structure_text(structure, index):

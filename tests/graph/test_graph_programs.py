@@ -436,17 +436,21 @@ class Nested:
             with T.block("Y"):
                 vi = T.axis.spatial(n, i)
                 Y[vi] = X[vi] * T.float32(2)
+
     @R.function
     def a(x: R.Tensor(("n",), "float32")):
         y = R.call_tir(cls.twice, (R.add(x, x),), out_sinfo=R.Tensor((n,), "float32"))
         return y
+
     @R.function
     def b(x: R.Tensor(("n",), "float32")):
         y = R.multiply(x, x)
         return (R.add(y, y), y)
+
     @R.function
     def c(x: R.Tensor(("n",), "float32")):
         return (R.add(x, x), R.nn.relu(x))
+
     @R.function
     def d(x: R.Tensor(("n",), "float32")):
         with R.dataflow():

@@ -179,6 +179,7 @@ class Shrinking:
             with T.block("Y"):
                 vi = T.axis.spatial(n - 1, i)
                 Y[vi] = X[vi + 1]
+
     @T.prim_func
     def total(X: T.Buffer(("n",), "float32"), Y: T.Buffer((1,), "float32")):
         for i in range(n):
@@ -187,9 +188,11 @@ class Shrinking:
                 with T.init():
                     Y[0] = T.float32(0)
                 Y[0] = Y[0] + X[vi]
+
     @R.function
     def ret(x: R.Tensor(("n",), "float32")):
         return R.call_tir(cls.drop1, (x,), out_sinfo=R.Tensor((n - 1,), "float32"))
+
     @R.function
     def inter(x: R.Tensor(("n",), "float32")):
         y = R.call_tir(cls.drop1, (x,), out_sinfo=R.Tensor((n - 1,), "float32"))
