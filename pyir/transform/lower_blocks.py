@@ -119,8 +119,9 @@ def _init_first(body):
             init = S.IfThenElse(reduce(E.and_, guards), init)
         for lp in reversed(loops):
             if lp.loop_var in fresh:
+                kind = "serial" if lp.kind == "parallel" else lp.kind  # keeps unroll, vectorized
                 init = S.For(fresh[lp.loop_var], substitute(lp.start, fresh),
-                             substitute(lp.extent, fresh), "serial", init)
+                             substitute(lp.extent, fresh), kind, init)
         new_realize = S.BlockRealize(realize.iter_values, realize.predicate,
                                      with_fields(block, init=None))
         top = path[at]

@@ -20,6 +20,7 @@ buffers defined inside the guard-free copy are renamed so every definition stays
 """
 
 import dataclasses
+import math
 
 from .. import arith
 from ..ir import dtype as dt
@@ -137,25 +138,30 @@ def _tile(buf, site):
     return shape, forms, index_of, bases
 
 
-def _separate(bases, shape, varying):
+def _separate(bases, shape, varying, extents):
     """Whether different values of the ``varying`` variables (loops and lets between the
-    allocation and the site) touch the same tile or disjoint ones: a variable is absent
-    from every base, or some dimension's base is ``c * v + (terms of no varying
-    variable)`` with ``|c|`` at least the tile's extent there. Then no value flows from one
-    execution of the site to another, and one tile serves them all."""
-    for v in varying:
-        if not any(v in _vars(b) for b in bases):
+    allocation and the site) touch the same tile or disjoint ones. A variable absent from
+    every base touches the same tile for all its values; one that appears must appear in a
+    dimension that tells tiles apart: one whose base is ``c1 * v1 + ... + ck * vk + (terms
+    of no varying variable)`` with, in order of ``|c|``, each ``|c|`` at least the tile's
+    extent there plus the spread of the smaller terms (``|c| * (extent - 1)`` of their
+    loops, ``extents``): a mixed radix, as in ``j_0 * 64 + j_1 * 16`` with ``j_1`` in
+    ``[0, 4)`` and 16 columns. Then no value flows from one execution of the site to
+    another, and one tile serves them all."""
+    separated = set()
+    for b, ext in zip(bases, shape):
+        used = _vars(b) & varying
+        coeffs = {v: coefficient(b, v) for v in used}
+        if not used or None in coeffs.values():
             continue
-        ok = False
-        for b, ext in zip(bases, shape):
-            if v in _vars(b) and not (_vars(b) & (varying - {v})):
-                c = coefficient(b, v)
-                if c is not None and abs(c) >= ext.value:
-                    ok = True
-                    break
-        if not ok:
-            return False
-    return True
+        span = ext.value
+        for v in sorted(used, key=lambda v: (abs(coeffs[v]), extents.get(v, math.inf))):
+            if abs(coeffs[v]) < span:
+                break
+            span += abs(coeffs[v]) * (extents[v] - 1) if v in extents else math.inf
+        else:
+            separated |= used
+    return all(v in separated for v in varying if any(v in _vars(b) for b in bases))
 
 
 def _compact_one(alloc):
@@ -166,13 +172,15 @@ def _compact_one(alloc):
     if found is None:
         return None
     shape, forms, index_of, bases = found
-    varying = set()
+    varying, extents = set(), {}
     for node in path[:-1]:
         if isinstance(node, S.For):
             varying.add(node.loop_var)
+            if isinstance(node.extent, E.IntImm):
+                extents[node.loop_var] = node.extent.value
         elif isinstance(node, S.LetStmt):
             varying.add(node.var)
-    if not _separate(bases, shape, varying):
+    if not _separate(bases, shape, varying, extents):
         return None
     if all(isinstance(a, E.IntImm) and a.value == b.value for a, b in zip(buf.shape, shape)) \
             and site is alloc.body:

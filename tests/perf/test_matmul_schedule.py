@@ -360,10 +360,86 @@ def test_tensorize_unknown_intrinsic(intrin):
 def test_compaction_keeps_buffers_whose_tiles_overlap_across_iterations():
     from pyir.ir import IntImm, Var
     from pyir.transform.register_tiles import _separate
-    i, j = Var("i"), Var("j")
+    i, j, k = Var("i"), Var("j"), Var("k")
+    tile = (IntImm(7), IntImm(32))
     # Tiles of 7 rows at i * 7: disjoint per i; at i * 1: they overlap (a value written for
     # one i may be read for the next), so the buffer must not shrink to one tile.
-    assert _separate((i * 7, j * 32), (IntImm(7), IntImm(32)), {i, j})
-    assert not _separate((i * 1, j * 32), (IntImm(7), IntImm(32)), {i, j})
-    assert not _separate((i * 7 + j, IntImm(0)), (IntImm(7), IntImm(32)), {i, j})
-    assert _separate((IntImm(0), IntImm(0)), (IntImm(7), IntImm(32)), {i, j})
+    assert _separate((i * 7, j * 32), tile, {i, j}, {})
+    assert not _separate((i * 1, j * 32), tile, {i, j}, {})
+    assert not _separate((i * 7 + j, IntImm(0)), tile, {i, j}, {})
+    assert _separate((IntImm(0), IntImm(0)), tile, {i, j}, {})
+    # Two loops in one dimension: a mixed radix (k in [0, 4) steps 32 columns, j steps 128)
+    # tells tiles apart; a step of 64 for j would meet k = 2's tile, and an unknown extent
+    # of the smaller loop proves nothing.
+    assert _separate((i * 7, j * 128 + k * 32), tile, {i, j, k}, {k: 4})
+    assert not _separate((i * 7, j * 64 + k * 32), tile, {i, j, k}, {k: 4})
+    assert not _separate((i * 7, j * 128 + k * 32), tile, {i, j, k}, {})
+    assert _separate((i * 7, j * 128 + k * 32), tile, {i, j, k}, {k: 4, j: 8})
+
+
+def _blocked_schedule(func, tile=(6, 16), panels=4):
+    """The bench schedule with the columns split twice (``panels`` column tiles of a block,
+    the blocks outermost and parallel): the register tile's column base is
+    ``j_0 * panels * 16 + j_1 * 16``."""
+    ti, tj = tile
+    sch = Schedule(func)
+    c = sch.get_block("C")
+    i, j, k = sch.get_loops(c)
+    i0, i1 = sch.split(i, factors=[None, ti])
+    jo, j0, j1 = sch.split(j, factors=[None, panels, tj])
+    sch.reorder(jo, i0, j0, k, i1, j1)
+    cw = sch.cache_write(c, 0, "local")
+    sch.reverse_compute_at(cw, j0)
+    sch.decompose_reduction(c, k)
+    sch.unroll(i1)
+    sch.vectorize(j1)
+    sch.parallel(jo)
+    return sch
+
+
+@pytest.mark.parametrize("n", [128, None])
+def test_register_tile_under_a_twice_split_loop_is_one_stack_tile(n):
+    """Two varying loops in the tile's column base (a cache-blocked order) still give one
+    6 x 16 tile on the stack, not a heap buffer of the whole C."""
+    sch = _blocked_schedule(M.matmul_func(n))
+    func = _lowered(sch.mod)
+    tiles = [n.buffer for n in walk(func.body)
+             if isinstance(n, S.Allocate) and n.buffer.name.startswith("C_local")]
+    assert tiles and all(tuple(s.value for s in b.shape) == (96,) for b in tiles)
+    assert all(kind == "stack" for name, kind in func.attr("storage") if name.startswith("C_local"))
+    lib = pyir.build(sch.mod, opt_level="fast")
+    for size in ((128,) if n else (128, 64, 61)):
+        _check(lib, size)
+
+
+def test_init_hoisted_before_a_symbolic_reduction_keeps_unroll_and_vectorize():
+    from pyir.ir import FloatImm, IntImm
+    """Without decompose_reduction the init of C_local (k may be empty for symbolic n) runs
+    before the k loop under copies of i_1 / j_1: they stay unrolled and vectorized, so the
+    partial tiles' accumulator is not masked vector by vector."""
+    sch = Schedule(M.matmul_func(None))
+    c = sch.get_block("C")
+    i, j, k = sch.get_loops(c)
+    i0, i1 = sch.split(i, [None, 6])
+    j0, j1 = sch.split(j, [None, 16])
+    sch.reorder(i0, j0, k, i1, j1)
+    cw = sch.cache_write(c, 0, "local")
+    sch.reverse_compute_at(cw, j0)
+    sch.unroll(i1)
+    sch.vectorize(j1)
+    func = _lowered(sch.mod)
+    def zero_store(n):
+        return isinstance(n, S.BufferStore) and n.buffer.name.startswith("C_local") \
+            and isinstance(n.value, FloatImm)
+
+    init_loops = [n for n in walk(func.body) if isinstance(n, S.For)
+                  and all(zero_store(s) for s in walk(n.body) if isinstance(s, S.BufferStore))
+                  and any(zero_store(s) for s in walk(n.body))]
+    # Innermost (j_1): vectorized in every tile; i_1 unrolled where its extent is 6 (the
+    # partial tiles' i_1 runs to a bound computed at run time, a serial loop).
+    assert {lp.kind for lp in init_loops if isinstance(lp.body, S.BufferStore)} == {"vectorized"}
+    assert {lp.kind for lp in init_loops if isinstance(lp.body, S.For)
+            and isinstance(lp.extent, IntImm)} == {"unroll"}
+    lib = pyir.build(sch.mod, opt_level="fast")
+    for n in (64, 61):
+        _check(lib, n)
