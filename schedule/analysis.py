@@ -70,7 +70,8 @@ def affine_bindings(realize, loops, ana):
 def complete_binding(realize, loops, ana):
     """True if the loops bind every iterator over exactly its domain ``[0, extent)``: each
     binding is a mixed-radix combination of loops starting at 0 (a split), loops are not
-    shared between iterators, and any excess is cut off by the predicate."""
+    shared between iterators, any excess is cut off by the predicate, and the predicate
+    cuts off nothing else (`extra_predicate`)."""
     forms = affine_bindings(realize, loops, ana)
     if forms is None:
         return False
@@ -93,12 +94,28 @@ def complete_binding(realize, loops, ana):
         value = realize.iter_values[realize.block.iter_vars.index(iv)]
         if not any(_is_guard(g, value, iv.extent, ana) for g in guards):
             return False
-    return True
+    return not extra_predicate(realize, ana)
+
+
+def extra_predicate(realize, ana):
+    """The conjuncts of ``realize``'s predicate (``T.where``) other than the guards of split
+    tails (``binding < extent``) and conditions ``ana`` proves: those that leave out points
+    of the iterators' domains."""
+    tails = [(v, iv.extent) for iv, v in zip(realize.block.iter_vars, realize.iter_values)]
+    return [g for g in conjuncts(realize.predicate)
+            if not any(_is_guard(g, v, e, ana) or _is_lower_guard(g, v, ana) for v, e in tails)
+            and not ana.can_prove(g)]
 
 
 def _is_guard(cond, value, extent, ana):
     return (isinstance(cond, Binary) and cond.op == "lt" and ana.can_prove_equal(cond.a, value)
             and ana.can_prove_equal(cond.b, extent))
+
+
+def _is_lower_guard(cond, value, ana):
+    """``value >= 0``: the guard `compute_at` puts on a nest that may start below 0."""
+    return (isinstance(cond, Binary) and cond.op == "ge" and ana.can_prove_equal(cond.a, value)
+            and ana.can_prove_equal(cond.b, 0))
 
 
 def relax_range(rng, ana, relax_vars):

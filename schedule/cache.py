@@ -7,7 +7,8 @@ from pyir.ir import (Allocate, Block, BlockRealize, Buffer, BufferLoad, BufferRe
                      BufferStore, For, IntImm, IterVar, Var)
 from pyir.ir.node import rewrite
 
-from .analysis import analyzer_for, complete_binding, region_in_loops, relax_range
+from .analysis import (analyzer_for, complete_binding, extra_predicate, region_in_loops,
+                       relax_range)
 from .common import index_vars, item_index, point_region, readers, realize_path, writers
 from .errors import ScheduleError
 from .tree import (find_block, iter_paths, loops_of, replace, scope_depth, top_level,
@@ -184,6 +185,8 @@ def _covers(realize, path, buf):
     """True if the block, over all its loop iterations, writes every element of ``buf``."""
     loops = loops_of(path)
     ana = analyzer_for(loops)
+    if extra_predicate(realize, ana):
+        return False
     region = next(w for w in realize.block.writes if w.buffer is buf)
     try:
         dims = index_vars(region, realize.block.iter_vars, "", "", "")

@@ -5,11 +5,11 @@ consumer dependences with `pyir.arith`."""
 import dataclasses
 
 from pyir.ir import (Block, BlockRealize, BufferStore, For, IntImm, Range, SeqStmt, Var, and_,
-                     ge, lt, max_, min_, seq, substitute, walk)
+                     ge, le, lt, max_, min_, seq, substitute, walk)
 from pyir.ir.node import rewrite
 from pyir.runtime.exprtext import expr_text
 
-from .analysis import (analyzer_for, complete_binding, is_true, reduce_loop_vars,
+from .analysis import (analyzer_for, complete_binding, extra_predicate, is_true, reduce_loop_vars,
                        region_in_loops, relax_range)
 from .common import (check_no_interference, drop_buffer, index_vars, inline_path, item_index,
                      only_block, readers, realize_path, refresh_reads, replace_loads,
@@ -34,6 +34,11 @@ def _loop_checks(prim, func, name, loop_var):
                             "block to a loop of another loop nest", items[ib])
     only_block(prim, subject, items[ib], bpath[-1])
     ana = analyzer_for(loops_of(bpath))
+    extra = extra_predicate(bpath[-1], ana)
+    if extra:
+        raise ScheduleError(prim, subject, f"the block runs only where "
+                            f"{expr_text(extra[0])} (T.where); moving it would compute the "
+                            "other points too", items[ib])
     if not complete_binding(bpath[-1], loops_of(bpath), ana):
         raise ScheduleError(prim, subject, "the block's loops do not bind its iterators "
                             "one-to-one over their domains (affine splits of loops starting "
@@ -271,6 +276,12 @@ def reverse_compute_at(func, name, loop_var):
                     raise ScheduleError(prim, subject, "the buffers the block reads are "
                                         "produced over different regions per iteration", loop)
             region_of_iter[v] = region[d]
+    _covers_domain(prim, subject, block, region_of_iter, lpath, items[il])
+    for w in block.writes:
+        if readers(loop.body, w.buffer) or writers(loop.body, w.buffer):
+            raise ScheduleError(prim, subject, f"blocks under loop {loop_var.name} also access "
+                                f"{w.buffer.name}, which the block writes: moved into the loop, "
+                                "they would see its writes of earlier iterations", loop)
     check_no_interference(prim, subject, items[il + 1:ib], [r.buffer for r in block.reads],
                           [w.buffer for w in block.writes])
     order = list(region_of_iter)
@@ -278,6 +289,28 @@ def reverse_compute_at(func, name, loop_var):
     nest = _new_nest(realize, dim_of_iter, [region_of_iter[v] for v in order], outer, None)
     body = replace(bpath[:top_level(bpath) + 1], None)
     return _insert(func, body, loop_var, nest, lambda stmts: len(stmts)), None
+
+
+def _covers_domain(prim, subject, block, region_of_iter, lpath, item):
+    """Over all iterations of the loops of ``lpath`` inside ``item`` (the nest the consumer
+    moves into), the produced region of each iterator must cover its domain: the consumer
+    then runs only there."""
+    top = next(k for k, n in enumerate(lpath) if n is item)
+    moving = [n.loop_var for n in lpath[top:] if isinstance(n, For)]
+    ana = analyzer_for(loops_of(lpath) + [lpath[-1]])
+    for iv in block.iter_vars:
+        if iv.var not in region_of_iter:
+            continue
+        start, extent = region_of_iter[iv.var]
+        whole = relax_range(Range(start, extent), ana, moving)
+        end = None if whole is None else ana.simplify(whole.start + whole.extent)
+        if whole is None or not (ana.can_prove(le(whole.start, 0))
+                                 and ana.can_prove(ge(end, iv.extent))):
+            got = "an unknown part" if whole is None else (
+                f"[{expr_text(whole.start)}, {expr_text(end)})")
+            raise ScheduleError(prim, subject, f"the loop produces {got} of what iterator "
+                                f"{iv.var.name} reads, [0, {expr_text(iv.extent)}): moved there, "
+                                "the block would skip the rest", lpath[-1])
 
 
 def _elementwise(prim, subject, realize, ir):
@@ -346,6 +379,14 @@ def compute_inline(func, name):
     if readers(items[ib], buf):
         raise ScheduleError(prim, subject, f"a block in the same loop nest reads {buf.name}",
                             items[ib])
+    last = max((k for k, s in enumerate(items) if readers(s, buf)), default=ib)
+    inputs = [r.buffer for r in block.reads]
+    for s in items[ib + 1:last + 1]:
+        hit = [(w.block.name, b.name) for b in inputs for w in writers(s, b)]
+        if hit:
+            raise ScheduleError(prim, subject, f"block \"{hit[0][0]}\" writes {hit[0][1]}, which "
+                                f"the block reads, before {buf.name} is read: inlined, the "
+                                "readers would see the new values", s)
 
     def inline(load):
         return substitute(store.value, dict(zip(dims, load.indices)))

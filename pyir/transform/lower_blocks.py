@@ -91,17 +91,24 @@ def _init_first(body):
     outermost reduction loop (see the module docstring), or None when there is none."""
     for path, realize in _paths(body):
         block = realize.block
+        outer = {}   # iterators of enclosing blocks -> their bindings in loop variables
+        for s in path[:-1]:
+            if isinstance(s, S.BlockRealize):
+                outer.update({iv.var: substitute(v, outer) for iv, v in
+                              zip(s.block.iter_vars, s.iter_values)})
+        values = [substitute(v, outer) for v in realize.iter_values]
         reduce_vars = set()
-        for iv, v in zip(block.iter_vars, realize.iter_values):
+        for iv, v in zip(block.iter_vars, values):
             if iv.kind == "R":
                 reduce_vars |= vars_of(v)
         at = next((k for k, s in enumerate(path) if isinstance(s, S.For)
                    and s.loop_var in reduce_vars), None)
         inner = path[at:-1] if at is not None else ()
-        if at is None or not all(isinstance(s, (S.For, S.SeqStmt)) for s in inner):
+        if at is None or not all(isinstance(s, (S.For, S.SeqStmt)) or (
+                isinstance(s, S.BlockRealize) and not s.block.alloc_buffers) for s in inner):
             continue
         loops = [s for s in inner if isinstance(s, S.For)]
-        spatial = {v for iv, val in zip(block.iter_vars, realize.iter_values)
+        spatial = {v for iv, val in zip(block.iter_vars, values)
                    if iv.kind == "S" for v in vars_of(val)}
         if any(lp.loop_var in spatial and lp.loop_var in reduce_vars or (
                 lp.loop_var not in reduce_vars and not reduce_vars.isdisjoint(
@@ -109,11 +116,12 @@ def _init_first(body):
             continue   # a loop drives both kinds, or a spatial one's range needs a reduce one
         fresh = {lp.loop_var: E.Var(lp.loop_var.name, lp.loop_var.dtype)
                  for lp in loops if lp.loop_var not in reduce_vars}
-        binding = {iv.var: substitute(v, fresh) for iv, v in zip(block.iter_vars,
-                                                                  realize.iter_values)
+        binding = {iv.var: substitute(v, fresh) for iv, v in zip(block.iter_vars, values)
                    if iv.kind == "S"}
         init = substitute(block.init, binding)
-        guards = [substitute(c, fresh) for c in conjuncts(realize.predicate)
+        predicates = [substitute(r.predicate, outer) for r in inner
+                      if isinstance(r, S.BlockRealize)] + [substitute(realize.predicate, outer)]
+        guards = [substitute(c, fresh) for p in predicates for c in conjuncts(p)
                   if vars_of(c).isdisjoint(reduce_vars)]
         if guards:
             init = S.IfThenElse(reduce(E.and_, guards), init)

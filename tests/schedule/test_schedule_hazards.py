@@ -1,0 +1,193 @@
+"""Steps that would change results through a predicate, a partial producer, a hazard
+between iterations or an input overwritten in between: each is refused with a ScheduleError
+that says why, and the schedule is unchanged; a blockized reduction over a symbolic (maybe
+empty) extent keeps its numbers."""
+
+import numpy as np
+import pytest
+from pyir.schedule import Schedule, ScheduleError
+from pyir.script import from_source
+
+import pyir
+from pyir.ir import structural_equal
+
+PREDICATED_PRODUCER = '''
+from pyir.script import tensor as T
+
+@T.prim_func
+def f(A: T.Buffer(("n",), "float32"), C: T.Buffer(("n",), "float32")):
+    B = T.alloc_buffer((n,), "float32")
+    for i in range(n):
+        with T.block("B1"):
+            vi = T.axis.spatial(n, i)
+            B[vi] = A[vi]
+    for i in range(n):
+        with T.block("B2"):
+            vi = T.axis.spatial(n, i)
+            T.where(i < 4)
+            B[vi] = A[vi] * T.float32(3)
+    for i in range(n):
+        with T.block("C"):
+            vi = T.axis.spatial(n, i)
+            C[vi] = B[vi] + T.float32(1)
+'''
+
+PREDICATED_CONSUMER = '''
+from pyir.script import tensor as T
+
+@T.prim_func
+def f(A: T.Buffer(("n",), "float32"), C: T.Buffer(("n",), "float32")):
+    B = T.alloc_buffer((n,), "float32")
+    for i in range(n):
+        with T.block("B"):
+            vi = T.axis.spatial(n, i)
+            B[vi] = A[vi] * T.float32(2)
+    for i in range(n):
+        with T.block("C"):
+            vi = T.axis.spatial(n, i)
+            T.where(i < 4)
+            C[vi] = B[vi] + T.float32(1)
+'''
+
+PARTIAL_PRODUCER = '''
+from pyir.script import tensor as T
+
+@T.prim_func
+def f(A: T.Buffer(("n",), "float32"), B: T.Buffer(("n",), "float32")):
+    for i in range(n - 1):
+        with T.block("S"):
+            vi = T.axis.spatial(n - 1, i)
+            A[vi] = A[vi] * T.float32(2)
+    for i in range(n):
+        with T.block("C"):
+            vi = T.axis.spatial(n, i)
+            B[vi] = A[vi] + T.float32(1)
+'''
+
+CONSUMER_OVERWRITES_INPUT = '''
+from pyir.script import tensor as T
+
+@T.prim_func
+def f(X: T.Buffer(("n",), "float32"), Y: T.Buffer(("n",), "float32")):
+    B = T.alloc_buffer(("n",), "float32")
+    for i in range(n):
+        with T.block("P"):
+            vi = T.axis.spatial(n, i)
+            B[vi] = X[vi] + T.if_then_else(vi >= 1, X[vi - 1], T.float32(0))
+    for i in range(n):
+        with T.block("Q"):
+            vi = T.axis.spatial(n, i)
+            X[vi] = B[vi] * T.float32(10)
+'''
+
+INPUT_OVERWRITTEN_BETWEEN = '''
+from pyir.script import tensor as T
+
+@T.prim_func
+def f(A: T.Buffer(("n",), "float32"), C: T.Buffer(("n",), "float32")):
+    B = T.alloc_buffer((n,), "float32")
+    for i in range(n):
+        with T.block("B"):
+            vi = T.axis.spatial(n, i)
+            B[vi] = A[vi] * T.float32(2)
+    for i in range(n):
+        with T.block("Z"):
+            vi = T.axis.spatial(n, i)
+            A[vi] = T.float32(0)
+    for i in range(n):
+        with T.block("C"):
+            vi = T.axis.spatial(n, i)
+            C[vi] = B[vi] + T.float32(1)
+'''
+
+ROW_SUM = '''
+from pyir.script import tensor as T
+
+@T.prim_func
+def rs(A: T.Buffer(("n", "m"), "float32"), S: T.Buffer(("n",), "float32")):
+    for i, k in T.grid(n, m):
+        with T.block("S"):
+            vi, vk = T.axis.remap("SR", [i, k])
+            with T.init():
+                S[vi] = T.float32(0)
+            S[vi] = S[vi] + A[vi, vk]
+'''
+
+
+def _refused(src, step, words):
+    sch = Schedule(from_source(src))
+    before = sch.mod
+    with pytest.raises(ScheduleError, match=words):
+        step(sch)
+    assert structural_equal(sch.mod, before)
+
+
+def _first_loop(sch, block):
+    return sch.get_loops(sch.get_block(block))[0]
+
+
+def test_compute_at_of_a_predicated_block_is_refused():
+    _refused(PREDICATED_PRODUCER,
+             lambda s: s.compute_at(s.get_block("B2"), _first_loop(s, "C")),
+             r"compute_at: block \"B2\" at loop i: the block runs only where i < 4 \(T.where\); "
+             "moving it would compute the other points too")
+
+
+def test_cache_write_of_a_predicated_block_is_refused():
+    _refused(PREDICATED_PRODUCER, lambda s: s.cache_write(s.get_block("B2"), "B", "global"),
+             "cache_write: block \"B2\", buffer B: the block writes only part of B")
+
+
+def test_reverse_compute_at_of_a_predicated_block_is_refused():
+    _refused(PREDICATED_CONSUMER,
+             lambda s: s.reverse_compute_at(s.get_block("C"), _first_loop(s, "B")),
+             r"the block runs only where i < 4 \(T.where\)")
+
+
+def test_reverse_compute_at_under_a_loop_producing_part_of_the_domain_is_refused():
+    _refused(PARTIAL_PRODUCER,
+             lambda s: s.reverse_compute_at(s.get_block("C"), _first_loop(s, "S")),
+             r"reverse_compute_at: block \"C\" at loop i: the loop produces \[0, n - 1\) of what "
+             r"iterator vi reads, \[0, n\): moved there, the block would skip the rest")
+
+
+def test_reverse_compute_at_of_a_block_overwriting_what_the_loop_reads_is_refused():
+    _refused(CONSUMER_OVERWRITES_INPUT,
+             lambda s: s.reverse_compute_at(s.get_block("Q"), _first_loop(s, "P")),
+             "blocks under loop i also access X, which the block writes: moved into the loop, "
+             "they would see its writes of earlier iterations")
+
+
+def test_compute_inline_across_a_block_overwriting_its_input_is_refused():
+    _refused(INPUT_OVERWRITTEN_BETWEEN, lambda s: s.compute_inline(s.get_block("B")),
+             "compute_inline: block \"B\": block \"Z\" writes A, which the block reads, before B "
+             "is read: inlined, the readers would see the new values")
+
+
+def test_reverse_compute_inline_across_a_block_overwriting_an_input_still_runs_right():
+    sch = Schedule(from_source(INPUT_OVERWRITTEN_BETWEEN))
+    sch.reverse_compute_inline(sch.get_block("C"))
+    a, c = np.arange(1, 5, dtype="float32"), np.zeros(4, "float32")
+    pyir.build(sch.mod)["f"](a, c)
+    np.testing.assert_array_equal(c, np.arange(1, 5) * 2 + 1)
+
+
+@pytest.mark.parametrize("reorder", [False, True])
+def test_blockized_reduction_over_a_symbolic_extent(reorder):
+    """The inner block's reduction runs through the outer block's iterator: its init goes
+    before the outer reduction loop (once per row, also when m is 0), not before each chunk."""
+    sch = Schedule(from_source(ROW_SUM))
+    i, k = sch.get_loops(sch.get_block("S"))
+    k0, k1 = sch.split(k, [None, 4])
+    if reorder:
+        sch.reorder(k0, i)
+        sch.blockize(i)
+    else:
+        sch.blockize(k1)
+    lib = pyir.build(sch.mod)
+    rng = np.random.default_rng(0)
+    for m in (8, 7, 1, 0):
+        a = rng.standard_normal((3, m)).astype("float32")
+        s = np.full(3, 5, "float32")
+        lib["rs"](a, s)
+        np.testing.assert_allclose(s, a.sum(1), rtol=1e-5, atol=1e-5)
