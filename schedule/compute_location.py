@@ -152,8 +152,9 @@ def compute_at(func, name, loop_var):
                 with T.block("C"): ...
 
     Legal when the block writes one intermediate buffer (not a parameter) with an index
-    that is its iterators, every reader of it is under the loop, and nothing between the
-    old and the new place touches what the block reads or writes.
+    that is its iterators, has no ``T.where`` but the guards of split tails, every reader of
+    the buffer is under the loop, and nothing between the old and the new place touches what
+    the block reads or writes.
     """
     prim = "compute_at"
     bpath, lpath, items, ib, il, subject = _loop_checks(prim, func, name, loop_var)
@@ -234,8 +235,10 @@ def reverse_compute_at(func, name, loop_var):
                     C[vi, vj] = B[vi, vj] + T.float32(1)
 
     Legal when the block reads what blocks under the loop produce with an index that is its
-    iterators, those producers finish each element within one iteration of the loop, and
-    nothing between the loop and the block touches what the block reads or writes.
+    iterators, those producers finish each element within one iteration of the loop and,
+    over all iterations, produce the block's whole domain, the block has no ``T.where`` but
+    the guards of split tails, no block under the loop accesses what it writes, and nothing
+    between the loop and the block touches what the block reads or writes.
     """
     prim = "reverse_compute_at"
     bpath, lpath, items, ib, il, subject = _loop_checks(prim, func, name, loop_var)
@@ -347,6 +350,10 @@ def compute_inline(func, name):
             with T.block("C"):
                 vi = T.axis.spatial(n, i)
                 C[vi] = A[vi] * T.float32(2) + T.float32(1)
+
+    Legal when the block is elementwise, unguarded, writes an intermediate buffer at its
+    iterators and reads nothing it writes, no other block writes that buffer or reads it
+    before, and no block up to its last reader writes what the block reads.
     """
     prim = "compute_inline"
     path = inline_path(func, name, prim)
