@@ -3,8 +3,8 @@
 ``Schedule(mod)`` holds the current module; its methods are the primitives (split, fuse,
 reorder, parallel, vectorize, unroll, annotate, compute_at, reverse_compute_at,
 compute_inline, reverse_compute_inline, cache_read, cache_write, decompose_reduction,
-rfactor, transform_layout, blockize, tensorize, sample_perfect_tile). Every step is checked before it
-changes anything, recorded in ``sch.trace`` and undoable.
+rfactor, transform_layout, blockize, tensorize, sample_perfect_tile). Every step is checked
+before it changes anything, recorded in ``sch.trace`` and undoable.
 """
 
 from .errors import ScheduleError

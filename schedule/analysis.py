@@ -2,7 +2,7 @@
 loops, affine and complete bindings, regions relaxed over loops, and the dependences
 between blocks that decide whether loops may be reordered or run in parallel."""
 
-from pyir.arith import Analyzer
+from pyir.arith import Analyzer, tiles_apart
 from pyir.arith.region import detect_linear
 from pyir.ir import (Binary, BufferLoad, Call, For, IntImm, Range, Var, conjuncts, ge, substitute,
                      walk)
@@ -217,7 +217,8 @@ def iteration_conflict(root, outer_loops, moved, allow_reduce_reorder):
         if not allow_reduce_reorder:
             write = next(a for a in accs if a[2])
             for var in moved:
-                if _point_moves_with(write[1], var, write[5]):
+                if _point_moves_with(write[1], var, write[5]) or _offset_moves_with(
+                        write[1], buf.shape, var, write[5], write[4].get()):
                     continue
                 if not _disjoint_steps(relax(write), buf.shape, var, write[4].get()):
                     return (f"block \"{write[0].name}\" writes parts of {buf.name} that "
@@ -237,10 +238,27 @@ def _point_moves_with(region, var, relax_vars):
     return False
 
 
+def _offset_moves_with(region, shape, var, relax_vars, ana):
+    """Whether a point region's row-major offset over ``shape``, over the loops relaxed
+    over, ends in each step of ``var`` before the next step's starts: a split of a fused
+    loop writes ``D[(f_0 * 4 + f_1) // m, (f_0 * 4 + f_1) % m]``, at offset
+    ``f_0 * 4 + f_1``."""
+    if not all(isinstance(r.extent, IntImm) and r.extent.value == 1 for r in region):
+        return False
+    offset = IntImm(0)
+    for r, extent in zip(region, shape):
+        offset = offset * extent + r.start
+    span = relax_range(Range(ana.simplify(offset), 1), ana, relax_vars)
+    return span is not None and uses(span.start, [var]) and ana.can_prove(
+        ge(substitute(span.start, {var: var + 1}), span.start + span.extent))
+
+
 def _disjoint_steps(region, shape, var, ana):
     """Whether the region (in terms of ``var``) of one step of ``var`` ends before that of
     the next step starts: in some dimension, or in row-major order over the buffer's
-    ``shape`` (a fused loop writes ``D[f // 64, f % 64]``)."""
+    ``shape`` (a fused loop writes ``D[f // 64, f % 64]``); or whether each value of
+    ``var`` has a tile of its own (`pyir.arith.tiles_apart`: a fused loop over tiles writes
+    ``C[f // J * 6 : + 6, f % J * 16 : + 16]``)."""
     if any(r is None for r in region):
         return False
     step = {var: var + 1}
@@ -251,7 +269,10 @@ def _disjoint_steps(region, shape, var, ana):
     first, last = IntImm(0), IntImm(0)
     for r, extent in zip(region, shape):
         first, last = first * extent + r.start, last * extent + r.start + r.extent - 1
-    return uses(first, [var]) and ana.can_prove(ge(substitute(first, step), last + 1))
+    if uses(first, [var]) and ana.can_prove(ge(substitute(first, step), last + 1)):
+        return True
+    extents = [ana.const_int_bound(r.extent)[1] for r in region]
+    return tiles_apart([r.start for r in region], extents, {var}, {}, one_to_one=True)
 
 
 class _LazyAnalyzer:

@@ -4,6 +4,7 @@ every access and region is rewritten through the map."""
 import dataclasses
 
 from pyir.arith import Analyzer
+from pyir.errors import IRError
 from pyir.ir import (Allocate, Binary, Block, Buffer, BufferLoad, BufferRegion, BufferStore,
                      IntImm, Range, Var, walk)
 from pyir.ir.node import rewrite
@@ -11,6 +12,7 @@ from pyir.ir.node import rewrite
 from .analysis import relax_range
 from .common import realize_path
 from .errors import ScheduleError
+from .index_map import IndexMap
 from .tree import with_body
 
 
@@ -29,6 +31,22 @@ def _pick(prim, subject, block, which, ir):
                             f"buffer(s); index {which[1]} is out of range", ir)
     raise ScheduleError(prim, subject, f"name the buffer by name or as (\"read\" | \"write\", "
                         f"index), not {which!r}", ir)
+
+
+def read_index_map(spec, name):
+    """transform_layout's ``index_map`` argument as an `IndexMap`, and its text as the trace
+    stores it. A lambda must build index expressions of its variables: one that returns a
+    str, a float, a list, ... is refused, naming the block."""
+    prim, subject = "transform_layout", f"block \"{name}\""
+    rule = "the index map must give index expressions (its variables and integers with + - * // %)"
+    try:
+        imap = IndexMap.parse(spec, prim)
+    except IRError as err:   # from the lambda's arithmetic or the conversion of its results
+        raise ScheduleError(prim, subject, f"{rule}: {err}") from None
+    try:
+        return imap, imap.text()
+    except ScheduleError as err:   # an output the text notation cannot write
+        raise ScheduleError(prim, subject, f"{rule}: {err.subject} is not one") from None
 
 
 def _one_to_one(imap):

@@ -5,16 +5,17 @@ illegal."""
 
 import dataclasses
 import math
+import numbers
 from functools import reduce
 
 from pyir.ir import For, IntImm, Range, Var, and_, ge, lt, substitute
+from pyir.transform.register_tiles import FUSED_TAILS_KEY, TAIL_KEY
 
 from .analysis import analyzer_for, is_true, iteration_conflict, uses
 from .errors import ScheduleError
 from .tree import (find_block, find_loop, loops_of, map_realizes, realizes_under, replace,
                    with_body)
 
-TAIL_ANNOTATION = "pyir.split_tail"
 
 
 def _loop_subject(loop, path):
@@ -22,6 +23,11 @@ def _loop_subject(loop, path):
     where = f" (around block{'s' if len(blocks) > 1 else ''} " \
             f"{', '.join(repr(b) for b in blocks)})" if blocks else ""
     return f"loop {loop.loop_var.name}{where}"
+
+
+def is_int(value):
+    """True for an int or a numpy integer, not a bool (a loop count, a tile factor)."""
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
 
 
 def split(func, var, factors):
@@ -52,14 +58,17 @@ def split(func, var, factors):
     path = find_loop(func.body, var)
     loop = path[-1]
     subject = _loop_subject(loop, path)
-    factors = list(factors)
+    if not isinstance(factors, (list, tuple)):
+        raise ScheduleError("split", subject, f"factors must be a list, got {factors!r}", loop)
     if len(factors) < 2:
         raise ScheduleError("split", subject, "give at least two factors", loop)
     if sum(f is None for f in factors) > 1:
         raise ScheduleError("split", subject, "at most one factor may be None (inferred)", loop)
-    if any(f is not None and (not isinstance(f, int) or f < 1) for f in factors):
-        raise ScheduleError("split", subject, f"factors must be positive ints or None, got "
-                            f"{factors}", loop)
+    for f in factors:
+        if f is not None and not (is_int(f) and f >= 1):
+            raise ScheduleError("split", subject, f"factor {f!r} is not a positive int "
+                                f"(factors are positive ints or None), got {list(factors)}", loop)
+    factors = [None if f is None else int(f) for f in factors]
     if loop.kind != "serial":
         raise ScheduleError("split", subject, f"the loop is {loop.kind}; split a serial loop "
                             "and set the kind on the new loops", loop)
@@ -92,7 +101,7 @@ def split(func, var, factors):
         body = For(v, IntImm(0), e, "serial", body)
     if guard:
         inner = ana.simplify(reduce(lambda a, b: a * b, exts[1:]))
-        body = dataclasses.replace(body, annotations=((TAIL_ANNOTATION, _int(inner)),))
+        body = dataclasses.replace(body, annotations=((TAIL_KEY, _int(inner)),))
     return with_body(func, replace(path, body)), new_vars
 
 
@@ -136,6 +145,10 @@ def fuse(func, vars_):
                 vi = T.axis.spatial(n, i_j_fused // m)
                 vj = T.axis.spatial(m, i_j_fused % m)
                 B[vi, vj] = A[vi, vj]
+
+    Fusing a loop split with a tail (annotated ``"pyir.split_tail"``) annotates the fused
+    loop ``{"pyir.fused_tails": 1}``: lowering then tests the tails' guards once per
+    iteration and runs the whole tiles without them (`pyir.transform.split_tail_loops`).
     """
     paths = [find_loop(func.body, v) for v in vars_]
     loops = [p[-1] for p in paths]
@@ -170,7 +183,9 @@ def fuse(func, vars_):
         value = ana.simplify(value)
         mapping[lp.loop_var] = value if _is_zero(lp.start) else lp.start + value
     body = substitute(loops[-1].body, mapping)
-    new = For(fused, IntImm(0), total, "serial", body)
+    tails = any(key in (TAIL_KEY, FUSED_TAILS_KEY) for lp in loops for key, _ in lp.annotations)
+    new = For(fused, IntImm(0), total, "serial", body,
+              ((FUSED_TAILS_KEY, 1),) if tails else ())
     return with_body(func, replace(paths[0], new)), [fused]
 
 

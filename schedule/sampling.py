@@ -1,9 +1,12 @@
 """Sampling: random choices a schedule makes with its seeded generator, recorded in the
 trace with the value chosen so that a replay makes the same choice."""
 
+import math
+
 from pyir.ir import IntImm
 
 from .errors import ScheduleError
+from .loops import is_int
 
 
 def _divisors(n):
@@ -18,21 +21,38 @@ def sample_perfect_tile(loop, n, max_innermost_factor, decision, rng):
     Example: a loop over 96 with ``n=3, max_innermost_factor=8`` may give ``[3, 4, 8]``;
     ``sch.split(loop, factors=[v0, v1, v2])`` then splits it with no tail guard.
     """
-    subject = f"loop {loop.loop_var.name}"
+    prim, subject = "sample_perfect_tile", f"loop {loop.loop_var.name}"
+    if not is_int(n) or n < 1:
+        raise ScheduleError(prim, subject, f"n (the number of tiles) must be a positive int, "
+                            f"got {n!r}")
+    if max_innermost_factor is not None and not (is_int(max_innermost_factor)
+                                                 and max_innermost_factor >= 1):
+        raise ScheduleError(prim, subject, "max_innermost_factor must be a positive int or "
+                            f"None, got {max_innermost_factor!r}")
     if not isinstance(loop.extent, IntImm):
-        raise ScheduleError("sample_perfect_tile", subject, "the loop's extent is not a "
-                            "constant, so it has no perfect tiling to sample")
-    if not isinstance(n, int) or n < 1:
-        raise ScheduleError("sample_perfect_tile", subject, f"n must be a positive int, got {n!r}")
+        raise ScheduleError(prim, subject, "the loop's extent is not a constant, so it has no "
+                            "perfect tiling to sample")
     extent = loop.extent.value
+    if extent < 1:
+        raise ScheduleError(prim, subject, f"the loop's extent is {extent}, so it has no "
+                            "tiling into positive factors")
     if decision is not None:
-        prod = 1
+        if not isinstance(decision, (list, tuple)):
+            raise ScheduleError(prim, subject, f"decision must be a list of {n} factors, got "
+                                f"{decision!r}")
         for f in decision:
-            prod *= f
-        if len(decision) != n or prod != extent:
-            raise ScheduleError("sample_perfect_tile", subject, f"decision {decision} is not "
-                                f"{n} factors of {extent}")
-        return [int(f) for f in decision]
+            if not (is_int(f) and f >= 1):
+                raise ScheduleError(prim, subject, f"decision factor {f!r} is not a positive "
+                                    f"int, in decision {list(decision)}")
+        decision = [int(f) for f in decision]
+        if len(decision) != n or math.prod(decision) != extent:
+            raise ScheduleError(prim, subject, f"decision {decision} is not {n} factors of "
+                                f"{extent}")
+        if max_innermost_factor is not None and decision[-1] > max_innermost_factor:
+            raise ScheduleError(prim, subject, f"decision {decision} has innermost factor "
+                                f"{decision[-1]}, more than max_innermost_factor "
+                                f"{max_innermost_factor}")
+        return decision
     if n == 1:
         return [extent]
     cap = max_innermost_factor or extent

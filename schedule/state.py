@@ -17,8 +17,7 @@ from pyir.ir import IRModule, PrimFunc, Var
 from . import (blockize as _blockize, cache as _cache, compute_location as _loc,
                layout as _layout, loops as _loops, reduction as _red, sampling as _sampling)
 from .errors import ScheduleError
-from .handles import BlockRV, ExprRV, LoopRV
-from .index_map import IndexMap
+from .handles import HANDLE_TYPES, BlockRV, ExprRV, LoopRV
 from .trace import Instruction, Trace, highlighted_html
 from .tree import find_block, find_loop, iter_paths, loops_of, realizes_under
 
@@ -47,8 +46,8 @@ class Schedule:
         self._mod = mod
         self._trace = Trace()
         self._history = []
-        self._names = {}
-        self._kept = []
+        self._names = {}   # id(handle) -> its name in the trace; None once that step is undone
+        self._kept = []    # every named handle, kept alive so that no other object takes its id
         self._rng = random.Random(seed)
         self._rng_state = None   # the generator's state, taken at the first step after a draw
 
@@ -64,17 +63,24 @@ class Schedule:
         return self._trace
 
     def undo(self):
-        """Go back one step that changed the IR (and drop the steps recorded after it)."""
+        """Go back one step that changed the IR (and drop the steps recorded after it; the
+        handles they made are stale from then on)."""
         if not self._history:
             raise ScheduleError("undo", "schedule", "there is no step to undo")
         snap = self._history.pop()
         self._mod = snap.mod
+        dropped = {out for inst in self._trace.instructions[snap.trace_len:]
+                   for out in inst.outputs}
+        for handle in self._kept:
+            if self._names[id(handle)] in dropped:
+                self._names[id(handle)] = None
         del self._trace.instructions[snap.trace_len:]
         self._rng.setstate(snap.rng_state)
         self._rng_state = snap.rng_state
 
     def fork(self):
-        """An independent copy of this schedule (state, trace, history, handles)."""
+        """An independent copy of this schedule (state, trace, history, handles): the handles
+        made so far work on both, those made later only on the schedule that made them."""
         other = Schedule.__new__(Schedule)
         other._mod = self._mod
         other._trace = self._trace.copy()
@@ -143,8 +149,8 @@ class Schedule:
     def split(self, loop, factors):
         """Split ``loop`` into ``len(factors)`` nested loops (see `loops.split`)."""
         func, var = self._loop_var(loop, "split")
-        return self._step("split", [loop], {"factors": list(factors)}, func,
-                          lambda f: _loops.split(f, var, [_plain(x) for x in factors]))
+        return self._step("split", [loop], {"factors": factors}, func,
+                          lambda f: _loops.split(f, var, factors))
 
     def fuse(self, *loops):
         """Fuse perfectly nested loops into one (see `loops.fuse`)."""
@@ -241,9 +247,9 @@ class Schedule:
         """Store ``buffer`` (a name or ("read" | "write", index) of ``block``) in the layout
         ``index_map`` (text ``"i, j -> j, i"`` or a lambda)."""
         func, name = self._block_name(block, "transform_layout")
-        imap = IndexMap.parse(index_map, "transform_layout")
+        imap, text = _layout.read_index_map(index_map, name)
         buf = list(buffer) if isinstance(buffer, tuple) else buffer
-        self._step("transform_layout", [block, buf, imap.text()], {}, func,
+        self._step("transform_layout", [block, buf, text], {}, func,
                    lambda f: _layout.transform_layout(f, name, buffer, imap))
 
     def blockize(self, loop):
@@ -278,9 +284,9 @@ class Schedule:
         schedule's seeded generator (or ``decision``, as a replayed trace passes it)."""
         func, var = self._loop_var(loop, "sample_perfect_tile")
         path = find_loop(func.body, var)
-        self._rng_state = None
         factors = _sampling.sample_perfect_tile(path[-1], n, max_innermost_factor, decision,
                                                 self._rng)
+        self._rng_state = None
         outs = [ExprRV(f) for f in factors]
         self._record("sample_perfect_tile", [loop],
                      {"n": n, "max_innermost_factor": max_innermost_factor,
@@ -318,11 +324,11 @@ class Schedule:
         return name
 
     def _encode(self, value):
-        if isinstance(value, (BlockRV, LoopRV, ExprRV)) and id(value) in self._names:
+        if isinstance(value, HANDLE_TYPES) and self._names.get(id(value)):
             return {"rv": self._names[id(value)]}
         if isinstance(value, (list, tuple)):
             return [self._encode(v) for v in value]
-        if isinstance(value, ExprRV):
+        if _loops.is_int(value):   # an ExprRV of no step in the trace, a numpy integer
             return int(value)
         return value
 
@@ -344,21 +350,37 @@ class Schedule:
     def _resolve_block(self, rv, kind):
         if not isinstance(rv, BlockRV):
             raise ScheduleError(kind, repr(rv), "expected a block handle (from get_block)")
+        what = f"block \"{rv.name}\""
+        self._check_own(rv, kind, what)
         func = self._func_of(rv, kind)
         path = find_block(func.body, rv.name)
         if path is None:
-            raise self._stale(rv, kind, f"block \"{rv.name}\"")
+            raise self._stale(rv, kind, what)
         return func, path
 
     def _resolve_loop(self, rv, kind):
         if not isinstance(rv, LoopRV):
             raise ScheduleError(kind, repr(rv), "expected a loop handle (from get_loops, "
                                 "split, fuse, ...)")
+        what = f"loop {rv.loop_var.name}"
+        self._check_own(rv, kind, what)
         func = self._func_of(rv, kind)
         path = find_loop(func.body, rv.loop_var)
         if path is None:
-            raise self._stale(rv, kind, f"loop {rv.loop_var.name}")
+            raise self._stale(rv, kind, what)
         return func, path
+
+    def _check_own(self, rv, kind, what):
+        """Refuse a handle that no step of this schedule's trace made: the trace could not
+        name it, so it could not be replayed."""
+        if id(rv) not in self._names:
+            raise ScheduleError(kind, what, "this handle comes from another schedule (handles "
+                                "made before sch.fork() work on both copies, later ones only on "
+                                "the schedule that made them); get one from this schedule with "
+                                "sch.get_block / sch.get_loops")
+        if self._names[id(rv)] is None:
+            raise ScheduleError(kind, what, "this handle is stale: it was made by a step that "
+                                "has since been undone")
 
     def _func_of(self, rv, kind):
         if rv.func_name not in self._mod or not isinstance(self._mod[rv.func_name], PrimFunc):
@@ -367,16 +389,12 @@ class Schedule:
         return self._mod[rv.func_name]
 
     def _stale(self, rv, kind, what):
-        states = [s.mod for s in self._history]
-        alive = [k for k, m in enumerate(states) if _resolves(m, rv)]
-        if not alive:
-            why = ("it was made by a step that has since been undone, or by another "
-                   "schedule")
-        else:
-            k = alive[-1]
-            inst = self._trace[self._history[k].trace_len]
-            why = f"step {k + 1}, `{inst.text()}`, removed it"
-        return ScheduleError(kind, what, f"this handle is stale: {why}")
+        # The handle's step is in the trace (`_check_own`), so the state right after it, kept
+        # in the history, still has the block or loop.
+        k = max(k for k, snap in enumerate(self._history) if _resolves(snap.mod, rv))
+        inst = self._trace[self._history[k].trace_len]
+        return ScheduleError(kind, what, f"this handle is stale: step {k + 1}, `{inst.text()}`, "
+                             "removed it")
 
     def _block_name(self, rv, kind):
         func, _ = self._resolve_block(rv, kind)
@@ -429,7 +447,3 @@ def _resolves(mod, rv):
 
 def _handle(func_name, out):
     return LoopRV(func_name, out) if isinstance(out, Var) else BlockRV(func_name, out)
-
-
-def _plain(x):
-    return None if x is None else int(x)

@@ -6,10 +6,11 @@
 - `relax_region`: the region an access covers while some variables run over their ranges;
 - `detect_linear`: ``expr == coeff * var + rest``; `known_multiple`: what ``expr`` is always a
   multiple of;
-- `detect_iter_map`: whether block bindings are a bijective affine map of the loops.
+- `detect_iter_map`: whether block bindings are a bijective affine map of the loops;
+- `tiles_apart`: whether the boxes loop iterations touch are disjoint (or the same).
 
 Modules: `canonical` (polynomial form), `bounds` (constant intervals), `simplify` (the
-rewrite rules), `analyzer` (facts, symbolic bounds, proofs), `region`, `iter_map`.
+rewrite rules), `analyzer` (facts, symbolic bounds, proofs), `region`, `iter_map`, `tiles`.
 """
 
 from .analyzer import Analyzer, simplify, vars_of
@@ -17,6 +18,7 @@ from .bounds import IntBound
 from .canonical import known_multiple
 from .iter_map import IterMap, detect_iter_map
 from .region import detect_linear, relax_region
+from .tiles import tiles_apart
 
 __all__ = ["Analyzer", "IntBound", "IterMap", "detect_iter_map", "detect_linear",
-           "known_multiple", "relax_region", "simplify", "vars_of"]
+           "known_multiple", "relax_region", "simplify", "tiles_apart", "vars_of"]

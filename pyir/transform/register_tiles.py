@@ -20,7 +20,7 @@ buffers defined inside the guard-free copy are renamed so every definition stays
 """
 
 import dataclasses
-import math
+from functools import reduce
 
 from .. import arith
 from ..ir import dtype as dt
@@ -33,6 +33,7 @@ from .common import prim_func_pass, replace_func
 from .linear import coefficient
 
 TAIL_KEY = "pyir.split_tail"
+FUSED_TAILS_KEY = "pyir.fused_tails"
 MAX_TILE_BYTES = 16 * 1024
 
 
@@ -138,32 +139,6 @@ def _tile(buf, site):
     return shape, forms, index_of, bases
 
 
-def _separate(bases, shape, varying, extents):
-    """Whether different values of the ``varying`` variables (loops and lets between the
-    allocation and the site) touch the same tile or disjoint ones. A variable absent from
-    every base touches the same tile for all its values; one that appears must appear in a
-    dimension that tells tiles apart: one whose base is ``c1 * v1 + ... + ck * vk + (terms
-    of no varying variable)`` with, in order of ``|c|``, each ``|c|`` at least the tile's
-    extent there plus the spread of the smaller terms (``|c| * (extent - 1)`` of their
-    loops, ``extents``): a mixed radix, as in ``j_0 * 64 + j_1 * 16`` with ``j_1`` in
-    ``[0, 4)`` and 16 columns. Then no value flows from one execution of the site to
-    another, and one tile serves them all."""
-    separated = set()
-    for b, ext in zip(bases, shape):
-        used = _vars(b) & varying
-        coeffs = {v: coefficient(b, v) for v in used}
-        if not used or None in coeffs.values():
-            continue
-        span = ext.value
-        for v in sorted(used, key=lambda v: (abs(coeffs[v]), extents.get(v, math.inf))):
-            if abs(coeffs[v]) < span:
-                break
-            span += abs(coeffs[v]) * (extents[v] - 1) if v in extents else math.inf
-        else:
-            separated |= used
-    return all(v in separated for v in varying if any(v in _vars(b) for b in bases))
-
-
 def _compact_one(alloc):
     buf = alloc.buffer
     path = _find_site(alloc.body, buf)
@@ -180,7 +155,9 @@ def _compact_one(alloc):
                 extents[node.loop_var] = node.extent.value
         elif isinstance(node, S.LetStmt):
             varying.add(node.var)
-    if not _separate(bases, shape, varying, extents):
+    # No value may flow from one execution of the site to another: the tiles of different
+    # executions are disjoint or the same, and then one tile serves them all.
+    if not arith.tiles_apart(bases, [s.value for s in shape], varying, extents):
         return None
     if all(isinstance(a, E.IntImm) and a.value == b.value for a, b in zip(buf.shape, shape)) \
             and site is alloc.body:
@@ -255,24 +232,18 @@ def _tail_extent(loop, f):
     return None
 
 
-def _drop_guards(stmt, var, f, extent):
-    """``stmt`` with each guard conjunct ``var * f + r < extent`` (``r`` in ``[0, f)`` over
-    the loops between) removed; returns (new stmt, how many were removed)."""
+def _drop_guards(stmt, accept):
+    """``stmt`` with each guard conjunct ``c`` for which ``accept(c, ana, inner)`` holds
+    removed (``ana`` knows the ranges of the loops between, ``inner`` their variables);
+    returns (new stmt, how many were removed)."""
     ana = arith.Analyzer()
+    inner = set()
     removed = [0]
-
-    def ok(c):
-        if not (isinstance(c, E.Binary) and c.op == "lt" and structural_equal(c.b, extent)):
-            return False
-        if coefficient(c.a, var) != f:
-            return False
-        rest = ana.simplify(substitute(c.a, {var: E.IntImm(0)}))
-        lo, hi = ana.const_int_bound(rest)
-        return lo is not None and hi is not None and lo >= 0 and hi <= f - 1
 
     def go(s):
         if isinstance(s, S.For):
             ana.bind(s.loop_var, S.Range(s.start, s.extent))
+            inner.add(s.loop_var)
             body = go(s.body)
             return s if body is s.body else dataclasses.replace(s, body=body)
         if isinstance(s, S.SeqStmt):
@@ -285,7 +256,7 @@ def _drop_guards(stmt, var, f, extent):
             then = go(s.then_case)
             other = go(s.else_case) if s.else_case is not None else None
             parts = conjuncts(s.condition)
-            keep = [c for c in parts if not ok(c)]
+            keep = [c for c in parts if not accept(c, ana, inner)]
             removed[0] += len(parts) - len(keep)
             if not keep:
                 return then
@@ -297,6 +268,19 @@ def _drop_guards(stmt, var, f, extent):
 
     out = go(stmt)
     return out, removed[0]
+
+
+def _tail_guard(var, f, extent):
+    """Accepts ``var * f + r < extent`` with ``r`` in ``[0, f)`` over the loops between."""
+    def accept(c, ana, inner):
+        if not (isinstance(c, E.Binary) and c.op == "lt" and structural_equal(c.b, extent)):
+            return False
+        if coefficient(c.a, var) != f:
+            return False
+        rest = ana.simplify(substitute(c.a, {var: E.IntImm(0)}))
+        lo, hi = ana.const_int_bound(rest)
+        return lo is not None and hi is not None and lo >= 0 and hi <= f - 1
+    return accept
 
 
 def _fresh_copy(stmt):
@@ -321,9 +305,17 @@ def _split_loop(loop):
     extent = _tail_extent(loop, f)
     if extent is None:
         return None
-    main, removed = _drop_guards(loop.body, loop.loop_var, f, extent)
+    main, removed = _drop_guards(loop.body, _tail_guard(loop.loop_var, f, extent))
     if not removed:
         return None
+    full = (E.IntImm(extent.value // f) if isinstance(extent, E.IntImm)
+            else E.binary("floordiv", extent, E.IntImm(f)))
+    return _versioned(loop, E.lt(loop.loop_var, full), main)
+
+
+def _versioned(loop, whole, main):
+    """``loop`` running ``main`` (its body without the tail guards) where ``whole`` holds,
+    its body as it was elsewhere."""
     main = _fresh_copy(_split_outside_in(main))
     # The partial tile runs once per loop: its unrolled loops stay loops and the split
     # loops inside it stay whole (their guards become clamped loop bounds, short vectors
@@ -331,10 +323,36 @@ def _split_loop(loop):
     # combination of inner tails.
     tail = rewrite(loop.body, lambda n: dataclasses.replace(n, kind="serial")
                    if isinstance(n, S.For) and n.kind == "unroll" else None)
-    full = (E.IntImm(extent.value // f) if isinstance(extent, E.IntImm)
-            else E.binary("floordiv", extent, E.IntImm(f)))
-    body = S.IfThenElse(E.lt(loop.loop_var, full), main, tail)
-    return dataclasses.replace(loop, body=body)
+    return dataclasses.replace(loop, body=S.IfThenElse(whole, main, tail))
+
+
+def _split_fused(loop):
+    """A loop annotated `FUSED_TAILS_KEY`: each guard ``base + r < E`` below (``base`` and
+    ``E`` free of the loops between, ``r`` at most ``h`` over them) holds in the whole
+    iteration when ``base + h < E``; the body runs without those guards where they all do."""
+    if not dict(loop.annotations).get(FUSED_TAILS_KEY):
+        return None
+    inside = _bound_inside(loop.body)
+    tests = {}
+
+    def accept(c, ana, inner):
+        if not (isinstance(c, E.Binary) and c.op == "lt") or loop.loop_var not in _vars(c.a) \
+                or _vars(c.b) & inside:
+            return False
+        base = ana.simplify(substitute(c.a, {v: E.IntImm(0) for v in _vars(c.a) & inner}))
+        if _vars(base) & inside:
+            return False
+        _, hi = ana.const_int_bound(ana.simplify(c.a - base))
+        if hi is None:
+            return False
+        test = E.lt(ana.simplify(base + hi), c.b)
+        tests.setdefault(test, test)
+        return True
+
+    main, removed = _drop_guards(loop.body, accept)
+    if not removed:
+        return None
+    return _versioned(loop, reduce(E.and_, tests), main)
 
 
 def _clamp(loop):
@@ -381,7 +399,7 @@ def _split_outside_in(stmt):
     """``stmt`` with its split loops split, outer loops first (`_split_loop` splits the
     loops inside the main path of each)."""
     if isinstance(stmt, S.For):
-        split = _split_loop(stmt)
+        split = _split_loop(stmt) or _split_fused(stmt)
         if split is not None:
             return split
     changes = {}
@@ -401,7 +419,8 @@ def _split_outside_in(stmt):
 @prim_func_pass
 def split_tail_loops(func):
     """A guard-free main path plus the guarded last tile (see the module docstring)."""
-    if not any(isinstance(n, S.For) and TAIL_KEY in dict(n.annotations) for n in walk(func.body)):
+    if not any(isinstance(n, S.For) and {TAIL_KEY, FUSED_TAILS_KEY} & set(dict(n.annotations))
+               for n in walk(func.body)):
         return func
 
     def clamp(node):

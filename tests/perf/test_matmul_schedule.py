@@ -357,51 +357,42 @@ def test_tensorize_unknown_intrinsic(intrin):
         sch.tensorize(i1, "no.such.intrin")
 
 
-def test_compaction_keeps_buffers_whose_tiles_overlap_across_iterations():
-    from pyir.ir import IntImm, Var
-    from pyir.transform.register_tiles import _separate
-    i, j, k = Var("i"), Var("j"), Var("k")
-    tile = (IntImm(7), IntImm(32))
-    # Tiles of 7 rows at i * 7: disjoint per i; at i * 1: they overlap (a value written for
-    # one i may be read for the next), so the buffer must not shrink to one tile.
-    assert _separate((i * 7, j * 32), tile, {i, j}, {})
-    assert not _separate((i * 1, j * 32), tile, {i, j}, {})
-    assert not _separate((i * 7 + j, IntImm(0)), tile, {i, j}, {})
-    assert _separate((IntImm(0), IntImm(0)), tile, {i, j}, {})
-    # Two loops in one dimension: a mixed radix (k in [0, 4) steps 32 columns, j steps 128)
-    # tells tiles apart; a step of 64 for j would meet k = 2's tile, and an unknown extent
-    # of the smaller loop proves nothing.
-    assert _separate((i * 7, j * 128 + k * 32), tile, {i, j, k}, {k: 4})
-    assert not _separate((i * 7, j * 64 + k * 32), tile, {i, j, k}, {k: 4})
-    assert not _separate((i * 7, j * 128 + k * 32), tile, {i, j, k}, {})
-    assert _separate((i * 7, j * 128 + k * 32), tile, {i, j, k}, {k: 4, j: 8})
-
-
-def _blocked_schedule(func, tile=(6, 16), panels=4):
-    """The bench schedule with the columns split twice (``panels`` column tiles of a block,
-    the blocks outermost and parallel): the register tile's column base is
-    ``j_0 * panels * 16 + j_1 * 16``."""
-    ti, tj = tile
+def _tiled(func, panels=None, decompose=True):
+    """The bench schedule's 6 x 16 register tile, B not packed: C accumulates in a local tile
+    under the innermost tile loop and is written back after the k loop; i_1 unrolled, j_1
+    vectorized. ``panels``: the columns split twice (``panels`` tiles a block, the blocks
+    outermost: the tile's column base is ``j_0 * panels * 16 + j_1 * 16``). Returns the
+    schedule and the tile loops, outermost first."""
     sch = Schedule(func)
     c = sch.get_block("C")
     i, j, k = sch.get_loops(c)
-    i0, i1 = sch.split(i, factors=[None, ti])
-    jo, j0, j1 = sch.split(j, factors=[None, panels, tj])
-    sch.reorder(jo, i0, j0, k, i1, j1)
+    i0, i1 = sch.split(i, [None, 6])
+    if panels:
+        jo, j0, j1 = sch.split(j, [None, panels, 16])
+        outer = (jo, i0, j0)
+    else:
+        j0, j1 = sch.split(j, [None, 16])
+        outer = (i0, j0)
+    sch.reorder(*outer, k, i1, j1)
     cw = sch.cache_write(c, 0, "local")
-    sch.reverse_compute_at(cw, j0)
-    sch.decompose_reduction(c, k)
+    sch.reverse_compute_at(cw, outer[-1])
+    if decompose:
+        init = sch.decompose_reduction(c, k)
+        for blk in (init, cw):
+            a, b = sch.get_loops(blk)[-2:]
+            sch.unroll(a)
+            sch.vectorize(b)
     sch.unroll(i1)
     sch.vectorize(j1)
-    sch.parallel(jo)
-    return sch
+    return sch, outer
 
 
 @pytest.mark.parametrize("n", [128, None])
 def test_register_tile_under_a_twice_split_loop_is_one_stack_tile(n):
     """Two varying loops in the tile's column base (a cache-blocked order) still give one
     6 x 16 tile on the stack, not a heap buffer of the whole C."""
-    sch = _blocked_schedule(M.matmul_func(n))
+    sch, outer = _tiled(M.matmul_func(n), panels=4)
+    sch.parallel(outer[0])
     func = _lowered(sch.mod)
     tiles = [n.buffer for n in walk(func.body)
              if isinstance(n, S.Allocate) and n.buffer.name.startswith("C_local")]
@@ -413,21 +404,13 @@ def test_register_tile_under_a_twice_split_loop_is_one_stack_tile(n):
 
 
 def test_init_hoisted_before_a_symbolic_reduction_keeps_unroll_and_vectorize():
-    from pyir.ir import FloatImm, IntImm
     """Without decompose_reduction the init of C_local (k may be empty for symbolic n) runs
     before the k loop under copies of i_1 / j_1: they stay unrolled and vectorized, so the
     partial tiles' accumulator is not masked vector by vector."""
-    sch = Schedule(M.matmul_func(None))
-    c = sch.get_block("C")
-    i, j, k = sch.get_loops(c)
-    i0, i1 = sch.split(i, [None, 6])
-    j0, j1 = sch.split(j, [None, 16])
-    sch.reorder(i0, j0, k, i1, j1)
-    cw = sch.cache_write(c, 0, "local")
-    sch.reverse_compute_at(cw, j0)
-    sch.unroll(i1)
-    sch.vectorize(j1)
+    from pyir.ir import FloatImm, IntImm
+    sch, _ = _tiled(M.matmul_func(None), decompose=False)
     func = _lowered(sch.mod)
+
     def zero_store(n):
         return isinstance(n, S.BufferStore) and n.buffer.name.startswith("C_local") \
             and isinstance(n.value, FloatImm)
@@ -443,3 +426,27 @@ def test_init_hoisted_before_a_symbolic_reduction_keeps_unroll_and_vectorize():
     lib = pyir.build(sch.mod, opt_level="fast")
     for n in (64, 61):
         _check(lib, n)
+
+
+@pytest.mark.parametrize("n, parallel", [(None, True), (None, False), (61, True)])
+def test_register_tile_under_a_fused_loop(n, parallel):
+    """Fusing the tile loops keeps one 6 x 16 stack tile, tests the two tails' guards once
+    per fused iteration (whole tiles run unrolled, unguarded) and may run in parallel."""
+    sch, (i0, j0) = _tiled(M.matmul_func(n))
+    fused = sch.fuse(i0, j0)
+    if parallel:
+        sch.parallel(fused)
+    func = _lowered(sch.mod)
+    tiles = [b.buffer for b in walk(func.body)
+             if isinstance(b, S.Allocate) and b.buffer.name.startswith("C_local")]
+    assert tiles and all(tuple(s.value for s in b.shape) == (96,) for b in tiles)
+    loop = next(lp for lp in walk(func.body) if isinstance(lp, S.For)
+                and lp.loop_var.name == "i_0_j_0_fused")
+    assert isinstance(loop.body, S.IfThenElse) and loop.kind == ("parallel" if parallel
+                                                                  else "serial")
+    assert not any(isinstance(s, S.IfThenElse) for s in walk(loop.body.then_case))
+    assert {lp.kind for lp in walk(loop.body.then_case) if isinstance(lp, S.For)
+            and lp.loop_var.name.startswith("i_1")} == {"unroll"}
+    lib = pyir.build(sch.mod, opt_level="fast")
+    for size in ((61,) if n else (64, 61, 5)):
+        _check(lib, size)

@@ -78,6 +78,21 @@ def parallel_fused(s):
     s.parallel(s.fuse(*loops(s, "D")))
 
 
+def parallel_split_of_fused(s):
+    # Iteration f_0 writes the elements at row-major offsets [f_0 * 5, f_0 * 5 + 5).
+    f0, _ = s.split(s.fuse(*loops(s, "C")), factors=[None, 5])
+    s.parallel(f0)
+
+
+def parallel_fused_tiles(s):
+    # Tiles with tails in both dimensions, their loops fused: one tile per fused iteration.
+    i, j, k = loops(s, "C")
+    i0, i1 = s.split(i, factors=[None, 4])
+    j0, j1 = s.split(j, factors=[None, 8])
+    s.reorder(i0, j0, k, i1, j1)
+    s.parallel(s.fuse(i0, j0))
+
+
 def vectorize_chain(s):
     s.vectorize(loops(s, "C")[1])
 
@@ -311,6 +326,8 @@ CASES = {
     "reorder_rowsum": ("rowsum", reorder_rowsum), "tile_static": ("static_mm", tile_static),
     "parallel_matmul": ("matmul", parallel_matmul), "parallel_chain": ("chain", parallel_chain),
     "parallel_fused": ("bias_relu", parallel_fused),
+    "parallel_split_of_fused": ("chain", parallel_split_of_fused),
+    "parallel_fused_tiles": ("matmul", parallel_fused_tiles),
     "vectorize_chain": ("chain", vectorize_chain),
     "vectorize_matmul": ("matmul", vectorize_matmul),
     "vectorize_rowsum": ("rowsum", vectorize_rowsum),

@@ -1,0 +1,177 @@
+"""Arguments a primitive cannot use: handles of another schedule, tile factors that are not
+positive ints, index maps that do not build index expressions. Each is refused with a
+ScheduleError naming the primitive and the argument, and the schedule, its trace and its
+random generator are exactly as before."""
+
+import numpy as np
+import pytest
+
+from pyir.schedule import Schedule, ScheduleError, Trace
+from pyir.script import from_source
+
+from sched_helpers import check_roundtrip, fresh
+
+
+def refused(sch, step, *words):
+    """Run ``step`` (which must fail) and check the message and the unchanged schedule."""
+    mod, text, data = sch.mod, str(sch.trace), sch.trace.to_json()
+    rng = sch._rng.getstate()
+    with pytest.raises(ScheduleError) as info:
+        step()
+    for word in words:
+        assert word in str(info.value), f"{word!r} not in:\n{info.value}"
+    assert sch.mod is mod and str(sch.trace) == text and sch.trace.to_json() == data
+    assert sch._rng.getstate() == rng
+
+
+def loops(sch, block="C"):
+    return sch.get_loops(sch.get_block(block))
+
+
+# ------------------------------------------------------------------ handles
+def test_a_handle_made_after_a_fork_is_refused_by_the_other_copy():
+    sch = fresh("static_mm")
+    side = sch.fork()
+    i = loops(sch)[0]
+    refused(side, lambda: side.split(i, factors=[None, 8]),
+            "split: loop i: this handle comes from another schedule", "sch.fork()",
+            "sch.get_block / sch.get_loops")
+    i0, _ = side.split(loops(side)[0], factors=[None, 8])
+    refused(sch, lambda: sch.parallel(i0), "parallel: loop i_0", "another schedule")
+
+
+def test_a_handle_of_another_schedule_of_the_same_module_is_refused():
+    one, other = fresh("static_mm"), fresh("static_mm")
+    block = one.get_block("C")
+    refused(other, lambda: other.get_loops(block),
+            "get_loops: block \"C\": this handle comes from another schedule")
+
+
+def test_handles_made_before_a_fork_work_on_both_and_replay():
+    sch = fresh("static_mm")
+    i, j, _ = loops(sch)
+    side = sch.fork()
+    side.split(i, factors=[None, 8])
+    sch.split(j, factors=[None, 16])
+    for s in (sch, side):
+        check_roundtrip(s, "static_mm")
+        replayed = Trace.from_json(s.trace.to_json()).apply_to(fresh("static_mm"))
+        assert str(replayed.trace) == str(s.trace)
+
+
+def test_a_handle_of_an_undone_step_is_refused_even_where_its_block_still_is():
+    sch = fresh("chain")
+    sch.parallel(loops(sch, "B")[0])
+    block = sch.get_block("C")   # recorded after the parallel step, dropped by the undo
+    sch.undo()
+    refused(sch, lambda: sch.get_loops(block),
+            "get_loops: block \"C\": this handle is stale", "undone")
+    sch.parallel(loops(sch, "C")[0])
+    check_roundtrip(sch, "chain")
+
+
+def test_undo_refuses_the_handles_of_the_steps_it_drops_and_keeps_the_others():
+    sch = fresh("chain")
+    i, j = loops(sch, "B")
+    sch.unroll(i)
+    c = sch.get_block("C")
+    j0, _ = sch.split(j, factors=[None, 4])
+    sch.undo()
+    sch.undo()
+    refused(sch, lambda: sch.get_loops(c), "get_loops: block \"C\": this handle is stale",
+            "undone")
+    refused(sch, lambda: sch.parallel(j0), "parallel: loop j_0: this handle is stale", "undone")
+    sch.split(j, factors=[None, 2])
+    sch.parallel(i)
+    check_roundtrip(sch, "chain")
+
+
+# ------------------------------------------------------------------ split factors
+@pytest.mark.parametrize("factors, bad", [
+    ([2.7, None], "2.7"), ([2.0, None], "2.0"), ([True, None], "True"), (["4", None], "'4'"),
+    ([None, 0], "0"), ([-8, None], "-8"),
+])
+def test_split_factors_must_be_positive_ints(factors, bad):
+    sch = fresh("static_mm")
+    i = loops(sch)[0]
+    refused(sch, lambda: sch.split(i, factors=factors),
+            "split: loop i", f"factor {bad} is not a positive int")
+
+
+def test_split_factors_must_be_a_list():
+    sch = fresh("static_mm")
+    i = loops(sch)[0]
+    refused(sch, lambda: sch.split(i, factors=8), "split: loop i", "factors must be a list")
+
+
+def test_split_takes_numpy_integers_and_traces_them_as_ints():
+    sch = fresh("static_mm")
+    sch.split(loops(sch)[0], factors=[np.int64(4), None])
+    assert "sch.split(l1, factors=[4, None])" in str(sch.trace)
+    assert '"factors": [\n    4,' in sch.trace.to_json()
+    check_roundtrip(sch, "static_mm")
+
+
+# ------------------------------------------------------------------ sample_perfect_tile
+@pytest.mark.parametrize("kwargs, words", [
+    ({"n": 2, "decision": [128, 0.5]}, "decision factor 0.5 is not a positive int"),
+    ({"n": 2, "decision": [-8, -8]}, "decision factor -8 is not a positive int"),
+    ({"n": 2, "decision": 64}, "decision must be a list of 2 factors"),
+    ({"n": 2, "max_innermost_factor": 4, "decision": [8, 8]},
+     "innermost factor 8, more than max_innermost_factor 4"),
+    ({"n": 2, "max_innermost_factor": 0}, "max_innermost_factor must be a positive int"),
+    ({"n": 2, "max_innermost_factor": -4}, "max_innermost_factor must be a positive int"),
+    ({"n": 2, "max_innermost_factor": 2.5}, "max_innermost_factor must be a positive int"),
+    ({"n": 0}, "n (the number of tiles) must be a positive int, got 0"),
+    ({"n": -1}, "n (the number of tiles) must be a positive int, got -1"),
+    ({"n": 2.0}, "n (the number of tiles) must be a positive int, got 2.0"),
+    ({"n": True}, "n (the number of tiles) must be a positive int, got True"),
+])
+def test_sample_perfect_tile_arguments(kwargs, words):
+    sch = fresh("static_mm")
+    i = loops(sch)[0]
+    refused(sch, lambda: sch.sample_perfect_tile(i, **kwargs), "sample_perfect_tile: loop i",
+            words)
+
+
+def test_sample_perfect_tile_of_an_empty_loop_is_refused():
+    sch = Schedule(from_source('''
+from pyir.script import tensor as T
+
+@T.prim_func
+def f(A: T.Buffer((0,), "float32")):
+    for i in range(0):
+        with T.block("B"):
+            vi = T.axis.spatial(0, i)
+            A[vi] = T.float32(1)
+'''))
+    i = loops(sch, "B")[0]
+    refused(sch, lambda: sch.sample_perfect_tile(i, n=2), "sample_perfect_tile: loop i",
+            "extent is 0")
+
+
+def test_sample_perfect_tile_takes_numpy_integers():
+    sch = fresh("static_mm")
+    i = loops(sch)[0]
+    tiles = sch.sample_perfect_tile(i, n=np.int64(2), max_innermost_factor=np.int64(8),
+                                    decision=[np.int64(8), np.int64(8)])
+    assert tiles == [8, 8]
+    assert "n=2, max_innermost_factor=8, decision=[8, 8]" in str(sch.trace)
+    sch.split(i, factors=tiles)
+    check_roundtrip(sch, "static_mm")
+
+
+# ------------------------------------------------------------------ transform_layout
+@pytest.mark.parametrize("index_map, detail", [
+    (lambda i, j: "x", "cannot use str 'x'"),
+    (lambda i, j: (j, "x"), "cannot use str 'x'"),
+    (lambda i, j: (j, None), "cannot use NoneType None"),
+    (lambda i, j: (j, [i]), "cannot use list"),
+    (lambda i, j: (j, i, 1.5), "FloatImm(value=1.5"),
+    (lambda i, j: (j, i / 2), "use // for floor division"),
+])
+def test_transform_layout_index_map_must_give_index_expressions(index_map, detail):
+    sch = fresh("chain")
+    block = sch.get_block("B")
+    refused(sch, lambda: sch.transform_layout(block, "B", index_map),
+            "transform_layout: block \"B\": the index map must give index expressions", detail)
