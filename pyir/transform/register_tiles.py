@@ -326,17 +326,38 @@ def _versioned(loop, whole, main):
     return dataclasses.replace(loop, body=S.IfThenElse(whole, main, tail))
 
 
+def _bind_divisions(loop):
+    """The divisions ``v // d`` and ``v % d`` of the loop variable (``d`` set outside the
+    loop) in ``loop.body``, as variables bound once per iteration: [(var, value)] and the
+    body using them. Left in the body, a division by a symbolic ``d`` (what fused tile loops
+    bind) would be computed in every iteration of the innermost loop."""
+    inside = _bound_inside(loop.body)
+    found = {}
+    for n in walk(loop.body):
+        if isinstance(n, E.Binary) and n.op in ("floordiv", "floormod") \
+                and n.a is loop.loop_var and not _vars(n.b) & inside and n not in found:
+            kind = "div" if n.op == "floordiv" else "mod"
+            found[n] = E.Var(f"{loop.loop_var.name}_{kind}{len(found)}", n.dtype)
+    if not found:
+        return [], loop.body
+    body = rewrite(loop.body, lambda n: found.get(n) if isinstance(n, E.Binary) else None)
+    return [(v, e) for e, v in found.items()], body
+
+
 def _split_fused(loop):
-    """A loop annotated `FUSED_TAILS_KEY`: each guard ``base + r < E`` below (``base`` and
-    ``E`` free of the loops between, ``r`` at most ``h`` over them) holds in the whole
-    iteration when ``base + h < E``; the body runs without those guards where they all do."""
+    """A loop annotated `FUSED_TAILS_KEY`: its divisions are bound once per iteration
+    (`_bind_divisions`); then each guard ``base + r < E`` below (``base`` and ``E`` free of
+    the loops between, ``r`` at most ``h`` over them) holds in the whole iteration when
+    ``base + h < E``, and the body runs without those guards where they all do."""
     if not dict(loop.annotations).get(FUSED_TAILS_KEY):
         return None
-    inside = _bound_inside(loop.body)
+    lets, body = _bind_divisions(loop)
+    inside = _bound_inside(body)
+    own = {loop.loop_var} | {v for v, _ in lets}
     tests = {}
 
     def accept(c, ana, inner):
-        if not (isinstance(c, E.Binary) and c.op == "lt") or loop.loop_var not in _vars(c.a) \
+        if not (isinstance(c, E.Binary) and c.op == "lt") or not _vars(c.a) & own \
                 or _vars(c.b) & inside:
             return False
         base = ana.simplify(substitute(c.a, {v: E.IntImm(0) for v in _vars(c.a) & inner}))
@@ -349,10 +370,14 @@ def _split_fused(loop):
         tests.setdefault(test, test)
         return True
 
-    main, removed = _drop_guards(loop.body, accept)
+    main, removed = _drop_guards(body, accept)
     if not removed:
         return None
-    return _versioned(loop, reduce(E.and_, tests), main)
+    out = _versioned(dataclasses.replace(loop, body=body), reduce(E.and_, tests), main)
+    body = out.body
+    for var, value in reversed(lets):
+        body = S.LetStmt(var, value, body)
+    return dataclasses.replace(out, body=body)
 
 
 def _clamp(loop):

@@ -431,7 +431,9 @@ def test_init_hoisted_before_a_symbolic_reduction_keeps_unroll_and_vectorize():
 @pytest.mark.parametrize("n, parallel", [(None, True), (None, False), (61, True)])
 def test_register_tile_under_a_fused_loop(n, parallel):
     """Fusing the tile loops keeps one 6 x 16 stack tile, tests the two tails' guards once
-    per fused iteration (whole tiles run unrolled, unguarded) and may run in parallel."""
+    per fused iteration (whole tiles run unrolled, unguarded, with no division by the
+    symbolic number of column tiles) and may run in parallel."""
+    from pyir.ir import Binary
     sch, (i0, j0) = _tiled(M.matmul_func(n))
     fused = sch.fuse(i0, j0)
     if parallel:
@@ -442,10 +444,19 @@ def test_register_tile_under_a_fused_loop(n, parallel):
     assert tiles and all(tuple(s.value for s in b.shape) == (96,) for b in tiles)
     loop = next(lp for lp in walk(func.body) if isinstance(lp, S.For)
                 and lp.loop_var.name == "i_0_j_0_fused")
-    assert isinstance(loop.body, S.IfThenElse) and loop.kind == ("parallel" if parallel
-                                                                  else "serial")
-    assert not any(isinstance(s, S.IfThenElse) for s in walk(loop.body.then_case))
-    assert {lp.kind for lp in walk(loop.body.then_case) if isinstance(lp, S.For)
+    assert loop.kind == ("parallel" if parallel else "serial")
+    # i_0 = f // J and j_0 = f % J computed once per iteration, then the whole-tile test.
+    body, lets = loop.body, []
+    while isinstance(body, S.LetStmt):
+        lets.append(body.value)
+        body = body.body
+    assert [e.op for e in lets] == ["floordiv", "floormod"]
+    assert isinstance(body, S.IfThenElse)
+    main = body.then_case
+    assert not any(isinstance(s, S.IfThenElse) for s in walk(main))
+    assert not any(isinstance(e, Binary) and e.op in ("floordiv", "floormod")
+                   for e in walk(main))
+    assert {lp.kind for lp in walk(main) if isinstance(lp, S.For)
             and lp.loop_var.name.startswith("i_1")} == {"unroll"}
     lib = pyir.build(sch.mod, opt_level="fast")
     for size in ((61,) if n else (64, 61, 5)):
