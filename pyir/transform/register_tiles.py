@@ -1,9 +1,11 @@
 """Register tiles and guard-free split tails (runs right after `lower_blocks`).
 
-`compact_local_buffers`: a ``scope="local"`` buffer (e.g. from ``cache_write(..., "local")``)
-whose every access lies under one statement, with indices ``base + sum(c * v)`` where
-``base`` is the same for all accesses and the ``v`` are loops below that statement with
-constant bounds, shrinks to the tile those loops span and is allocated at that statement.
+`compact_local_buffers`: an allocated buffer (e.g. from ``cache_write(..., "local")``, or a
+``cache_read`` stage placed by ``compute_at``) whose every access lies under one statement,
+with indices ``base + sum(c * v)`` where ``base`` is the same for all accesses and the ``v``
+are loops below that statement with constant bounds, shrinks to the tile those loops span
+and is allocated at that statement (a buffer of another scope than "local" only when its
+tiles provably lie inside its shape, so no out-of-bounds access disappears).
 A small tile then lives on the stack, and once codegen unrolls the loops over it (unrolled
 and short vectorized loops) every access has a constant offset, so LLVM's SROA/mem2reg keep
 it in vector registers.
@@ -136,7 +138,21 @@ def _tile(buf, site):
             e = t if e is None else E.binary("add", e, t)
         return e if e is not None else E.IntImm(0)
 
-    return shape, forms, index_of, bases
+    return shape, forms, index_of, bases, lo
+
+
+def _inside(buf, bases, lo, shape, path):
+    """Whether every tile lies inside ``buf``'s own shape for all iterations of the loops on
+    ``path``: shrinking a buffer must not hide an access out of its bounds from
+    `entry_conditions`, which runs later, on the tile. (A local buffer is a cache stage:
+    its accesses mirror those of the buffer it caches, which are checked.)"""
+    ana = arith.Analyzer()
+    for node in path:
+        if isinstance(node, S.For):
+            ana.bind(node.loop_var, S.Range(node.start, node.extent))
+    return all(ana.can_prove(E.ge(b + first, 0))
+               and ana.can_prove(E.lt(b + first + size.value - 1, extent))
+               for b, first, size, extent in zip(bases, lo, shape, buf.shape))
 
 
 def _compact_one(alloc):
@@ -146,7 +162,9 @@ def _compact_one(alloc):
     found = _tile(buf, site)
     if found is None:
         return None
-    shape, forms, index_of, bases = found
+    shape, forms, index_of, bases, lo = found
+    if buf.scope != "local" and not _inside(buf, bases, lo, shape, path):
+        return None
     varying, extents = set(), {}
     for node in path[:-1]:
         if isinstance(node, S.For):
@@ -193,7 +211,7 @@ def _replace_path(path, new_leaf):
 
 def _compact(stmt):
     def visit(node):
-        if isinstance(node, S.Allocate) and node.buffer.scope == "local":
+        if isinstance(node, S.Allocate):
             out = _compact_one(node)
             if out is not None:
                 return rewrite_top_down(out, lambda n: visit(n) if n is not out else None)
@@ -203,8 +221,8 @@ def _compact(stmt):
 
 @prim_func_pass
 def compact_local_buffers(func):
-    """Shrink local buffers to the tile they are used in (see the module docstring)."""
-    if not any(isinstance(n, S.Allocate) and n.buffer.scope == "local" for n in walk(func.body)):
+    """Shrink allocated buffers to the tile they are used in (see the module docstring)."""
+    if not any(isinstance(n, S.Allocate) for n in walk(func.body)):
         return func
     body = _compact(func.body)
     return func if body is func.body else replace_func(func, body=body)

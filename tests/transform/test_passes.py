@@ -129,7 +129,8 @@ def test_storage_classes():
     assert storage.storage_class(E.Buffer("t", (8, 8), "float32")) == "stack"
     assert storage.storage_class(E.Buffer("t", (1 << 20,), "float32")) == "heap"
     assert storage.storage_class(E.Buffer("t", (E.Var("n"),), "float32")) == "heap"
-    out = transform.lower(K.module(K.scaled_copy_via_temp(), K.allocate_plain(8)))
+    out = transform.lower(K.module(K.scaled_copy_via_temp(), K.allocate_plain(8)),
+                          default_schedule=False)
     assert out["via_temp"].attr("storage") == (("T", "heap"),)
     assert out["alloc_plain"].attr("storage") == (("T", "stack"),)
 
@@ -405,3 +406,31 @@ def test_the_simplify_pass_does_not_carry_a_loop_fact_past_the_loop():
     c = np.zeros(1, np.int64)
     pyir.build(_max_after_a_loop)["_max_after_a_loop"](np.zeros(0, np.float32), c)
     assert c[0] == 1
+
+
+@T.prim_func
+def _transpose(A: T.Buffer((64, 64), "float32"), B: T.Buffer((64, 64), "float32")):
+    for j, i in T.grid(64, 64):
+        with T.block("B"):
+            vj, vi = T.axis.remap("SS", [j, i])
+            B[vj, vi] = A[vi, vj]
+
+
+@pytest.mark.parametrize("scope", ["global", "local"])
+def test_a_cache_placed_by_compute_at_shrinks_to_its_tile(scope):
+    """An 8 x 8 tile of A cached at the tile loop: one 64-element tile, whatever its scope
+    (a global one too, since its tiles lie inside A's shape)."""
+    sch = Schedule(_transpose)
+    b = sch.get_block("B")
+    j, i = sch.get_loops(b)
+    j0, j1 = sch.split(j, [None, 8])
+    i0, i1 = sch.split(i, [None, 8])
+    sch.reorder(j0, i0, j1, i1)
+    sch.compute_at(sch.cache_read(b, "A", scope), i0)
+    out = transform.lower(sch.mod)["_transpose"]
+    (alloc,) = [n for n in walk(out.body) if isinstance(n, S.Allocate)]
+    assert [s.value for s in alloc.buffer.shape] == [64]
+    a = np.random.rand(64, 64).astype("float32")
+    b = np.zeros_like(a)
+    pyir.build(sch.mod)["_transpose"](a, b)
+    np.testing.assert_array_equal(b, a.T)
