@@ -2,12 +2,13 @@
 
 `FunctionEmitter` fills one LLVM function from a lowered (block-free, flat) body. Parallel
 loops are outlined into ``i32 @<f>.par<k>(i64 begin, i64 end, ptr closure)`` and run
-through ``@pyir_parallel_for``; vectorized loops become a vector main loop plus a scalar
-tail, or masked vectors when the extent is symbolic but at most a few vectors (split tails),
-or, when the body cannot be vectorized directly, a scalar loop carrying LLVM's vectorize
-hint; unrolled loops with a small constant extent are unrolled here. The main side of a
-split loop is weighted as the likely branch; vector accesses to buffers allocated here
-carry the alignment their index proves.
+through ``@pyir_parallel_for``; vectorized loops of a constant extent become vectors that
+cover it exactly (whole vectors and narrower power-of-two ones: 12 lanes are 8 + 4), of a
+symbolic extent a vector main loop plus a scalar tail, or masked vectors when the extent is
+at most a few vectors (split tails), and, when the body cannot be vectorized directly, a
+scalar loop carrying LLVM's vectorize hint; unrolled loops with a small constant extent are
+unrolled here. The main side of a split loop is weighted as the likely branch; vector
+accesses to buffers allocated here carry the alignment their index proves.
 """
 
 import math
@@ -27,7 +28,7 @@ from . import types as T
 from .abi import STATUS_EXTERN_FAILED, STATUS_NO_MEMORY
 from .builder import Builder, int_value
 from .emit_expr import ExprEmitter
-from .vectorize import padded_rows
+from .vectorize import padded_rows, vector_chunks
 
 #: Unrolled loops with a constant extent up to this are unrolled by codegen; longer ones
 #: get LLVM's full-unroll hint when they hold no loop, symbolic ones its unroll hint.
@@ -295,44 +296,69 @@ class FunctionEmitter(ExprEmitter):
         self.loop(begin, end, run, hint=hint)
 
     def vectorized(self, var, start, extent, body, start_multiple=1, most=None):
-        """Vector main loop over whole vectors, then a scalar tail; or, for a symbolic
-        extent of at most ``most`` (a few vectors), masked vectors. ``start_multiple``: what
+        """A vectorized loop: a constant extent as `constant_vectors`; a symbolic one of at
+        most ``most`` (a few vectors) as masked vectors, else as a vector loop over whole
+        vectors and a scalar loop for the rest; a body that cannot become vector code
+        directly as a scalar loop with LLVM's vectorize hint. ``start_multiple``: what
         ``start`` is known to be a multiple of (for the alignment of vector accesses)."""
         lanes, maskable = self.ctx.vector_plan(body, var)
         if lanes is None:
             self.serial(var, start, self.b.add(start, extent), body, hint="vectorize")
             return
+        if int_value(start) is not None:
+            start_multiple = int_value(start)
+
+        def vector_body(i, width=lanes):
+            self.vector_chunk(var, body, width, i, start_multiple)
+
         if isinstance(extent, ir.Constant):
-            n_main = T.int_const(extent.constant // lanes * lanes)
-        else:
-            n_main = self.b.mul(self.b.sdiv(extent, T.int_const(lanes)), T.int_const(lanes))
-        main_end = self.b.add(start, n_main)
-        end = self.b.add(start, extent)
-
-        # Lane 0 of every vector is start plus a multiple of lanes.
-        vmult = math.gcd(lanes, int_value(start) if int_value(start) is not None
-                         else start_multiple)
-
-        def vector_body(i):
-            saved = (self.lanes, self.vvar, self.vbase, self.vmult)
-            self.lanes, self.vvar, self.vbase, self.vmult = lanes, var, i, vmult
-            self.env[var] = self.ramp(i, lanes)
-            self.stmt(body)
-            self.lanes, self.vvar, self.vbase, self.vmult = saved
-
-        if (most is not None and 0 < most <= MAX_VECTOR_UNROLL * lanes
-                and not isinstance(extent, ir.Constant) and maskable):
+            self.constant_vectors(start, extent.constant, lanes, vector_body)
+        elif most is not None and 0 < most <= MAX_VECTOR_UNROLL * lanes and maskable:
             self.masked_vectors(start, extent, -(-most // lanes), lanes, vector_body)
-            return
-        if isinstance(extent, ir.Constant) and extent.constant // lanes <= MAX_VECTOR_UNROLL:
-            # A short constant vector loop is unrolled: register tiles indexed by it get
-            # constant offsets, which SROA/mem2reg turn into vector registers.
-            for k in range(extent.constant // lanes):
-                vector_body(self.b.add(start, T.int_const(k * lanes)))
-        elif not (isinstance(extent, ir.Constant) and extent.constant < lanes):
+        else:
+            whole = self.b.mul(self.b.sdiv(extent, T.int_const(lanes)), T.int_const(lanes))
+            main_end = self.b.add(start, whole)
             self.loop(start, main_end, vector_body, step=lanes)
-        if not (isinstance(extent, ir.Constant) and extent.constant % lanes == 0):
-            self.serial(var, main_end, end, body)
+            self.serial(var, main_end, self.b.add(start, extent), body)
+
+    def constant_vectors(self, start, extent, lanes, vector_body):
+        """A vectorized loop from ``start`` of constant ``extent`` as the vectors of
+        `vector_chunks`, unrolled (``vector_body(base, width)`` emits one): with 8 lanes,
+        ``for j in T.vectorized(12): L[i * 12 + j] = L[i * 12 + j] + a * P[k * 12 + j]``
+        becomes::
+
+            %n = load <4 x float>, ptr L + (i * 12 + 8)      ; lanes 8..11
+            ... fmul, fadd <4 x float> ...
+            store <4 x float> %n2, ptr L + (i * 12 + 8)
+            %w = load <8 x float>, ptr L + i * 12            ; lanes 0..7
+            ... fmul, fadd <8 x float> ...
+            store <8 x float> %w2, ptr L + i * 12
+
+        so a register tile indexed by the loop has constant offsets, which SROA/mem2reg turn
+        into vector registers, and only the last lane of an odd extent is scalar code. Past
+        `MAX_VECTOR_UNROLL` whole vectors, the whole vectors run in a loop first, then the
+        rest as above."""
+        looped = 0 if extent // lanes <= MAX_VECTOR_UNROLL else extent // lanes * lanes
+        if looped:
+            self.loop(start, self.b.add(start, T.int_const(looped)), vector_body, step=lanes)
+        for offset, width in vector_chunks(extent - looped, lanes):
+            vector_body(self.b.add(start, T.int_const(looped + offset)), width)
+
+    def vector_chunk(self, var, body, lanes, base, start_multiple):
+        """``body`` once for ``var`` in ``base .. base + lanes - 1`` as ``lanes``-wide vector
+        code (scalar code for one lane). ``base`` is the loop's start, a multiple of
+        ``start_multiple``, plus a multiple of ``lanes``: lane 0 is a multiple of their gcd
+        (the alignment `vector_align` proves)."""
+        if lanes == 1:
+            self.env[var] = base
+            self.stmt(body)
+            return
+        saved = (self.lanes, self.vvar, self.vbase, self.vmult)
+        self.lanes, self.vvar, self.vbase = lanes, var, base
+        self.vmult = math.gcd(lanes, start_multiple)
+        self.env[var] = self.ramp(base, lanes)
+        self.stmt(body)
+        self.lanes, self.vvar, self.vbase, self.vmult = saved
 
     def masked_vectors(self, start, extent, count, lanes, vector_body):
         """``count`` vectors from ``start``: each runs as a plain vector when all its lanes

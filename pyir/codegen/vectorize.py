@@ -1,5 +1,5 @@
 """Whether a vectorized loop body can become LLVM vector code directly (and as masked
-vectors), and how many lanes to use.
+vectors), how many lanes to use, and how vectors cover a constant extent.
 
 Lanes vary only through the loop variable (and lets of varying values). Direct vector
 code needs: ``if`` conditions and inner loop bounds that do not vary, no allocation or
@@ -29,6 +29,26 @@ def choose_lanes(body, vector_bits):
             widest = max(widest, dt.bits(n.dtype))
     lanes = min(MAX_LANES, vector_bits // widest)
     return lanes if lanes >= 2 else None
+
+
+def vector_chunks(extent, lanes):
+    """``(offset, width)`` of the vectors that cover ``range(extent)`` exactly, in the order
+    to emit them: whole vectors of ``lanes`` (a power of two), then the rest in narrower
+    powers of two, each at a multiple of its width; the narrower ones go first. Over 8
+    lanes, 20 is ``(16, 4), (0, 8), (8, 8)`` and 7 is ``(6, 1), (4, 2), (0, 4)``.
+
+    The order is free (the iterations of a vectorized loop are independent), and narrow
+    first keeps a register tile in registers: with a row's ``<4 x float>`` accumulator
+    updated after its ``<8 x float>`` one (the last use of the row's broadcast of A), LLVM
+    rotated accumulators through the broadcast's register and spilled some in the k loop
+    of a 6 x 12 tile at O3 (AVX2: 50 GFLOPS against 70 narrow first)."""
+    chunks, offset, width = [], 0, lanes
+    while offset < extent:
+        while offset + width > extent:
+            width //= 2
+        chunks.append((offset, width))
+        offset += width
+    return sorted(chunks, key=lambda chunk: chunk[1])
 
 
 def _varies(e, varying):
