@@ -4,11 +4,12 @@ the inner computation becomes one unit (the shape tensorize replaces)."""
 import dataclasses
 
 from pyir.ir import Block, BlockRealize, IntImm, IterVar, Range, Var, substitute
+from pyir.transform.dependence import analyzer_for, realizes_under, relax_range
 
-from .analysis import affine_bindings, analyzer_for, relax_range
+from .analysis import affine_bindings
 from .cache import unique_block_name
 from .errors import ScheduleError
-from .tree import find_block, find_loop, loops_of, realizes_under, replace, with_body
+from .tree import find_block, find_loop, loops_of, replace, with_body
 
 
 def blockize(func, loop_var):

@@ -6,13 +6,12 @@ import dataclasses
 from pyir.ir import (Allocate, Block, BlockRealize, Buffer, BufferLoad, BufferRegion,
                      BufferStore, For, IntImm, IterVar, Var)
 from pyir.ir.node import rewrite
+from pyir.transform.dependence import analyzer_for, region_in_loops, relax_range
 
-from .analysis import (analyzer_for, complete_binding, extra_predicate, region_in_loops,
-                       relax_range)
+from .analysis import complete_binding, extra_predicate
 from .common import index_vars, item_index, point_region, readers, realize_path, writers
 from .errors import ScheduleError
-from .tree import (find_block, iter_paths, loops_of, replace, scope_depth, top_level,
-                   with_body)
+from .tree import find_block, iter_paths, loops_of, replace, scope_depth, top_level, with_body
 
 SCOPES = ("global", "local")
 

@@ -6,10 +6,11 @@ import dataclasses
 
 from pyir.ir import Allocate, Block, BlockRealize, BufferLoad, BufferRegion, Var
 from pyir.ir.node import rewrite
+from pyir.transform.dependence import realizes_under
 
 from .analysis import infer_regions, read_buffers, written_buffers
 from .errors import ScheduleError
-from .tree import find_block, realizes_under, scope_depth, scope_items, top_level
+from .tree import find_block, scope_depth, scope_items, top_level
 
 
 def realize_path(func, name, prim):

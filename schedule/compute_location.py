@@ -8,14 +8,15 @@ from pyir.ir import (Block, BlockRealize, BufferStore, For, IntImm, Range, SeqSt
                      ge, le, lt, max_, min_, seq, substitute, walk)
 from pyir.ir.node import rewrite
 from pyir.runtime.exprtext import expr_text
+from pyir.transform.dependence import (analyzer_for, realizes_under, reduce_loop_vars,
+                                       region_in_loops, relax_range)
 
-from .analysis import (analyzer_for, complete_binding, extra_predicate, is_true, reduce_loop_vars,
-                       region_in_loops, relax_range)
+from .analysis import complete_binding, extra_predicate, is_true
 from .common import (check_no_interference, drop_buffer, index_vars, inline_path, item_index,
                      only_block, readers, realize_path, refresh_reads, replace_loads,
                      same_scope, writers)
 from .errors import ScheduleError
-from .tree import find_block, find_loop, loops_of, realizes_under, replace, top_level, with_body
+from .tree import find_block, find_loop, loops_of, replace, top_level, with_body
 
 
 def _loop_checks(prim, func, name, loop_var):

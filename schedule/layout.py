@@ -8,8 +8,8 @@ from pyir.errors import IRError
 from pyir.ir import (Allocate, Binary, Block, Buffer, BufferLoad, BufferRegion, BufferStore,
                      IntImm, Range, Var, walk)
 from pyir.ir.node import rewrite
+from pyir.transform.dependence import relax_range
 
-from .analysis import relax_range
 from .common import realize_path
 from .errors import ScheduleError
 from .index_map import IndexMap

@@ -10,11 +10,11 @@ from functools import reduce
 
 from pyir.ir import For, IntImm, Range, Var, and_, ge, lt, substitute
 from pyir.transform.register_tiles import FUSED_TAILS_KEY, TAIL_KEY
+from pyir.transform.dependence import analyzer_for, iteration_conflict, realizes_under, uses
 
-from .analysis import analyzer_for, is_true, iteration_conflict, uses
+from .analysis import is_true
 from .errors import ScheduleError
-from .tree import (find_block, find_loop, loops_of, map_realizes, realizes_under, replace,
-                   with_body)
+from .tree import find_block, find_loop, loops_of, map_realizes, replace, with_body
 
 
 

@@ -6,13 +6,13 @@ import dataclasses
 
 from pyir.ir import (Allocate, Binary, Block, BlockRealize, Buffer, BufferLoad, BufferStore,
                      For, IntImm, IterVar, Var, and_, conjuncts, const, substitute, walk)
+from pyir.transform.dependence import analyzer_for, realizes_under, uses
 
-from .analysis import (affine_bindings, analyzer_for, complete_binding, infer_regions, is_true,
-                       uses)
+from .analysis import affine_bindings, complete_binding, infer_regions, is_true
 from .cache import unique_block_name
 from .common import item_index, readers, realize_path, writers
 from .errors import ScheduleError
-from .tree import find_block, find_loop, loops_of, realizes_under, replace, top_level, with_body
+from .tree import find_block, find_loop, loops_of, replace, top_level, with_body
 
 
 def _vars_in(e):

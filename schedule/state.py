@@ -13,13 +13,14 @@ import random
 from dataclasses import dataclass
 
 from pyir.ir import IRModule, PrimFunc, Var
+from pyir.transform.dependence import realizes_under
 
 from . import (blockize as _blockize, cache as _cache, compute_location as _loc,
                layout as _layout, loops as _loops, reduction as _red, sampling as _sampling)
 from .errors import ScheduleError
 from .handles import HANDLE_TYPES, BlockRV, ExprRV, LoopRV
 from .trace import Instruction, Trace, highlighted_html
-from .tree import find_block, find_loop, iter_paths, loops_of, realizes_under
+from .tree import find_block, find_loop, iter_paths, loops_of
 
 #: Callables ``check(func, primitive)`` run on the function every step produces; the test
 #: suite registers `pyir.ir.verify` here (each primitive checks legality itself, so builds

@@ -45,11 +45,11 @@ from pyir.ir import (
     conjuncts,
     substitute,
 )
+from pyir.transform.dependence import analyzer_for, realizes_under
 
-from .analysis import analyzer_for
 from .blockize import blockize
 from .errors import ScheduleError
-from .tree import find_block, find_loop, loops_of, realizes_under, replace, with_body
+from .tree import find_block, find_loop, loops_of, replace, with_body
 
 
 @dataclasses.dataclass(frozen=True)

@@ -39,24 +39,6 @@ def find_loop(body, loop_var):
     return None
 
 
-def realizes_under(stmt, nested=False):
-    """Paths (relative to ``stmt``) of the BlockRealizes below ``stmt``; only the outermost
-    ones unless ``nested``."""
-    out = []
-
-    def visit(s, prefix):
-        path = prefix + (s,)
-        if isinstance(s, BlockRealize):
-            out.append(path)
-            if not nested:
-                return
-        for c in stmt_children(s):
-            visit(c, path)
-
-    visit(stmt, ())
-    return out
-
-
 def scope_depth(path):
     """Index in ``path`` of the innermost Block enclosing the last node (not its own block);
     -1 when the node is not inside any block."""

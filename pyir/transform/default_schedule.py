@@ -4,13 +4,19 @@ An unscheduled function (attribute "scheduled" not set) that still has blocks ge
 - consecutive loop nests over the same rows fused into one row loop (softmax, layernorm:
   a row reduction, then elementwise work with its result), when every access to a buffer
   that the nests write indexes its first dimension by exactly the row variable, so that
-  rows are independent and each row stays in cache between the nests;
+  each row stays in cache between the nests, and the fused row loop may run in parallel;
 - its outermost spatial loop(s) parallel: a serial loop whose variable feeds a spatial
   iterator of every block below it and no reduce iterator;
 - its innermost spatial loops vectorized when every store of the block below is
   contiguous in the loop (last index moves by 1, other indices do not move).
 A loop that is both becomes parallel with annotation ``("vectorize", 1)``: codegen
 vectorizes the chunk each worker runs.
+
+Whether a loop *may* run in parallel or vectorized is not decided here: a loop changes
+kind (and nests fuse) only where `Schedule.parallel` / `Schedule.vectorize` would accept
+the loop, by their rule, `pyir.transform.dependence.iteration_conflict` (from the blocks'
+``reads``/``writes``: no iteration may touch what another one writes). An in-place scan
+``A[i + 1] += A[i]`` stays serial.
 """
 
 import dataclasses
@@ -19,10 +25,25 @@ from ..ir import expr as E
 from ..ir import stmt as S
 from ..ir.node import substitute, walk
 from .common import has_blocks, prim_func_pass, replace_func
+from .dependence import iteration_conflict
 from .linear import coefficient
 
 #: Constant extents below this are not worth vectorizing.
 MIN_VECTOR_EXTENT = 4
+
+
+def _independent(loop, outer):
+    """Whether the iterations of ``loop`` may run at the same time (parallel or vectorized):
+    the check of `Schedule.parallel` and `Schedule.vectorize`, ``outer`` being the loops
+    around ``loop`` inside its block (their ranges)."""
+    return iteration_conflict(loop, outer, [loop.loop_var], allow_reduce_reorder=False) is None
+
+
+def _inner(stmt, outer):
+    """The loops around the children of ``stmt`` (a block starts a new scope)."""
+    if isinstance(stmt, S.For):
+        return outer + (stmt,)
+    return () if isinstance(stmt, (S.Block, S.BlockRealize)) else outer
 
 
 def _realizes(stmt):
@@ -77,28 +98,54 @@ def _accesses(loop):
                        bool(n.indices) and n.indices[0] is loop.loop_var)
 
 
-def _fusible(a, b):
+def _fused(a, b):
+    """``a`` and ``b`` (``a`` maybe already fused) as one row loop, or None when they are not
+    row nests (see the module docstring)."""
     if not (isinstance(a, S.For) and isinstance(b, S.For) and a.kind == b.kind == "serial"
             and a.start == b.start and a.extent == b.extent
             and _spatial_only(a) and _spatial_only(b)):
-        return False
+        return None
     accesses = list(_accesses(a)) + list(_accesses(b))
     written = {buf for buf, store, _ in accesses if store}
-    return all(row for buf, _, row in accesses if buf in written)
+    if not all(row for buf, _, row in accesses if buf in written):
+        return None
+    body = substitute(b.body, {b.loop_var: a.loop_var})
+    return dataclasses.replace(a, body=S.seq(a.body, body))
 
 
-def _fuse_rows(stmt):
+def _fuse_run(nests, whole, outer, proven):
+    """The loops for a run of row nests, ``whole`` being all of them fused (`_fused`): fused
+    where the fused loop's iterations are independent, since they may then run in any
+    order, the fused one (each row's first nest, then its second) included; each such loop
+    goes to ``proven``. The whole run is asked first (one check in the usual case), then
+    nest by nest."""
+    if _independent(whole, outer):
+        proven[id(whole)] = whole
+        return [whole]
+    out = [nests[0]]
+    for b in nests[1:]:
+        fused = _fused(out[-1], b)
+        if fused is not None and _independent(fused, outer):
+            out[-1] = proven[id(fused)] = fused
+        else:
+            out.append(b)
+    return out
+
+
+def _fuse_rows(stmt, outer, proven):
     """Fuse runs of consecutive row loops (see the module docstring)."""
     if not isinstance(stmt, S.SeqStmt):
-        return _map_children(stmt, _fuse_rows)
-    out = []
-    for s in (_fuse_rows(x) for x in stmt.stmts):
-        if out and _fusible(out[-1], s):
-            last = out[-1]
-            body = substitute(s.body, {s.loop_var: last.loop_var})
-            out[-1] = dataclasses.replace(last, body=S.seq(last.body, body))
+        return _map_children(stmt, lambda s: _fuse_rows(s, _inner(stmt, outer), proven))
+    runs = []   # [nests, the nests fused]
+    for s in (_fuse_rows(x, outer, proven) for x in stmt.stmts):
+        fused = _fused(runs[-1][1], s) if runs else None
+        if fused is not None:
+            runs[-1] = [runs[-1][0] + [s], fused]
         else:
-            out.append(s)
+            runs.append([[s], s])
+    out = []
+    for nests, whole in runs:
+        out += _fuse_run(nests, whole, outer, proven) if len(nests) > 1 else nests
     return S.seq(*out)
 
 
@@ -106,21 +153,30 @@ def _has_loop(stmt):
     return any(isinstance(n, S.For) for n in walk(stmt))
 
 
-def _vectorize(stmt):
-    """Mark innermost contiguous spatial loops vectorized (a rebuilt statement)."""
+def _vectorize(stmt, outer, proven):
+    """Mark innermost contiguous spatial loops whose iterations are independent vectorized
+    (a rebuilt statement); such loops go to ``proven``, and so does the rebuilt copy of a
+    loop there (loop kinds below it do not change what its iterations access)."""
     if isinstance(stmt, S.For):
         if not _has_loop(stmt.body) and stmt.kind == "serial":
-            if _spatial_only(stmt) and _contiguous(stmt):
-                return dataclasses.replace(stmt, kind="vectorized")
+            if _spatial_only(stmt) and _contiguous(stmt) and _independent(stmt, outer):
+                stmt = dataclasses.replace(stmt, kind="vectorized")
+                proven[id(stmt)] = stmt
             return stmt
-        return dataclasses.replace(stmt, body=_vectorize(stmt.body))
-    return _map_children(stmt, _vectorize)
+        new = dataclasses.replace(stmt, body=_vectorize(stmt.body, outer + (stmt,), proven))
+        if proven.get(id(stmt)) is stmt:
+            proven[id(new)] = new
+        return new
+    return _map_children(stmt, lambda s: _vectorize(s, _inner(stmt, outer), proven))
 
 
-def _parallelize(stmt):
-    """Mark the outermost spatial loop of each loop nest parallel."""
+def _parallelize(stmt, outer, proven):
+    """Mark the outermost spatial loop of each loop nest parallel when its iterations are
+    independent (known for the loops in ``proven``)."""
     if isinstance(stmt, S.For):
         if stmt.kind == "vectorized" and _spatial_only(stmt):
+            if not _known_independent(stmt, outer, proven):
+                return stmt
             return dataclasses.replace(stmt, kind="parallel",
                                        annotations=stmt.annotations + (("vectorize", 1),))
         if stmt.kind != "serial" or not _spatial_only(stmt):
@@ -129,8 +185,14 @@ def _parallelize(stmt):
             return stmt
         if isinstance(stmt.extent, E.IntImm) and stmt.extent.value < 2:
             return stmt
+        if not _known_independent(stmt, outer, proven):
+            return stmt
         return dataclasses.replace(stmt, kind="parallel")
-    return _map_children(stmt, _parallelize)
+    return _map_children(stmt, lambda s: _parallelize(s, _inner(stmt, outer), proven))
+
+
+def _known_independent(loop, outer, proven):
+    return proven.get(id(loop)) is loop or _independent(loop, outer)
 
 
 def _map_children(stmt, fn):
@@ -152,4 +214,6 @@ def default_schedule(func):
     """Parallelize and vectorize an unscheduled function (see the module docstring)."""
     if func.attr("scheduled") or not has_blocks(func):
         return func
-    return replace_func(func, body=_parallelize(_vectorize(_fuse_rows(func.body))))
+    proven = {}   # id -> loop whose iterations `_independent` found independent
+    body = _vectorize(_fuse_rows(func.body, (), proven), (), proven)
+    return replace_func(func, body=_parallelize(body, (), proven))

@@ -1,0 +1,222 @@
+"""Which loops' iterations depend on each other: the rule behind `Schedule.reorder`,
+`Schedule.parallel` and `Schedule.vectorize` (`pyir.schedule`), and behind the loops the
+default schedule makes parallel or vectorized (`pyir.transform.default_schedule`), with the
+helpers it stands on: block instances under a statement, their accesses in terms of loops,
+and regions relaxed over loops (`pyir.arith`).
+
+A loop's iterations may run in another order when every buffer written below it is accessed,
+in each iteration, at one region by every block touching it; they may run at the same time
+when, in addition, the iterations write disjoint parts of each buffer.
+"""
+
+from ..arith import Analyzer, tiles_apart
+from ..ir import (BlockRealize, BufferLoad, Call, For, IntImm, Range, Var, ge, stmt_children,
+                  substitute, walk)
+from .linear import coefficient
+
+
+def realizes_under(stmt, nested=False):
+    """Paths (relative to ``stmt``) of the BlockRealizes below ``stmt``; only the outermost
+    ones unless ``nested``."""
+    out = []
+
+    def visit(s, prefix):
+        path = prefix + (s,)
+        if isinstance(s, BlockRealize):
+            out.append(path)
+            if not nested:
+                return
+        for c in stmt_children(s):
+            visit(c, path)
+
+    visit(stmt, ())
+    return out
+
+
+def uses(expr, variables):
+    """True if ``expr`` mentions any of ``variables``."""
+    vs = set(variables)
+    return any(isinstance(n, Var) and n in vs for n in walk(expr))
+
+
+def analyzer_for(loops):
+    """An Analyzer knowing the range of every loop in ``loops``."""
+    ana = Analyzer()
+    for loop in loops:
+        ana.bind(loop.loop_var, Range(loop.start, loop.extent))
+    return ana
+
+
+def bindings(realize):
+    """{block iterator var: its binding}."""
+    return {iv.var: v for iv, v in zip(realize.block.iter_vars, realize.iter_values)}
+
+
+def relax_range(rng, ana, relax_vars):
+    """A Range covering ``rng`` while ``relax_vars`` run over their bound ranges, or None."""
+    if isinstance(rng.extent, IntImm) and rng.extent.value == 1:   # a point: one question
+        lo, hi = ana.symbolic_bound(rng.start, relax_vars)
+    else:
+        lo, _ = ana.symbolic_bound(rng.start, relax_vars)
+        _, hi = ana.symbolic_bound(ana.simplify(rng.start + rng.extent - 1), relax_vars)
+    if lo is None or hi is None:
+        return None
+    return Range(lo, ana.simplify(hi - lo + 1))
+
+
+def region_in_loops(realize, region):
+    """A block's BufferRegion with its iterators replaced by their bindings."""
+    return substitute(region, bindings(realize))
+
+
+def accesses(realize):
+    """[(buffer, region-in-loops, is_write)] of one block instance."""
+    out = [(r.buffer, region_in_loops(realize, r).region, False) for r in realize.block.reads]
+    out += [(r.buffer, region_in_loops(realize, r).region, True) for r in realize.block.writes]
+    return out
+
+
+def reduce_loop_vars(realize):
+    """The variables used in the bindings of the block's reduction iterators."""
+    out = set()
+    for iv, v in zip(realize.block.iter_vars, realize.iter_values):
+        if iv.kind == "R":
+            out |= {n for n in walk(v) if isinstance(n, Var)}
+    return out
+
+
+def iteration_conflict(root, outer_loops, moved, allow_reduce_reorder):
+    """Why running the iterations of loops ``moved`` (vars) below ``root`` in another order
+    could change results, or None if it cannot.
+
+    Every buffer written below ``root`` must be accessed, in each iteration of the moved
+    loops, at the same region by every block touching it (regions relaxed over the other
+    loops below ``root``). A block whose reduction iterators depend on a moved loop is
+    allowed (``allow_reduce_reorder``: reductions are reassociated) only while it is the
+    only block touching its output. Iterations that run at the same time (parallel and
+    vectorized loops: ``allow_reduce_reorder`` False) must also write disjoint parts of
+    every buffer.
+    """
+    moved = set(moved)
+    raw = {}
+    for rel in realizes_under(root):
+        realize = rel[-1]
+        inner = [n for n in rel if isinstance(n, For)]
+        ana = _LazyAnalyzer(list(outer_loops) + inner)   # most checks never need one
+        relax_vars = [lp.loop_var for lp in inner if lp.loop_var not in moved]
+        red = reduce_loop_vars(realize) & moved
+        for buf, region, is_write in accesses(realize):
+            raw.setdefault(buf, []).append((realize.block, region, is_write, red, ana,
+                                            relax_vars))
+    # Only buffers written below ``root`` matter: compare the regions of those alone.
+    for buf, accs in raw.items():
+        if not any(a[2] for a in accs):
+            continue
+        blocks = {id(a[0]) for a in accs}
+        for block, _, is_write, red, _, _ in accs:
+            if is_write and red and (not allow_reduce_reorder or len(blocks) > 1):
+                names = ", ".join(sorted(v.name for v in red))
+                return (f"block \"{block.name}\" reduces into {buf.name} over loop {names}, "
+                        "so its iterations depend on each other")
+        first = accs[0]
+        relaxed = {}
+
+        def relax(acc):
+            # A block reading and writing one region (C[i, j] += ...) relaxes it once.
+            _, region, _, _, lazy, relax_vars = acc
+            key = (id(lazy), region)
+            if key not in relaxed:
+                relaxed[key] = [relax_range(r, lazy.get(), relax_vars) for r in region]
+            return relaxed[key]
+
+        for other in accs[1:]:
+            if other[0] is first[0] and other[1] == first[1] and _affine(first[1]):
+                continue  # one block, one region: the same in every iteration
+            if not _same_region(relax(first), relax(other), other[4].get()):
+                return (f"blocks \"{first[0].name}\" and \"{other[0].name}\" access "
+                        f"{buf.name} at regions that differ between iterations, so their "
+                        "order matters")
+        if not allow_reduce_reorder:
+            write = next(a for a in accs if a[2])
+            for var in moved:
+                if _point_moves_with(write[1], var, write[5]) or _offset_moves_with(
+                        write[1], buf.shape, var, write[5], write[4].get()):
+                    continue
+                if not _disjoint_steps(relax(write), buf.shape, var, write[4].get()):
+                    return (f"block \"{write[0].name}\" writes parts of {buf.name} that "
+                            f"iterations of loop {var.name} share, so they would write them "
+                            "at the same time")
+    return None
+
+
+def _point_moves_with(region, var, relax_vars):
+    """Whether, in some dimension, the region is the one index ``c * var + rest`` (``c`` a
+    nonzero constant, ``rest`` free of the loops relaxed over): each step of ``var`` then
+    writes its own index there. The cheap answer for most blocks (``C[i, j]``)."""
+    for r in region:
+        if isinstance(r.extent, IntImm) and r.extent.value == 1 and coefficient(r.start, var) \
+                and not uses(r.start, relax_vars):
+            return True
+    return False
+
+
+def _offset_moves_with(region, shape, var, relax_vars, ana):
+    """Whether a point region's row-major offset over ``shape``, over the loops relaxed
+    over, ends in each step of ``var`` before the next step's starts: a split of a fused
+    loop writes ``D[(f_0 * 4 + f_1) // m, (f_0 * 4 + f_1) % m]``, at offset
+    ``f_0 * 4 + f_1``."""
+    if not all(isinstance(r.extent, IntImm) and r.extent.value == 1 for r in region):
+        return False
+    offset = IntImm(0)
+    for r, extent in zip(region, shape):
+        offset = offset * extent + r.start
+    span = relax_range(Range(ana.simplify(offset), 1), ana, relax_vars)
+    return span is not None and uses(span.start, [var]) and ana.can_prove(
+        ge(substitute(span.start, {var: var + 1}), span.start + span.extent))
+
+
+def _disjoint_steps(region, shape, var, ana):
+    """Whether the region (in terms of ``var``) of one step of ``var`` ends before that of
+    the next step starts: in some dimension, or in row-major order over the buffer's
+    ``shape`` (a fused loop writes ``D[f // 64, f % 64]``); or whether each value of
+    ``var`` has a tile of its own (`pyir.arith.tiles_apart`: a fused loop over tiles writes
+    ``C[f // J * 6 : + 6, f % J * 16 : + 16]``)."""
+    if any(r is None for r in region):
+        return False
+    step = {var: var + 1}
+    for r in region:
+        if uses(r.start, [var]) and ana.can_prove(ge(substitute(r.start, step),
+                                                     r.start + r.extent)):
+            return True
+    first, last = IntImm(0), IntImm(0)
+    for r, extent in zip(region, shape):
+        first, last = first * extent + r.start, last * extent + r.start + r.extent - 1
+    if uses(first, [var]) and ana.can_prove(ge(substitute(first, step), last + 1)):
+        return True
+    extents = [ana.const_int_bound(r.extent)[1] for r in region]
+    return tiles_apart([r.start for r in region], extents, {var}, {}, one_to_one=True)
+
+
+class _LazyAnalyzer:
+    """`analyzer_for` the loops, made on first use."""
+
+    def __init__(self, loops):
+        self.loops, self._ana = loops, None
+
+    def get(self):
+        if self._ana is None:
+            self._ana = analyzer_for(self.loops)
+        return self._ana
+
+
+def _affine(region):
+    """Whether a region's bounds read no memory and call nothing (so relaxing it cannot
+    fail; a region that cannot be relaxed counts as differing, as before)."""
+    return not any(isinstance(n, (BufferLoad, Call)) for r in region for n in walk(r))
+
+
+def _same_region(a, b, ana):
+    if any(r is None for r in a) or any(r is None for r in b):
+        return False
+    return all(ana.can_prove_equal(x.start, y.start) and ana.can_prove_equal(x.extent, y.extent)
+               for x, y in zip(a, b))
