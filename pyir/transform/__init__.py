@@ -1,7 +1,9 @@
 """pyir.transform: the lowering passes for prim functions, in the order the build runs them.
 
 Each pass is a function ``IRModule -> IRModule``; graph functions pass through untouched.
-`PIPELINE` is the whole list; `lower` runs it.
+`PIPELINE` is the whole list; `lower` runs it. Analyses the passes share with the schedule:
+`linear` (how an index moves with a variable) and `dependence` (which loops' iterations
+depend on each other).
 """
 
 from .common import LowerError
