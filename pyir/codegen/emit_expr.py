@@ -59,7 +59,8 @@ class ExprEmitter:
     (buffer -> row width, see `pyir.codegen.vectorize.padded_rows`), ``ctx`` (module
     context), ``lanes``, ``vvar`` (the vectorized loop variable or None), ``vmult`` (what
     its value at lane 0 is a multiple of), ``mask`` (the active lanes of a masked vector, or
-    None), ``sums`` (a dict: see `expr`), ``nonneg(expr)`` and ``return_if(cond, status)``."""
+    None), ``sums`` (a dict: see `expr`), ``float_flags`` (LLVM's fast-math flags for float
+    arithmetic), ``nonneg(expr)`` and ``return_if(cond, status)``."""
 
     def mask_for(self, buf):
         """The mask a contiguous vector access to ``buf`` needs: none in a padded buffer
@@ -228,9 +229,10 @@ class ExprEmitter:
         bld = self.b
         if e.op in ("add", "sub", "mul"):
             if dt.is_float(d):
-                # "contract" lets the backend fuse a multiply feeding an add into an FMA.
+                # "contract" lets the backend fuse a multiply feeding an add into an FMA;
+                # "reassoc" (a loop the default schedule marked) lets LLVM vectorize sums.
                 return {"add": bld.fadd, "sub": bld.fsub, "mul": bld.fmul}[e.op](
-                    a, b, flags=("contract",))
+                    a, b, flags=self.float_flags)
             return {"add": bld.add, "sub": bld.sub, "mul": bld.mul}[e.op](a, b)
         if e.op == "div":
             return bld.fdiv(a, b)

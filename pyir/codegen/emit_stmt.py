@@ -21,6 +21,7 @@ from ..ir import dtype as dt
 from ..ir import expr as E
 from ..ir import stmt as S
 from ..ir.node import walk
+from ..transform.default_schedule import REASSOCIATE
 from ..transform.linear import coefficient
 from ..transform.register_tiles import TAIL_KEY as SPLIT_TAIL
 from ..transform.storage import HEAP_ALIGNMENT
@@ -65,6 +66,7 @@ class FunctionEmitter(ExprEmitter):
         self.lanes, self.vvar, self.vbase, self.vmult = 1, None, None, 1
         self.mask = None  # the active lanes of a masked vector chunk
         self.copies = 1   # copies of the current statement the enclosing unrolling makes
+        self.float_flags = ("contract",)   # of float + - *; "reassoc" in loops that allow it
         self.sums = {}    # index sums emitted: see ExprEmitter.expr
 
     def error(self, msg):
@@ -280,8 +282,12 @@ class FunctionEmitter(ExprEmitter):
                 # be optimized on their own, which is where compile time went).
                 self.serial(s.loop_var, start, self.b.add(start, extent), s.body, "unroll.full")
                 return
+            saved = self.float_flags
+            if dict(s.annotations).get(REASSOCIATE[0]):
+                self.float_flags = ("contract", "reassoc")
             self.serial(s.loop_var, start, self.b.add(start, extent), s.body, hint,
                         split=SPLIT_TAIL in dict(s.annotations))
+            self.float_flags = saved
 
     def serial(self, var, begin, end, body, hint=None, split=False):
         """``split``: ``body`` is a split loop's ``if main: ... else: tail`` (see

@@ -11,6 +11,10 @@ An unscheduled function (attribute "scheduled" not set) that still has blocks ge
   contiguous in the loop (last index moves by 1, other indices do not move).
 A loop that is both becomes parallel with annotation ``("vectorize", 1)``: codegen
 vectorizes the chunk each worker runs.
+- its innermost reduction loops annotated ``("reassociate", 1)`` when their variable feeds
+  only reduce iterators: codegen lets LLVM reassociate the float additions and
+  multiplications in them, so that a row sum becomes vector partial sums (what numpy's
+  pairwise sums do too) instead of one chain of dependent additions.
 
 Whether a loop *may* run in parallel or vectorized is not decided here: a loop changes
 kind (and nests fuse) only where `Schedule.parallel` / `Schedule.vectorize` would accept
@@ -30,6 +34,8 @@ from .linear import coefficient
 
 #: Constant extents below this are not worth vectorizing.
 MIN_VECTOR_EXTENT = 4
+#: The annotation of a loop whose float additions and multiplications may be reassociated.
+REASSOCIATE = ("reassociate", 1)
 
 
 def _independent(loop, outer):
@@ -50,22 +56,29 @@ def _realizes(stmt):
     return [n for n in walk(stmt) if isinstance(n, S.BlockRealize)]
 
 
-def _spatial_only(loop):
-    """The loop variable binds a spatial iterator of every block below and no reduce
-    iterator."""
+def _only_drives(loop, kind):
+    """The loop variable binds an iterator of ``kind`` ("S" spatial, "R" reduce) of every
+    block below, and none of the other kind."""
     realizes = _realizes(loop.body)
-    if not realizes:
-        return False
-    for r in realizes:
-        used = False
-        for iv, value in zip(r.block.iter_vars, r.iter_values):
-            if any(n is loop.loop_var for n in walk(value)):
-                if iv.kind == "R":
-                    return False
-                used = True
-        if not used:
-            return False
-    return True
+    return bool(realizes) and all(
+        {iv.kind for iv, value in zip(r.block.iter_vars, r.iter_values)
+         if any(n is loop.loop_var for n in walk(value))} == {kind} for r in realizes)
+
+
+def _spatial_only(loop):
+    return _only_drives(loop, "S")
+
+
+def _reassociate(stmt, outer):
+    """Annotate innermost reduction loops whose iterations may be reordered (see the module
+    docstring)."""
+    if isinstance(stmt, S.For):
+        if stmt.kind == "serial" and not _has_loop(stmt.body) and _only_drives(stmt, "R") \
+                and iteration_conflict(stmt, outer, [stmt.loop_var],
+                                       allow_reduce_reorder=True) is None:
+            return dataclasses.replace(stmt, annotations=stmt.annotations + (REASSOCIATE,))
+        return dataclasses.replace(stmt, body=_reassociate(stmt.body, outer + (stmt,)))
+    return _map_children(stmt, lambda s: _reassociate(s, _inner(stmt, outer)))
 
 
 def _contiguous(loop):
@@ -216,4 +229,5 @@ def default_schedule(func):
         return func
     proven = {}   # id -> loop whose iterations `_independent` found independent
     body = _vectorize(_fuse_rows(func.body, (), proven), (), proven)
-    return replace_func(func, body=_parallelize(body, (), proven))
+    body = _reassociate(_parallelize(body, (), proven), ())
+    return replace_func(func, body=body)
