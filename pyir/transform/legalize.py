@@ -11,7 +11,6 @@ own, so after this pass every call's arguments are variables, tuples of them or 
 import dataclasses
 import math
 
-import numpy as np
 
 from ..errors import Error
 from ..ir.graph import (
@@ -37,7 +36,8 @@ _UNARY = {"negative": "{z} - {a}", "abs": "T.abs({a})", "nn.relu": "T.max({a}, {
           "exp": "T.exp({a})", "log": "T.log({a})", "sqrt": "T.sqrt({a})",
           "tanh": "T.tanh({a})", "sigmoid": "T.sigmoid({a})",
           "nn.gelu": "{h} * {a} * ({o} + T.tanh({c} * ({a} + {k} * {a} * {a} * {a})))"}
-_REDUCE_INIT = {"sum": "0", "mean": "0", "max": "-inf", "min": "inf"}
+#: The initial value of each reduction; None: no identity (the first element instead).
+_REDUCE_INIT = {"sum": "0", "mean": "0", "max": None, "min": None}
 
 
 class LegalizeError(Error):
@@ -141,14 +141,9 @@ class _Generator:
 
 # ---------------------------------------------------------------- text generation
 def _lit(dtype, value):
-    """``value`` ("0", "inf" or "-inf") as a literal of ``dtype``: an infinity is the
-    smallest or largest value of an integer dtype."""
+    """``value`` (a number, or "-inf" for softmax's float maximum) as a literal of
+    ``dtype``."""
     if value in ("inf", "-inf"):
-        if dtype == "bool":
-            return f"T.bool({value == 'inf'})"
-        if np.issubdtype(np.dtype(dtype), np.integer):
-            info = np.iinfo(dtype)
-            return f"T.{dtype}({info.max if value == 'inf' else info.min})"
         return f'T.{dtype}("{value}")'
     return f"T.{dtype}({value})"
 
@@ -207,10 +202,14 @@ def _reduce(op, x, out, attrs):
     xl = f"X[{', '.join(f'v{k}' for k in range(r))}]"
     combine = {"sum": f"{y} + {xl}", "mean": f"{y} + {xl}", "max": f"T.max({y}, {xl})",
                "min": f"T.min({y}, {xl})"}[op]
+    if _REDUCE_INIT[op] is None:
+        # No identity (numpy raises for an empty axis): start from the first element, whose
+        # read makes the call require every reduced axis to be non-empty.
+        init = f"X[{', '.join('0' if k in axes else f'v{k}' for k in range(r))}]"
+    else:
+        init = _lit(x.dtype, _REDUCE_INIT[op])
     text = f"({_buffer('X', dims, x.dtype)}, {_buffer('Y', out_dims, x.dtype)}):\n"
-    text += _nest(dims, kinds, "Y", ["with T.init():",
-                                    f"    {y} = {_lit(x.dtype, _REDUCE_INIT[op])}",
-                                    f"{y} = {combine}"])
+    text += _nest(dims, kinds, "Y", ["with T.init():", f"    {y} = {init}", f"{y} = {combine}"])
     if op == "mean":
         count = " * ".join(dims[k] for k in sorted(axes))
         odims = [str(d) for d in out_dims]
