@@ -11,14 +11,14 @@ from .default_schedule import default_schedule
 from .entry_conditions import entry_conditions
 from .flatten import flatten_buffers
 from .lower_blocks import lower_blocks
-from .register_tiles import compact_local_buffers, split_tail_loops
+from .register_tiles import compact_buffers, split_tail_loops
 from .simplify import simplify
 from .storage import plan_storage
 
 PIPELINE = [
     default_schedule,
     lower_blocks,
-    compact_local_buffers,
+    compact_buffers,
     plan_storage,
     entry_conditions,
     split_tail_loops,
@@ -43,5 +43,5 @@ def lower(mod, default_schedule=True):
 
 
 __all__ = ["PIPELINE", "AFTER_EACH_PASS", "lower", "LowerError", "default_schedule", "lower_blocks",
-           "compact_local_buffers", "split_tail_loops",
+           "compact_buffers", "split_tail_loops",
            "plan_storage", "entry_conditions", "flatten_buffers", "simplify"]

@@ -1,6 +1,6 @@
 """Register tiles and guard-free split tails (runs right after `lower_blocks`).
 
-`compact_local_buffers`: an allocated buffer (e.g. from ``cache_write(..., "local")``, or a
+`compact_buffers`: an allocated buffer (e.g. from ``cache_write(..., "local")``, or a
 ``cache_read`` stage placed by ``compute_at``) whose every access lies under one statement,
 with indices ``base + sum(c * v)`` where ``base`` is the same for all accesses and the ``v``
 are loops below that statement with constant bounds, shrinks to the tile those loops span
@@ -64,7 +64,7 @@ def _touches(stmt, buf):
                for n in walk(stmt))
 
 
-# ---------------------------------------------------------------- local buffer compaction
+# ---------------------------------------------------------------- buffer compaction
 def _find_site(stmt, buf):
     """The innermost statement under ``stmt`` that holds every access of ``buf``, with
     nothing but loops, sequences and lets between (a path of statements)."""
@@ -220,7 +220,7 @@ def _compact(stmt):
 
 
 @prim_func_pass
-def compact_local_buffers(func):
+def compact_buffers(func):
     """Shrink allocated buffers to the tile they are used in (see the module docstring)."""
     if not any(isinstance(n, S.Allocate) for n in walk(func.body)):
         return func

@@ -40,7 +40,7 @@ def test_verify_after_every_pass(func):
 
 def test_pipeline_is_one_ordered_list():
     names = [p.__name__ for p in transform.PIPELINE]
-    assert names == ["default_schedule", "lower_blocks", "compact_local_buffers",
+    assert names == ["default_schedule", "lower_blocks", "compact_buffers",
                      "plan_storage", "entry_conditions", "split_tail_loops", "flatten_buffers",
                      "simplify"]
 
