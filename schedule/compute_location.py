@@ -4,8 +4,8 @@ consumer dependences with `pyir.arith`."""
 
 import dataclasses
 
-from pyir.ir import (Block, BlockRealize, BufferStore, For, IntImm, Range, SeqStmt, Var, and_,
-                     ge, le, lt, max_, min_, seq, substitute, walk)
+from pyir.ir import (Binary, Block, BlockRealize, BufferStore, For, IntImm, Range, SeqStmt, Var,
+                     and_, ge, le, lt, max_, min_, seq, substitute, walk)
 from pyir.ir.node import rewrite
 from pyir.runtime.exprtext import expr_text
 from pyir.transform.dependence import (analyzer_for, realizes_under, reduce_loop_vars,
@@ -82,16 +82,15 @@ def _region_at(realizes_rel, outer, buffer, want_write):
     return _union(ranges, analyzer_for(outer))
 
 
-def _new_nest(realize, dim_of_iter, region, outer, loop_var_names):
-    """Fresh loops binding ``realize``'s iterators: an iterator that indexes dimension d of
-    the region runs over ``region[d]``, any other over its whole domain; a guard keeps each
-    inside its domain unless that is proven."""
+def _new_nest(realize, ranges, outer, loop_var_names):
+    """Fresh loops binding ``realize``'s iterators: an iterator in ``ranges`` runs over its
+    (start, extent) there, any other over its whole domain; a guard keeps each inside its
+    domain unless that is proven."""
     block = realize.block
     new_vars, values, extents = [], [], []
     for k, iv in enumerate(block.iter_vars):
         ax = Var(f"ax{k}" if loop_var_names is None else loop_var_names[k])
-        d = dim_of_iter.get(iv.var)
-        start, extent = (IntImm(0), iv.extent) if d is None else region[d]
+        start, extent = ranges.get(iv.var, (IntImm(0), iv.extent))
         new_vars.append(ax)
         extents.append(extent)
         values.append(start + ax if not _zero(start) else ax)
@@ -111,6 +110,61 @@ def _new_nest(realize, dim_of_iter, region, outer, loop_var_names):
     for ax, e in reversed(list(zip(new_vars, extents))):
         body = For(ax, IntImm(0), ana.simplify(e), "serial", body)
     return body
+
+
+def _write_forms(prim, subject, block, ir):
+    """How the indices of the one buffer ``block`` writes hold its iterators: ``{v: (d,)}``
+    for dimension ``d`` indexed by ``v``, ``{v: (a, b, c)}`` for ``v // c`` in dimension
+    ``a`` and ``v % c`` in ``b`` (a layout from ``transform_layout``: ``B_global[vj // 16,
+    vk, vj % 16]``). Any other index is a ScheduleError."""
+    region = block.writes[0]
+    ivars = {iv.var for iv in block.iter_vars}
+    whole, parts = {}, {}
+    for d, rng in enumerate(region.region):
+        x = rng.start
+        if not _is_one(rng.extent):
+            x = None
+        elif isinstance(x, Var) and x in ivars and x not in whole:
+            whole[x] = (d,)
+            continue
+        elif isinstance(x, Binary) and x.op in ("floordiv", "floormod") and x.a in ivars \
+                and isinstance(x.b, IntImm) and x.b.value > 0:
+            kind = parts.setdefault((x.a, x.b.value), {})
+            if x.op not in kind:
+                kind[x.op] = d
+                continue
+        raise ScheduleError(prim, subject, f"the written buffer {region.buffer.name} must be "
+                            "indexed by distinct block iterators, or by v // c and v % c of "
+                            f"one (like {region.buffer.name}[vi, vj] or "
+                            f"{region.buffer.name}[vj // 16, vi, vj % 16])", ir)
+    for (v, c), kind in parts.items():
+        if v in whole or len(kind) != 2 or sum(u is v for u, _ in parts) != 1:
+            raise ScheduleError(prim, subject, f"iterator {v.name} must index "
+                                f"{region.buffer.name} once, alone or as {v.name} // c with "
+                                f"{v.name} % c", ir)
+        whole[v] = (kind["floordiv"], kind["floormod"], c)
+    return whole
+
+
+def _iterator_ranges(forms, region, ana):
+    """The (start, extent) of each iterator in ``forms`` (`_write_forms`) that produces the
+    ``region`` of the written buffer: for ``v // c`` and ``v % c`` over ``[s_a, s_a + x_a)``
+    and ``[s_b, s_b + x_b)``, ``[s_a * c + s_b, (s_a + x_a - 1) * c + s_b + x_b)``, exactly
+    that region when ``x_a`` is 1 or the ``% c`` side is whole (a few points more, computed
+    twice, otherwise)."""
+    out = {}
+    for v, form in forms.items():
+        if len(form) == 1:
+            out[v] = region[form[0]]
+            continue
+        (sa, xa), (sb, xb), c = region[form[0]], region[form[1]], form[2]
+        start = ana.simplify(sa * c + sb)
+        out[v] = (start, ana.simplify((sa + xa - 1) * c + sb + xb - start))
+    return out
+
+
+def _is_one(e):
+    return isinstance(e, IntImm) and e.value == 1
 
 
 def _zero(e):
@@ -152,8 +206,9 @@ def compute_at(func, name, loop_var):
             for j in range(m):
                 with T.block("C"): ...
 
-    Legal when the block writes one intermediate buffer (not a parameter) with an index
-    that is its iterators, has no ``T.where`` but the guards of split tails, every reader of
+    Legal when the block writes one intermediate buffer (not a parameter) with indices that
+    are its iterators (or ``v // c`` and ``v % c`` of one: a layout from ``transform_layout``),
+    has no ``T.where`` but the guards of split tails, every reader of
     the buffer is under the loop, and nothing between the old and the new place touches what
     the block reads or writes.
     """
@@ -173,8 +228,8 @@ def compute_at(func, name, loop_var):
         raise ScheduleError(prim, subject, f"the block writes {buf.name}, a parameter of "
                             f"{func.name}; only blocks producing an intermediate buffer can "
                             "be computed at a loop", items[ib])
-    dims = index_vars(block.writes[0], block.iter_vars, prim, subject, "the written buffer")
-    if {iv.var for iv in block.iter_vars if iv.kind == "S"} - set(dims):
+    forms = _write_forms(prim, subject, block, items[ib])
+    if {iv.var for iv in block.iter_vars if iv.kind == "S"} - set(forms):
         raise ScheduleError(prim, subject, f"a spatial iterator of the block does not index "
                             f"{buf.name}", items[ib])
     users = [r for s in items[ib + 1:] for r in readers(s, buf)]
@@ -195,7 +250,8 @@ def compute_at(func, name, loop_var):
     if region is None:
         raise ScheduleError(prim, subject, f"cannot bound the region of {buf.name} read in one "
                             f"iteration of loop {loop_var.name}", loop)
-    nest = _new_nest(realize, {v: d for d, v in enumerate(dims)}, region, outer, None)
+    nest = _new_nest(realize, _iterator_ranges(forms, region, analyzer_for(outer)), outer,
+                     None)
     produced_inputs = {r.buffer for r in block.reads}
 
     def position(stmts):
@@ -288,9 +344,7 @@ def reverse_compute_at(func, name, loop_var):
                                 "they would see its writes of earlier iterations", loop)
     check_no_interference(prim, subject, items[il + 1:ib], [r.buffer for r in block.reads],
                           [w.buffer for w in block.writes])
-    order = list(region_of_iter)
-    dim_of_iter = {v: k for k, v in enumerate(order)}
-    nest = _new_nest(realize, dim_of_iter, [region_of_iter[v] for v in order], outer, None)
+    nest = _new_nest(realize, region_of_iter, outer, None)
     body = replace(bpath[:top_level(bpath) + 1], None)
     return _insert(func, body, loop_var, nest, lambda stmts: len(stmts)), None
 

@@ -461,3 +461,23 @@ def test_register_tile_under_a_fused_loop(n, parallel):
     lib = pyir.build(sch.mod, opt_level="fast")
     for size in ((61,) if n else (64, 61, 5)):
         _check(lib, size)
+
+
+def test_b_packed_per_column_panel_by_compute_at():
+    """B cached in the packed layout, then computed at the panel loop (columns outermost):
+    each panel packs its 16 columns, the tails included (the packing loop's iterator comes
+    back from the layout's j // 16 and j % 16)."""
+    sch = Schedule(M.matmul_func(None))
+    c = sch.get_block("C")
+    bp = sch.cache_read(c, "B", "global")
+    sch.transform_layout(bp, ("write", 0), "k, j -> j // 16, k, j % 16")
+    i, j, k = sch.get_loops(c)
+    i0, i1 = sch.split(i, [None, 6])
+    j0, j1 = sch.split(j, [None, 16])
+    sch.reorder(j0, i0, k, i1, j1)
+    sch.compute_at(bp, j0)
+    sch.vectorize(sch.get_loops(bp)[-1])
+    sch.parallel(j0)
+    lib = pyir.build(sch.mod, opt_level="fast")
+    for n in (64, 61, 5):
+        _check(lib, n)

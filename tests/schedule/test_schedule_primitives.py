@@ -78,6 +78,14 @@ def parallel_fused(s):
     s.parallel(s.fuse(*loops(s, "D")))
 
 
+def compute_at_packed_layout(s):
+    # The cache of A in a packed layout, computed per row of C: its column iterator comes
+    # back from A_global's vk // 4 and vk % 4.
+    cache = s.cache_read(s.get_block("C"), "A", "global")
+    s.transform_layout(cache, ("write", 0), "i, j -> j // 4, i, j % 4")
+    s.compute_at(cache, loops(s, "C")[0])
+
+
 def parallel_split_of_fused(s):
     # Iteration f_0 writes the elements at row-major offsets [f_0 * 5, f_0 * 5 + 5).
     f0, _ = s.split(s.fuse(*loops(s, "C")), factors=[None, 5])
@@ -327,6 +335,7 @@ CASES = {
     "parallel_matmul": ("matmul", parallel_matmul), "parallel_chain": ("chain", parallel_chain),
     "parallel_fused": ("bias_relu", parallel_fused),
     "parallel_split_of_fused": ("chain", parallel_split_of_fused),
+    "compute_at_packed_layout": ("matmul", compute_at_packed_layout),
     "parallel_fused_tiles": ("matmul", parallel_fused_tiles),
     "vectorize_chain": ("chain", vectorize_chain),
     "vectorize_matmul": ("matmul", vectorize_matmul),
