@@ -168,6 +168,10 @@ def rfactor(func, loop_var, factor_axis):
                 with T.init():
                     S[vi] = T.float32(0)
                 S[vi] = S[vi] + S_rf[vk_1, vi]
+
+    When the reduction loops carry a tail guard (k split by a factor that does not divide
+    it), some partial results get no update at all: a block ``<name>_rf_init`` before the
+    loop nest sets every one to the identity, and ``<name>_rf`` has no init.
     """
     prim = "rfactor"
     lpath = find_loop(func.body, loop_var)
@@ -197,9 +201,9 @@ def rfactor(func, loop_var, factor_axis):
     if any(uses(v, [lp.loop_var]) for _, v in spatial for lp in red_loops):
         raise ScheduleError(prim, subject, "a loop drives both spatial and reduction iterators",
                             realize)
-    if uses(realize.predicate, [lp.loop_var for lp in red_loops]):
-        raise ScheduleError(prim, subject, "the reduction loops have a tail guard (T.where); "
-                            "rfactor needs reduction loops that divide evenly", realize)
+    # A guard on the reduction loops (a split tail) may skip some partial results' every
+    # update: they are initialised by a block of their own then, not by the updates' init.
+    guarded = uses(realize.predicate, [lp.loop_var for lp in red_loops])
     if not complete_binding(realize, loops, ana):
         raise ScheduleError(prim, subject, "the block's loops do not bind its iterators "
                             "one-to-one over their domains", realize)
@@ -234,11 +238,12 @@ def rfactor(func, loop_var, factor_axis):
                  if lp.loop_var is not loop_var]
     rf_values = [v for _, v in spatial] + [loop_var] + [
         lp.loop_var for lp in red_loops if lp.loop_var is not loop_var]
+    rf_init = BufferStore(rf_buf, _identity(op, buf.dtype, substitute(init_value, sub)),
+                          my_idx)
     rf_block = Block(unique_block_name(func, f"{name}_rf"), tuple(rf_iters), (), (),
                      BufferStore(rf_buf, Binary(op, BufferLoad(rf_buf, my_idx),
                                                 substitute(rhs, sub)), my_idx),
-                     BufferStore(rf_buf, _identity(op, buf.dtype, substitute(init_value, sub)),
-                                 my_idx))
+                     None if guarded else rf_init)
     rf_block = _with_regions(rf_block)
     rf_realize = BlockRealize(tuple(rf_values), realize.predicate, rf_block)
 
@@ -261,5 +266,21 @@ def rfactor(func, loop_var, factor_axis):
     body = replace(path, rf_realize)
     new_path = find_block(body, rf_block.name)
     item_path = new_path[:top_level(new_path) + 1]
-    body = replace(item_path, [item_path[-1], nest])
+    first = [_init_nest(func, f"{name}_rf_init", rf_init, rf_iters[:len(spatial) + 1])] \
+        if guarded else []
+    body = replace(item_path, first + [item_path[-1], nest])
     return with_body(func, Allocate(rf_buf, body)), [rf_block.name]
+
+
+def _init_nest(func, name, store, iters):
+    """Loops over the domains of ``iters`` (spatial block iterators) around a block ``name``
+    that runs ``store`` (a partial result's init) at every point."""
+    fresh = {iv.var: Var(iv.var.name) for iv in iters}
+    iters = [IterVar(fresh[iv.var], iv.extent, "S") for iv in iters]
+    loop_vars = [Var(f"ax{d}") for d in range(len(iters))]
+    block = _with_regions(Block(unique_block_name(func, name), tuple(iters), (), (),
+                                substitute(store, fresh)))
+    nest = BlockRealize(tuple(loop_vars), IntImm(1, "bool"), block)
+    for v, iv in reversed(list(zip(loop_vars, iters))):
+        nest = For(v, IntImm(0), iv.extent, "serial", nest)
+    return nest

@@ -40,6 +40,16 @@ def rowsum(A: T.Buffer(("n", 128), "float32"), S: T.Buffer(("n",), "float32")):
 
 
 @T.prim_func
+def rowsum_symbolic(A: T.Buffer(("n", "m"), "float32"), S: T.Buffer(("n",), "float32")):
+    for i, k in T.grid(n, m):
+        with T.block("S"):
+            vi, vk = T.axis.remap("SR", [i, k])
+            with T.init():
+                S[vi] = T.float32(0)
+            S[vi] = S[vi] + A[vi, vk]
+
+
+@T.prim_func
 def conv1d(X: T.Buffer(("n",), "float32"), W: T.Buffer((3,), "float32"),
            Y: T.Buffer(("n",), "float32")):
     P = T.alloc_buffer((n + 2,), "float32")
