@@ -138,11 +138,11 @@ def iteration_conflict(root, outer_loops, moved, allow_reduce_reorder):
                         "order matters")
         if not allow_reduce_reorder:
             write = next(a for a in accs if a[2])
-            for var in moved:
-                if _point_moves_with(write[1], var, write[5]) or _offset_moves_with(
-                        write[1], buf.shape, var, write[5], write[4].get()):
-                    continue
-                if not _disjoint_steps(relax(write), buf.shape, var, write[4].get()):
+            for var in moved:   # the cheap answers first
+                if not (_point_moves_with(write[1], var, write[5])
+                        or _disjoint_steps(relax(write), buf.shape, var, write[4].get())
+                        or _offset_moves_with(write[1], buf.shape, var, write[5],
+                                              write[4].get())):
                     return (f"block \"{write[0].name}\" writes parts of {buf.name} that "
                             f"iterations of loop {var.name} share, so they would write them "
                             "at the same time")
