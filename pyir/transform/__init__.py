@@ -18,9 +18,9 @@ from .storage import plan_storage
 PIPELINE = [
     default_schedule,
     lower_blocks,
+    entry_conditions,
     compact_buffers,
     plan_storage,
-    entry_conditions,
     split_tail_loops,
     flatten_buffers,
     simplify,

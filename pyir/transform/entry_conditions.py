@@ -33,6 +33,7 @@ from ..ir import expr as E
 from ..ir import stmt as S
 from ..ir.expr import conjuncts
 from ..ir.node import rewrite, substitute, walk, with_fields
+from ..ir.structural import structural_equal
 from ..runtime.exprtext import expr_text
 from ._arith import Scope
 from .common import (
@@ -151,8 +152,10 @@ class _Collector:
         if buf not in self.buffers:
             return
         for d, index in enumerate(indices):
-            index = substitute(index, self.lets)
             extent = buf.shape[d]
+            if self.in_bounds_by_guard(index, extent):
+                continue
+            index = substitute(index, self.lets)
             if self.in_bounds_by_intervals(index, extent):
                 continue
             if any(isinstance(n, E.BufferLoad) for n in walk(index)):
@@ -177,6 +180,16 @@ class _Collector:
                     (buf, d, indices[d]),
                     f"{buf.name} is {verb} at index {expr_text(indices[d])} in {where}, which "
                     f"must lie in [0, {expr_text(extent)})")
+
+    def in_bounds_by_guard(self, index, extent):
+        """Whether a guard in scope states ``index < extent`` as written (a split tail's
+        guard on the index it protects) and the index is at least 0 by constant bounds."""
+        if not any(isinstance(c, E.Binary) and c.op == "lt" and structural_equal(c.a, index)
+                   and structural_equal(c.b, extent)
+                   for g in self.guards for c in conjuncts(g)):
+            return False
+        lo, _ = self.scope.analyzer.const_int_bound(index, simplify=False)
+        return lo is not None and lo >= 0
 
     def in_bounds_by_intervals(self, index, extent):
         """Whether constant bounds of ``index`` as written (interval arithmetic over the

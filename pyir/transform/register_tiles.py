@@ -4,8 +4,9 @@
 ``cache_read`` stage placed by ``compute_at``) whose every access lies under one statement,
 with indices ``base + sum(c * v)`` where ``base`` is the same for all accesses and the ``v``
 are loops below that statement with constant bounds, shrinks to the tile those loops span
-and is allocated at that statement (a buffer of another scope than "local" only when its
-tiles provably lie inside its shape, so no out-of-bounds access disappears).
+and is allocated at that statement, when one tile can serve every execution of it
+(`_one_tile_serves`). `entry_conditions` runs before, on the buffer as declared, so no
+access out of its bounds disappears with the shrinking.
 A small tile then lives on the stack, and once codegen unrolls the loops over it (unrolled
 and short vectorized loops) every access has a constant offset, so LLVM's SROA/mem2reg keep
 it in vector registers.
@@ -138,21 +139,31 @@ def _tile(buf, site):
             e = t if e is None else E.binary("add", e, t)
         return e if e is not None else E.IntImm(0)
 
-    return shape, forms, index_of, bases, lo
+    return shape, forms, index_of, bases
 
 
-def _inside(buf, bases, lo, shape, path):
-    """Whether every tile lies inside ``buf``'s own shape for all iterations of the loops on
-    ``path``: shrinking a buffer must not hide an access out of its bounds from
-    `entry_conditions`, which runs later, on the tile. (A local buffer is a cache stage:
-    its accesses mirror those of the buffer it caches, which are checked.)"""
-    ana = arith.Analyzer()
-    for node in path:
+def _one_tile_serves(bases, shape, path):
+    """Whether one tile can hold the buffer for every execution of the site (the end of
+    ``path``): no value may flow from one execution to a later one through another tile.
+    So the loops between the allocation and the site that move the tile (appear in its
+    ``bases``) must be the outermost ones, each of their values with a tile of its own
+    (`pyir.arith.tiles_apart`): the executions on one tile then come one after another. A
+    running sum ``Tmp[j]`` under ``for i, j`` revisits tile ``j`` after the others; so
+    does ``Tmp[i % 2]``."""
+    loops, lets, extents = [], set(), {}
+    for node in path[:-1]:
         if isinstance(node, S.For):
-            ana.bind(node.loop_var, S.Range(node.start, node.extent))
-    return all(ana.can_prove(E.ge(b + first, 0))
-               and ana.can_prove(E.lt(b + first + size.value - 1, extent))
-               for b, first, size, extent in zip(bases, lo, shape, buf.shape))
+            loops.append(node.loop_var)
+            if isinstance(node.extent, E.IntImm):
+                extents[node.loop_var] = node.extent.value
+        elif isinstance(node, S.LetStmt):
+            lets.add(node.var)
+    used = set().union(*(_vars(b) for b in bases))
+    moving = [v for v in loops if v in used]
+    if used & lets or loops[:len(moving)] != moving:
+        return False
+    return arith.tiles_apart(bases, [s.value for s in shape], set(moving), extents,
+                             one_to_one=True)
 
 
 def _compact_one(alloc):
@@ -162,20 +173,8 @@ def _compact_one(alloc):
     found = _tile(buf, site)
     if found is None:
         return None
-    shape, forms, index_of, bases, lo = found
-    if buf.scope != "local" and not _inside(buf, bases, lo, shape, path):
-        return None
-    varying, extents = set(), {}
-    for node in path[:-1]:
-        if isinstance(node, S.For):
-            varying.add(node.loop_var)
-            if isinstance(node.extent, E.IntImm):
-                extents[node.loop_var] = node.extent.value
-        elif isinstance(node, S.LetStmt):
-            varying.add(node.var)
-    # No value may flow from one execution of the site to another: the tiles of different
-    # executions are disjoint or the same, and then one tile serves them all.
-    if not arith.tiles_apart(bases, [s.value for s in shape], varying, extents):
+    shape, forms, index_of, bases = found
+    if not _one_tile_serves(bases, shape, path):
         return None
     if all(isinstance(a, E.IntImm) and a.value == b.value for a, b in zip(buf.shape, shape)) \
             and site is alloc.body:

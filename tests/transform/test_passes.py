@@ -40,9 +40,8 @@ def test_verify_after_every_pass(func):
 
 def test_pipeline_is_one_ordered_list():
     names = [p.__name__ for p in transform.PIPELINE]
-    assert names == ["default_schedule", "lower_blocks", "compact_buffers",
-                     "plan_storage", "entry_conditions", "split_tail_loops", "flatten_buffers",
-                     "simplify"]
+    assert names == ["default_schedule", "lower_blocks", "entry_conditions", "compact_buffers",
+                     "plan_storage", "split_tail_loops", "flatten_buffers", "simplify"]
 
 
 def test_lower_blocks_places_reduction_init_under_first_reduce_value():
@@ -463,3 +462,64 @@ def test_default_schedule_lets_a_row_sum_be_reassociated():
         s = np.full(shape[0], 9, "float32")
         lib["_row_sum"](a, s)
         np.testing.assert_allclose(s, a.sum(1), rtol=1e-5, atol=1e-5)
+
+
+@T.prim_func
+def _running_column_sum(A: T.Buffer((3, 4), "float32"), B: T.Buffer((3, 4), "float32")):
+    Tmp = T.alloc_buffer((4,), "float32")
+    for i, j in T.grid(3, 4):
+        with T.block("acc"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            Tmp[vj] = T.if_then_else(vi == 0, A[vi, vj], Tmp[vj] + A[vi, vj])
+        with T.block("out"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            B[vi, vj] = Tmp[vj]
+
+
+@T.prim_func
+def _alternating(A: T.Buffer((6,), "float32"), B: T.Buffer((6,), "float32")):
+    Tmp = T.alloc_buffer((2,), "float32", scope="local")
+    for i in range(6):
+        with T.block("acc"):
+            vi = T.axis.spatial(6, i)
+            Tmp[vi % 2] = T.if_then_else(vi < 2, A[vi], Tmp[vi % 2] + A[vi])
+        with T.block("out"):
+            vi = T.axis.spatial(6, i)
+            B[vi] = Tmp[vi % 2]
+
+
+@pytest.mark.parametrize("default_schedule", [True, False])
+def test_a_buffer_carrying_values_to_a_later_tile_visit_is_not_shrunk(default_schedule):
+    """Tmp[j] under ``for i, j`` (tile j comes back after the others) and Tmp[i % 2] carry
+    values from one visit of a tile to the next: one shared element would mix them."""
+    a = np.arange(12, dtype="float32").reshape(3, 4)
+    b = np.zeros_like(a)
+    pyir.build(_running_column_sum, default_schedule=default_schedule)["_running_column_sum"](a, b)
+    np.testing.assert_array_equal(b, np.cumsum(a, 0))
+    x = np.arange(1, 7, dtype="float32")
+    y = np.zeros_like(x)
+    pyir.build(_alternating, default_schedule=default_schedule)["_alternating"](x, y)
+    np.testing.assert_array_equal(y, [1, 2, 4, 6, 9, 12])
+
+
+@T.prim_func
+def _into_a_short_local(A: T.Buffer(("n",), "float32"), B: T.Buffer(("n",), "float32")):
+    Tmp = T.alloc_buffer((4,), "float32", scope="local")
+    for i in range(n):
+        with T.block("T"):
+            vi = T.axis.spatial(n, i)
+            Tmp[vi] = A[vi]
+    for i in range(n):
+        with T.block("B"):
+            vi = T.axis.spatial(n, i)
+            B[vi] = Tmp[vi] + T.float32(1)
+
+
+@pytest.mark.parametrize("default_schedule", [True, False])
+def test_a_local_buffer_too_short_is_refused_even_when_it_could_shrink(default_schedule):
+    """The default schedule fuses the two loops, so Tmp could shrink to one element per
+    iteration; the entry conditions come from Tmp as declared either way."""
+    lib = pyir.build(_into_a_short_local, default_schedule=default_schedule)
+    with pytest.raises(pyir.ArgumentValueError, match="Tmp is written up to index n - 1 in "
+                                                      "dimension 0 of Tmp: requires 4 >= n"):
+        lib["_into_a_short_local"](np.zeros(5, np.float32), np.zeros(5, np.float32))
