@@ -158,7 +158,7 @@ def _nest(dims, kinds, block, lines):
     r = len(dims)
     loops = ", ".join(f"i{k}" for k in range(r))
     axes = ", ".join(f"v{k}" for k in range(r))
-    text = [f"    for {loops} in T.grid({', '.join(dims)}):",
+    text = [f"    for {loops} in T.grid({', '.join(map(str, dims))}):",
             f'        with T.block("{block}"):',
             f'            {axes}{"," if r == 1 else ""} = T.axis.remap("{kinds}", [{loops}])']
     return "\n".join(text + ["            " + line for line in lines]) + "\n"
@@ -171,7 +171,7 @@ def _elementwise(template, sinfos, out):
     dims = [f"d{k}" for k in range(r)]
     params, loads = [], []
     for name, s in zip("AB", sinfos):
-        bdims, index = [], []
+        bdims, index = ([], []) if s.shape else ([1], ["0"])   # 0-d: one element
         for k, d in enumerate(s.shape):
             j = r - len(s.shape) + k
             one = is_one(d) and not is_one(out.shape[j])
@@ -188,11 +188,11 @@ def _elementwise(template, sinfos, out):
 
 
 def _reduce(op, x, out, attrs):
-    r = len(x.shape)
+    r = max(len(x.shape), 1)   # a 0-d tensor is one element: a buffer of shape (1,)
     axis, keep = attrs["axis"], attrs["keepdims"]
     axes = set(range(r)) if axis is None else {a % r for a in
                                                (axis if isinstance(axis, tuple) else (axis,))}
-    dims = [f"d{k}" for k in range(r)]
+    dims = [f"d{k}" for k in range(r)] if x.shape else [1]
     kinds = "".join("R" if k in axes else "S" for k in range(r))
     out_index = [("0" if k in axes else f"v{k}") for k in range(r) if keep or k not in axes]
     out_dims = [(1 if k in axes else dims[k]) for k in range(r) if keep or k not in axes]
@@ -210,11 +210,10 @@ def _reduce(op, x, out, attrs):
         init = _lit(x.dtype, _REDUCE_INIT[op])
     text = f"({_buffer('X', dims, x.dtype)}, {_buffer('Y', out_dims, x.dtype)}):\n"
     text += _nest(dims, kinds, "Y", ["with T.init():", f"    {y} = {init}", f"{y} = {combine}"])
-    if op == "mean":
-        count = " * ".join(dims[k] for k in sorted(axes))
-        odims = [str(d) for d in out_dims]
-        oaxes = ", ".join(f"v{k}" for k in range(len(odims)))
-        text += _nest(odims, "S" * len(odims), "mean",
+    if op == "mean" and axes:
+        count = " * ".join(str(dims[k]) for k in sorted(axes))
+        oaxes = ", ".join(f"v{k}" for k in range(len(out_dims)))
+        text += _nest(out_dims, "S" * len(out_dims), "mean",
                       [f"Y[{oaxes}] = Y[{oaxes}] / T.cast({count}, \"{x.dtype}\")"])
     return text
 

@@ -495,3 +495,27 @@ def test_operators_inside_calls_and_in_the_returned_expression(build_as):
     for got, want in zip(lib["c"](x), (2 * x, np.maximum(x, 0))):
         np.testing.assert_array_equal(got, want)
     np.testing.assert_array_equal(lib["d"](x), 2 * np.maximum(x, 0) + x)
+
+
+def test_operators_on_0d_tensors_match_numpy():
+    """A 0-d operand broadcasts (it was indexed as B[]), a reduction of a 0-d tensor is its
+    value, and a mean over no axes is the tensor (both generated unparsable loops)."""
+    @I.ir_module
+    class Scalars:
+        @R.function
+        def main(x: R.Tensor(("n", "m"), "float32"), s: R.Tensor((), "float32")):
+            with R.dataflow():
+                a = R.add(x, s)
+                b = R.sum(s)
+                c = R.mean(x, axis=())
+                d = R.max(s)
+                e = R.mean(s)
+                R.output(a, b, c, d, e)
+            return (a, b, c, d, e)
+
+    x, s = rand(3, 4), np.array(2.5, "float32")
+    a, b, c, d, e = pyir.build(Scalars)["main"](x, s)
+    np.testing.assert_allclose(a, x + s)
+    np.testing.assert_allclose(c, x.mean(axis=()))
+    for got in (b, d, e):
+        assert got.shape == () and got == s
