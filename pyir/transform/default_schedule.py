@@ -11,6 +11,9 @@ An unscheduled function (attribute "scheduled" not set) that still has blocks ge
   contiguous in the loop (last index moves by 1, other indices do not move).
 A loop that is both becomes parallel with annotation ``("vectorize", 1)``: codegen
 vectorizes the chunk each worker runs.
+- a spatial loop swapped with the innermost reduction loop right inside it when the
+  block's accesses are then contiguous in it or do not move with it (matmul's ``i, j, k``
+  becomes ``i, k, j``: ``j`` vectorizes along rows of B and C);
 - its innermost reduction loops annotated ``("reassociate", 1)`` when their variable feeds
   only reduce iterators: codegen lets LLVM reassociate the float additions and
   multiplications in them, so that a row sum becomes vector partial sums (what numpy's
@@ -25,6 +28,7 @@ the loop, by their rule, `pyir.transform.dependence.iteration_conflict` (from th
 
 import dataclasses
 
+from ..arith import vars_of
 from ..ir import expr as E
 from ..ir import stmt as S
 from ..ir.node import substitute, walk
@@ -79,6 +83,42 @@ def _reassociate(stmt, outer):
             return dataclasses.replace(stmt, annotations=stmt.annotations + (REASSOCIATE,))
         return dataclasses.replace(stmt, body=_reassociate(stmt.body, outer + (stmt,)))
     return _map_children(stmt, lambda s: _reassociate(s, _inner(stmt, outer)))
+
+
+def _reduction_outward(stmt, outer):
+    """Swap a spatial loop with the reduction loop right inside it, the innermost, when
+    every access of the block is then contiguous in the spatial loop or does not move with
+    it, and the swap is legal (the check of `Schedule.reorder`): matmul's ``i, j, k``
+    becomes ``i, k, j``, whose ``j`` vectorizes along rows of B and C, where ``k``
+    innermost read B down a column. A row sum stays as it is (its rows are the strided
+    side)."""
+    if not isinstance(stmt, S.For):
+        return _map_children(stmt, lambda s: _reduction_outward(s, _inner(stmt, outer)))
+    inner = stmt.body
+    if not (stmt.kind == "serial" and isinstance(inner, S.For) and inner.kind == "serial"
+            and isinstance(inner.body, S.BlockRealize)):
+        return dataclasses.replace(stmt, body=_reduction_outward(stmt.body, outer + (stmt,)))
+    swapped = dataclasses.replace(stmt, body=inner.body)
+    inner_range = vars_of(inner.start) | vars_of(inner.extent)
+    if not (_spatial_only(stmt) and _only_drives(inner, "R") and _contiguous(swapped)
+            and _loads_follow(swapped) and stmt.loop_var not in inner_range):
+        return stmt
+    moved = [stmt.loop_var, inner.loop_var]
+    if iteration_conflict(stmt, outer, moved, allow_reduce_reorder=True) is not None:
+        return stmt
+    return dataclasses.replace(inner, body=swapped)
+
+
+def _loads_follow(loop):
+    """Every load of the block below ``loop`` is contiguous in the loop variable (last
+    index moving by 1, the others not) or does not move with it."""
+    block = loop.body.block
+    binding = {iv.var: v for iv, v in zip(block.iter_vars, loop.body.iter_values)}
+    for ld in (n for n in walk(substitute(block.body, binding)) if isinstance(n, E.BufferLoad)):
+        moves = [coefficient(i, loop.loop_var) for i in ld.indices]
+        if any(c is None for c in moves) or any(moves[:-1]) or moves[-1] not in (0, 1):
+            return False
+    return True
 
 
 def _contiguous(loop):
@@ -228,6 +268,7 @@ def default_schedule(func):
     if func.attr("scheduled") or not has_blocks(func):
         return func
     proven = {}   # id -> loop whose iterations `_independent` found independent
-    body = _vectorize(_fuse_rows(func.body, (), proven), (), proven)
+    body = _reduction_outward(_fuse_rows(func.body, (), proven), ())
+    body = _vectorize(body, (), proven)
     body = _reassociate(_parallelize(body, (), proven), ())
     return replace_func(func, body=body)

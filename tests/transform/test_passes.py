@@ -112,8 +112,19 @@ def test_default_schedule_one_loop_is_parallel_and_vectorized_chunks():
 
 
 def test_default_schedule_never_parallelizes_reductions():
+    # i, k, j: the reduction loop moves out of the innermost place, where it read B down a
+    # column, so that j vectorizes along rows of B and C; it stays serial.
     out = transform.default_schedule(K.module(K.matmul()))["matmul"]
-    assert [lp.kind for lp in loops(out)] == ["parallel", "serial", "serial"]
+    assert [(lp.loop_var.name, lp.kind) for lp in loops(out)] == [
+        ("i", "parallel"), ("k", "serial"), ("j", "vectorized")]
+    lib = pyir.build(K.module(K.matmul()))
+    rng = np.random.default_rng(0)
+    for n, k, m in ((5, 0, 7), (1, 1, 1), (13, 9, 37)):   # k = 0: C is all zeros
+        a = rng.random((n, k), dtype=np.float32)
+        b = rng.random((k, m), dtype=np.float32)
+        c = np.full((n, m), 5, np.float32)
+        lib["matmul"](a, b, c)
+        np.testing.assert_allclose(c, a @ b, rtol=1e-5, atol=1e-5)
 
 
 def test_default_schedule_leaves_scheduled_functions_alone():
