@@ -9,6 +9,7 @@ ctypes callback: an exception raised in one is kept, the native code unwinds wit
 """
 
 import ctypes
+import math
 import struct
 import threading
 
@@ -184,7 +185,7 @@ class GraphFunction:
             return struct.unpack_from("<" + _SLOT_CODE[leaf.sinfo.dtype], state.frame, 8 * slot)[0]
         shape = tuple(evaluate(d, env) for d in leaf.sinfo.shape)
         dtype = np.dtype(leaf.sinfo.dtype)
-        count = int(np.prod(shape, dtype=np.int64))
+        count = math.prod(shape)
         raw = (ctypes.c_byte * (count * dtype.itemsize)).from_address(frame[slot] or 0) \
             if count else bytearray()
         return np.frombuffer(raw, dtype).reshape(shape)
