@@ -4,8 +4,9 @@ dependences between iterations that decide whether loops may be reordered or run
 parallel, loop ranges and relaxed regions are `pyir.transform.dependence` (the default
 schedule asks the same questions)."""
 
+from pyir.arith import detect_iter_map
 from pyir.arith.region import detect_linear
-from pyir.ir import Binary, IntImm, conjuncts
+from pyir.ir import Binary, IntImm, Range, conjuncts
 from pyir.script.parser.tensor_regions import infer_regions as infer
 from pyir.transform.dependence import realizes_under, uses
 
@@ -50,10 +51,11 @@ def complete_binding(realize, loops, ana):
     """True if the loops bind every iterator over exactly its domain ``[0, extent)``: each
     binding is a mixed-radix combination of loops starting at 0 (a split), loops are not
     shared between iterators, any excess is cut off by the predicate, and the predicate
-    cuts off nothing else (`extra_predicate`)."""
+    cuts off nothing else (`extra_predicate`). Bindings that are not affine (a fused loop's
+    ``f // m`` and ``f % m``) are asked of `pyir.arith.detect_iter_map`."""
     forms = affine_bindings(realize, loops, ana)
     if forms is None:
-        return False
+        return _bijective(realize, loops, ana)
     extents = {lp.loop_var: lp.extent for lp in loops}
     starts = {lp.loop_var: lp.start for lp in loops}
     used = set()
@@ -74,6 +76,19 @@ def complete_binding(realize, loops, ana):
         if not any(_is_guard(g, value, iv.extent, ana) for g in guards):
             return False
     return not extra_predicate(realize, ana)
+
+
+def _bijective(realize, loops, ana):
+    """`complete_binding` by `detect_iter_map`: the bindings map the loops one-to-one onto
+    the iterators' domains."""
+    if not all(ana.can_prove_equal(lp.start, 0) for lp in loops) or extra_predicate(realize, ana):
+        return False
+    found = detect_iter_map(list(realize.iter_values),
+                            {lp.loop_var: Range(lp.start, lp.extent) for lp in loops},
+                            realize.predicate, ana)
+    return found is not None and found.bijective and all(
+        ana.can_prove_equal(r.start, 0) and ana.can_prove_equal(r.extent, iv.extent)
+        for r, iv in zip(found.ranges, realize.block.iter_vars))
 
 
 def extra_predicate(realize, ana):

@@ -4,6 +4,7 @@ consumer dependences with `pyir.arith`."""
 
 import dataclasses
 
+from pyir.arith import detect_iter_map
 from pyir.ir import (Binary, Block, BlockRealize, BufferStore, For, IntImm, Range, SeqStmt, Var,
                      and_, ge, le, lt, max_, min_, seq, substitute, walk)
 from pyir.ir.node import rewrite
@@ -354,13 +355,14 @@ def _covers_domain(prim, subject, block, region_of_iter, lpath, item):
     moves into), the produced region of each iterator must cover its domain: the consumer
     then runs only there."""
     top = next(k for k, n in enumerate(lpath) if n is item)
-    moving = [n.loop_var for n in lpath[top:] if isinstance(n, For)]
+    moving = [n for n in lpath[top:] if isinstance(n, For)]
     ana = analyzer_for(loops_of(lpath) + [lpath[-1]])
+    covered = _covered_point_by_point(block, region_of_iter, moving, ana)
     for iv in block.iter_vars:
-        if iv.var not in region_of_iter:
+        if iv.var not in region_of_iter or iv.var in covered:
             continue
         start, extent = region_of_iter[iv.var]
-        whole = relax_range(Range(start, extent), ana, moving)
+        whole = relax_range(Range(start, extent), ana, [lp.loop_var for lp in moving])
         end = None if whole is None else ana.simplify(whole.start + whole.extent)
         if whole is None or not (ana.can_prove(le(whole.start, 0))
                                  and ana.can_prove(ge(end, iv.extent))):
@@ -369,6 +371,23 @@ def _covers_domain(prim, subject, block, region_of_iter, lpath, item):
             raise ScheduleError(prim, subject, f"the loop produces {got} of what iterator "
                                 f"{iv.var.name} reads, [0, {expr_text(iv.extent)}): moved there, "
                                 "the block would skip the rest", lpath[-1])
+
+
+def _covered_point_by_point(block, region_of_iter, loops, ana):
+    """The iterators produced one point per iteration that ``loops`` map one-to-one onto
+    their domains (`pyir.arith.detect_iter_map`): a fused loop's ``f // n`` and ``f % n``,
+    which relaxing one at a time cannot bound."""
+    points = [iv for iv in block.iter_vars
+              if iv.var in region_of_iter and _is_one(region_of_iter[iv.var][1])]
+    if not points or not all(ana.can_prove_equal(lp.start, 0) for lp in loops):
+        return set()
+    found = detect_iter_map([region_of_iter[iv.var][0] for iv in points],
+                            {lp.loop_var: Range(lp.start, lp.extent) for lp in loops}, None, ana)
+    if found is None or not found.bijective or not all(
+            ana.can_prove_equal(r.start, 0) and ana.can_prove_equal(r.extent, iv.extent)
+            for r, iv in zip(found.ranges, points)):
+        return set()
+    return {iv.var for iv in points}
 
 
 def _elementwise(prim, subject, realize, ir):

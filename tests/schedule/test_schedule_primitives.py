@@ -86,6 +86,23 @@ def compute_at_packed_layout(s):
     s.compute_at(cache, loops(s, "C")[0])
 
 
+def cache_write_fused(s):
+    # The bindings of a fused loop (f // m, f % m) are not affine but one-to-one: the block
+    # writes all of C, and each iteration of f produces one point of it.
+    c = s.get_block("C")
+    i, j, k = loops(s, "C")
+    f = s.fuse(i, j)
+    s.reverse_compute_at(s.cache_write(c, 0, "local"), f)
+    s.parallel(f)
+
+
+def compute_at_fused(s):
+    c = s.get_block("C")
+    cache = s.cache_read(c, "A", "local")
+    i, j, k = loops(s, "C")
+    s.compute_at(cache, s.fuse(i, j))
+
+
 def parallel_split_of_fused(s):
     # Iteration f_0 writes the elements at row-major offsets [f_0 * 5, f_0 * 5 + 5).
     f0, _ = s.split(s.fuse(*loops(s, "C")), factors=[None, 5])
@@ -336,6 +353,8 @@ CASES = {
     "parallel_fused": ("bias_relu", parallel_fused),
     "parallel_split_of_fused": ("chain", parallel_split_of_fused),
     "compute_at_packed_layout": ("matmul", compute_at_packed_layout),
+    "cache_write_fused": ("matmul", cache_write_fused),
+    "compute_at_fused": ("matmul", compute_at_fused),
     "parallel_fused_tiles": ("matmul", parallel_fused_tiles),
     "vectorize_chain": ("chain", vectorize_chain),
     "vectorize_matmul": ("matmul", vectorize_matmul),
