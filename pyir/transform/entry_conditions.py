@@ -328,12 +328,25 @@ class _Collector:
     def require(self, cond, message):
         """Record ``cond`` as an entry condition unless it is provably true; False when it
         cannot be checked at entry (it reads more than shapes and scalar parameters)."""
-        cond = self.scope.simplify(cond)
+        cond = self.when_run(self.scope.simplify(cond))
         if any(n not in self.allowed for n in vars_of(cond)):
             return False
         if not (self.scope.can_prove(cond) or cond in self.conditions):
             self.conditions[cond] = message
         return True
+
+
+    def when_run(self, cond):
+        """``cond`` as needed only when the loops in scope run: a loop over a shape ``n``
+        runs no access when ``n`` is 0, so unless ``cond`` holds then too it becomes
+        ``n < 1 or cond`` (``A[max(i - 1, 0)]`` for ``i < n`` needs ``n >= 1`` only if it
+        runs)."""
+        for var in self.loop_vars:
+            extent = self.ranges[var][1]
+            if isinstance(extent, E.Var) and extent in self.allowed and not self.scope.can_prove(
+                    substitute(cond, {extent: E.IntImm(0)})):
+                cond = E.or_(E.lt(extent, E.IntImm(1)), cond)
+        return cond
 
 
 def _terms(e, sign=1):

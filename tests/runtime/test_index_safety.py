@@ -63,9 +63,9 @@ def test_an_offset_parameter_is_an_entry_condition(lib):
     with pytest.raises(ArgumentValueError) as e:
         lib["shift"](a, b, 5)
     assert str(e.value) == ("shift: A is read up to index off + m - 1 in dimension 0 of A: "
-                            "requires n >= off + m, but n = 10, off = 5, m = 6")
-    with pytest.raises(ArgumentValueError, match="A is read at index off .* requires off >= 0, "
-                                                 "but off = -1"):
+                            "requires m < 1 or n >= off + m, but m = 6, n = 10, off = 5")
+    with pytest.raises(ArgumentValueError, match="A is read at index off .* requires m < 1 or "
+                                                 "off >= 0, but m = 6, off = -1"):
         lib["shift"](a, b, -1)
 
 
@@ -105,8 +105,8 @@ def test_checked_indices_print_and_parse_back():
 def test_exported_functions_check_the_same(lib, tmp_path):
     lib.export_library(tmp_path / "safe.so")
     loaded = pyir.load_module(tmp_path / "safe.so")
-    with pytest.raises(ArgumentValueError, match="requires n >= off \\+ m, but n = 10, "
-                                                 "off = 5, m = 6"):
+    with pytest.raises(ArgumentValueError, match="requires m < 1 or n >= off \\+ m, but m = 6, "
+                                                 "n = 10, off = 5"):
         loaded["shift"](np.zeros(10, np.float32), np.zeros(6, np.float32), 5)
     with pytest.raises(ArgumentValueError, match="A is read at index Idx\\[i\\]"):
         loaded["gather"](np.zeros(3, np.float32), np.array([3]), np.zeros(1, np.float32))
@@ -138,3 +138,23 @@ def test_bad_indices_are_refused_in_a_subprocess():
                           check=False, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["gather", "refused", "scatter", "refused", "survived"]
+
+
+@T.prim_func
+def _lookback(A: T.Buffer(("n",), "float32"), C: T.Buffer(("n",), "float32")):
+    for i in range(n):
+        with T.block("C"):
+            vi = T.axis.spatial(n, i)
+            C[vi] = A[vi] + A[T.max(vi - 1, 0)]
+
+
+def test_a_call_that_runs_no_access_needs_no_bounds():
+    """n = 0: the loop runs no access, so the condition derived from A[max(i - 1, 0)]
+    (n >= 1) holds only where it runs ("n < 1 or ...")."""
+    lib = pyir.build(_lookback)
+    c = np.zeros(0, np.float32)
+    lib["_lookback"](np.zeros(0, np.float32), c)
+    a = np.arange(5, dtype=np.float32)
+    c = np.zeros(5, np.float32)
+    lib["_lookback"](a, c)
+    np.testing.assert_array_equal(c, a + np.maximum(np.arange(5) - 1, 0))
