@@ -66,7 +66,9 @@ def complete_binding(realize, loops, ana):
             return False
         used |= set(coeffs)
         span = IntImm(1)
-        for v, c in sorted(coeffs.items(), key=lambda kv: kv[1]):
+        # Among equal coefficients a loop of extent 1 (always 0: a split by 1) goes first.
+        for v, c in sorted(coeffs.items(),
+                           key=lambda kv: (kv[1], not ana.can_prove_equal(extents[kv[0]], 1))):
             if not ana.can_prove_equal(starts[v], 0) or not ana.can_prove_equal(span, c):
                 return False
             span = ana.simplify(span * extents[v])

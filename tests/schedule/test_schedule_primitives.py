@@ -103,6 +103,15 @@ def compute_at_fused(s):
     s.compute_at(cache, s.fuse(i, j))
 
 
+def cache_write_split_by_one(s):
+    # A split by 1 binds k_0 * 1 + k_1 (k_1 always 0): still one-to-one.
+    c = s.get_block("C")
+    i, j, k = loops(s, "C")
+    i0, i1 = s.split(i, factors=[None, 1])
+    s.reorder(i0, j, k, i1)
+    s.reverse_compute_at(s.cache_write(c, 0, "local"), j)
+
+
 def parallel_split_of_fused(s):
     # Iteration f_0 writes the elements at row-major offsets [f_0 * 5, f_0 * 5 + 5).
     f0, _ = s.split(s.fuse(*loops(s, "C")), factors=[None, 5])
@@ -354,6 +363,7 @@ CASES = {
     "parallel_split_of_fused": ("chain", parallel_split_of_fused),
     "compute_at_packed_layout": ("matmul", compute_at_packed_layout),
     "cache_write_fused": ("matmul", cache_write_fused),
+    "cache_write_split_by_one": ("matmul", cache_write_split_by_one),
     "compute_at_fused": ("matmul", compute_at_fused),
     "parallel_fused_tiles": ("matmul", parallel_fused_tiles),
     "vectorize_chain": ("chain", vectorize_chain),
