@@ -11,6 +11,8 @@ from pyir.script import from_source
 import pyir
 from pyir.ir import structural_equal
 
+from sched_kernels import rowsum_symbolic
+
 PREDICATED_PRODUCER = '''
 from pyir.script import tensor as T
 
@@ -100,20 +102,6 @@ def f(A: T.Buffer(("n",), "float32"), C: T.Buffer(("n",), "float32")):
             C[vi] = B[vi] + T.float32(1)
 '''
 
-ROW_SUM = '''
-from pyir.script import tensor as T
-
-@T.prim_func
-def rs(A: T.Buffer(("n", "m"), "float32"), S: T.Buffer(("n",), "float32")):
-    for i, k in T.grid(n, m):
-        with T.block("S"):
-            vi, vk = T.axis.remap("SR", [i, k])
-            with T.init():
-                S[vi] = T.float32(0)
-            S[vi] = S[vi] + A[vi, vk]
-'''
-
-
 def _refused(src, step, words):
     sch = Schedule(from_source(src))
     before = sch.mod
@@ -176,7 +164,7 @@ def test_reverse_compute_inline_across_a_block_overwriting_an_input_still_runs_r
 def test_blockized_reduction_over_a_symbolic_extent(reorder):
     """The inner block's reduction runs through the outer block's iterator: its init goes
     before the outer reduction loop (once per row, also when m is 0), not before each chunk."""
-    sch = Schedule(from_source(ROW_SUM))
+    sch = Schedule(rowsum_symbolic)
     i, k = sch.get_loops(sch.get_block("S"))
     k0, k1 = sch.split(k, [None, 4])
     if reorder:
@@ -189,5 +177,5 @@ def test_blockized_reduction_over_a_symbolic_extent(reorder):
     for m in (8, 7, 1, 0):
         a = rng.standard_normal((3, m)).astype("float32")
         s = np.full(3, 5, "float32")
-        lib["rs"](a, s)
+        lib["rowsum_symbolic"](a, s)
         np.testing.assert_allclose(s, a.sum(1), rtol=1e-5, atol=1e-5)
