@@ -5,19 +5,19 @@ An unscheduled function (attribute "scheduled" not set) that still has blocks ge
   a row reduction, then elementwise work with its result), when every access to a buffer
   that the nests write indexes its first dimension by exactly the row variable, so that
   each row stays in cache between the nests, and the fused row loop may run in parallel;
-- its outermost spatial loop(s) parallel: a serial loop whose variable feeds a spatial
-  iterator of every block below it and no reduce iterator;
-- its innermost spatial loops vectorized when every store of the block below is
-  contiguous in the loop (last index moves by 1, other indices do not move).
-A loop that is both becomes parallel with annotation ``("vectorize", 1)``: codegen
-vectorizes the chunk each worker runs.
 - a spatial loop swapped with the innermost reduction loop right inside it when the
   block's accesses are then contiguous in it or do not move with it (matmul's ``i, j, k``
   becomes ``i, k, j``: ``j`` vectorizes along rows of B and C);
+- its outermost spatial loop(s) parallel: a serial loop whose variable feeds a spatial
+  iterator of every block below it and no reduce iterator;
+- its innermost spatial loops vectorized when every store of the block below is
+  contiguous in the loop (last index moves by 1, other indices do not move);
 - its innermost reduction loops annotated ``("reassociate", 1)`` when their variable feeds
   only reduce iterators: codegen lets LLVM reassociate the float additions and
   multiplications in them, so that a row sum becomes vector partial sums (what numpy's
   pairwise sums do too) instead of one chain of dependent additions.
+A loop that is both parallel and vectorized becomes parallel with annotation
+``("vectorize", 1)``: codegen vectorizes the chunk each worker runs.
 
 Whether a loop *may* run in parallel or vectorized is not decided here: a loop changes
 kind (and nests fuse) only where `Schedule.parallel` / `Schedule.vectorize` would accept
