@@ -8,7 +8,9 @@ bindings is bijective onto ``[0, e0) x [0, e1) x ...`` when
 - the splits of each loop variable tile it exactly: lowers 1, x_a, x_a * x_b, ... with
   the last lower * extent equal to the loop extent (a loop of extent 1 may go unused).
 
-This is what the schedule checks for split, fuse, reorder and compute_at. A predicate
+The schedule asks it of bindings that are not affine (a fused loop's ``f // m``, ``f % m``:
+`pyir.schedule.analysis.complete_binding`) and of what a fused loop produces per iteration
+(`reverse_compute_at`). A predicate
 ``binding < bound`` (a split tail guard) shrinks that binding's extent to ``bound``.
 Symbolic extents are compared with the `Analyzer`'s proofs.
 """
