@@ -4,9 +4,10 @@ every access and region is rewritten through the map."""
 import dataclasses
 
 from pyir.arith import Analyzer
+from pyir.arith.tiles import recoverable
 from pyir.errors import IRError
 from pyir.ir import (Allocate, Binary, Block, Buffer, BufferLoad, BufferRegion, BufferStore,
-                     IntImm, Range, Var, walk)
+                     IntImm, Range, Var)
 from pyir.ir.node import rewrite
 from pyir.transform.dependence import relax_range
 
@@ -52,19 +53,7 @@ def read_index_map(spec, name):
 def _one_to_one(imap):
     """True when each input index can be recovered from the outputs: it is an output by
     itself, or both ``v // c`` and ``v % c`` are outputs."""
-    outs = list(imap.outputs)
-    for v in imap.inputs:
-        if sum(1 for o in outs for n in walk(o) if n is v) == 0:
-            return False
-        if any(o is v for o in outs):
-            continue
-        divs = {o.b.value for o in outs if isinstance(o, Binary) and o.op == "floordiv"
-                and o.a is v and isinstance(o.b, IntImm)}
-        mods = {o.b.value for o in outs if isinstance(o, Binary) and o.op == "floormod"
-                and o.a is v and isinstance(o.b, IntImm)}
-        if not divs & mods:
-            return False
-    return True
+    return all(recoverable(v, imap.outputs) for v in imap.inputs)
 
 
 def transform_layout(func, name, which, imap):

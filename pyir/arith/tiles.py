@@ -82,10 +82,15 @@ def tiles_apart(bases, extents, varying, var_extents, one_to_one=False):
             separated |= set(atoms)
     if not appearing <= separated:
         return False
-    if not one_to_one:
+    return not one_to_one or all(recoverable(v, separated) for v in varying)
+
+
+def recoverable(var, exprs):
+    """Whether ``var`` can be computed back from the values of ``exprs``: it is one of them,
+    or both ``var // d`` and ``var % d`` are (one ``d``)."""
+    if any(e is var for e in exprs):
         return True
-    divisions = {(a.a, a.b, a.op) for a in separated if not isinstance(a, E.Var)}
-    return all(v in separated or any((v, d, "floordiv") in divisions
-                                     and (v, d, "floormod") in divisions
-                                     for (u, d, _) in divisions if u is v)
-               for v in varying)
+    divisors = {e.b for e in exprs
+                if isinstance(e, E.Binary) and e.op == "floordiv" and e.a is var}
+    return any(isinstance(e, E.Binary) and e.op == "floormod" and e.a is var
+               and e.b in divisors for e in exprs)
