@@ -18,8 +18,11 @@ body with ``i_0 * f + i_1 < E``. The body becomes::
     if i_0 < E // f:   body with those guards dropped (always true there)
     else:              body as it was (the last, partial tile)
 
-so the hot path carries no guard per iteration, also for symbolic ``E``. Variables and
-buffers defined inside the guard-free copy are renamed so every definition stays unique.
+so the hot path carries no guard per iteration, also for symbolic ``E``. A loop fused from
+split loops (annotated ``{"pyir.fused_tails": 1}``) binds its ``f // J`` and ``f % J`` once
+per iteration and tests its tails' guards there, ``if i_0 * 6 + 5 < n and j_0 * 16 + 15 <
+m``, the same way. Variables and buffers defined inside the guard-free copy are renamed so
+every definition stays unique.
 """
 
 import dataclasses
