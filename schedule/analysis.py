@@ -81,16 +81,24 @@ def complete_binding(realize, loops, ana):
 
 
 def _bijective(realize, loops, ana):
-    """`complete_binding` by `detect_iter_map`: the bindings map the loops one-to-one onto
-    the iterators' domains."""
-    if not all(ana.can_prove_equal(lp.start, 0) for lp in loops) or extra_predicate(realize, ana):
+    """`complete_binding` by `maps_onto`: the bindings map the loops one-to-one onto the
+    iterators' domains."""
+    return not extra_predicate(realize, ana) and maps_onto(
+        realize.iter_values, [iv.extent for iv in realize.block.iter_vars], loops, ana,
+        realize.predicate)
+
+
+def maps_onto(exprs, extents, loops, ana, predicate=None):
+    """Whether ``exprs`` map the iterations of ``loops`` (from 0; under ``predicate``)
+    one-to-one onto ``[0, extents[0]) x [0, extents[1]) x ...``
+    (`pyir.arith.detect_iter_map`)."""
+    if not all(ana.can_prove_equal(lp.start, 0) for lp in loops):
         return False
-    found = detect_iter_map(list(realize.iter_values),
-                            {lp.loop_var: Range(lp.start, lp.extent) for lp in loops},
-                            realize.predicate, ana)
+    found = detect_iter_map(list(exprs), {lp.loop_var: Range(lp.start, lp.extent)
+                                          for lp in loops}, predicate, ana)
     return found is not None and found.bijective and all(
-        ana.can_prove_equal(r.start, 0) and ana.can_prove_equal(r.extent, iv.extent)
-        for r, iv in zip(found.ranges, realize.block.iter_vars))
+        ana.can_prove_equal(r.start, 0) and ana.can_prove_equal(r.extent, e)
+        for r, e in zip(found.ranges, extents))
 
 
 def extra_predicate(realize, ana):

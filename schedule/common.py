@@ -6,6 +6,7 @@ import dataclasses
 
 from pyir.ir import Allocate, Block, BlockRealize, BufferLoad, BufferRegion, Var
 from pyir.ir.node import rewrite
+from pyir.ir.ops import is_one
 from pyir.transform.dependence import realizes_under
 
 from .analysis import infer_regions, read_buffers, written_buffers
@@ -87,18 +88,13 @@ def index_vars(region, iter_vars, prim, subject, what):
     out = []
     ivars = {iv.var for iv in iter_vars}
     for rng in region.region:
-        if not (isinstance(rng.start, Var) and rng.start in ivars and _is_one(rng.extent)
+        if not (isinstance(rng.start, Var) and rng.start in ivars and is_one(rng.extent)
                 and rng.start not in out):
             raise ScheduleError(prim, subject, f"{what} {region.buffer.name} must be indexed by "
                                 "distinct block iterators, one per dimension (like "
                                 f"{region.buffer.name}[vi, vj])")
         out.append(rng.start)
     return out
-
-
-def _is_one(e):
-    from pyir.ir import IntImm
-    return isinstance(e, IntImm) and e.value == 1
 
 
 def drop_buffer(body, buffer):

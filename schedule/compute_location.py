@@ -4,15 +4,15 @@ consumer dependences with `pyir.arith`."""
 
 import dataclasses
 
-from pyir.arith import detect_iter_map
 from pyir.ir import (Binary, Block, BlockRealize, BufferStore, For, IntImm, Range, SeqStmt, Var,
                      and_, ge, le, lt, max_, min_, seq, substitute, walk)
 from pyir.ir.node import rewrite
+from pyir.ir.ops import is_one
 from pyir.runtime.exprtext import expr_text
 from pyir.transform.dependence import (analyzer_for, realizes_under, reduce_loop_vars,
                                        region_in_loops, relax_range)
 
-from .analysis import complete_binding, extra_predicate, is_true
+from .analysis import complete_binding, extra_predicate, is_true, maps_onto
 from .common import (check_no_interference, drop_buffer, index_vars, inline_path, item_index,
                      only_block, readers, realize_path, refresh_reads, replace_loads,
                      same_scope, writers)
@@ -123,7 +123,7 @@ def _write_forms(prim, subject, block, ir):
     whole, parts = {}, {}
     for d, rng in enumerate(region.region):
         x = rng.start
-        if not _is_one(rng.extent):
+        if not is_one(rng.extent):
             x = None
         elif isinstance(x, Var) and x in ivars and x not in whole:
             whole[x] = (d,)
@@ -162,10 +162,6 @@ def _iterator_ranges(forms, region, ana):
         start = ana.simplify(sa * c + sb)
         out[v] = (start, ana.simplify((sa + xa - 1) * c + sb + xb - start))
     return out
-
-
-def _is_one(e):
-    return isinstance(e, IntImm) and e.value == 1
 
 
 def _zero(e):
@@ -375,19 +371,14 @@ def _covers_domain(prim, subject, block, region_of_iter, lpath, item):
 
 def _covered_point_by_point(block, region_of_iter, loops, ana):
     """The iterators produced one point per iteration that ``loops`` map one-to-one onto
-    their domains (`pyir.arith.detect_iter_map`): a fused loop's ``f // n`` and ``f % n``,
-    which relaxing one at a time cannot bound."""
+    their domains (`maps_onto`): a fused loop's ``f // n`` and ``f % n``, which relaxing one
+    at a time cannot bound."""
     points = [iv for iv in block.iter_vars
-              if iv.var in region_of_iter and _is_one(region_of_iter[iv.var][1])]
-    if not points or not all(ana.can_prove_equal(lp.start, 0) for lp in loops):
-        return set()
-    found = detect_iter_map([region_of_iter[iv.var][0] for iv in points],
-                            {lp.loop_var: Range(lp.start, lp.extent) for lp in loops}, None, ana)
-    if found is None or not found.bijective or not all(
-            ana.can_prove_equal(r.start, 0) and ana.can_prove_equal(r.extent, iv.extent)
-            for r, iv in zip(found.ranges, points)):
-        return set()
-    return {iv.var for iv in points}
+              if iv.var in region_of_iter and is_one(region_of_iter[iv.var][1])]
+    if points and maps_onto([region_of_iter[iv.var][0] for iv in points],
+                            [iv.extent for iv in points], loops, ana):
+        return {iv.var for iv in points}
+    return set()
 
 
 def _elementwise(prim, subject, realize, ir):
