@@ -112,13 +112,24 @@ def _reduction_outward(stmt, outer):
 def _loads_follow(loop):
     """Every load of the block below ``loop`` is contiguous in the loop variable (last
     index moving by 1, the others not) or does not move with it."""
-    block = loop.body.block
-    binding = {iv.var: v for iv, v in zip(block.iter_vars, loop.body.iter_values)}
-    for ld in (n for n in walk(substitute(block.body, binding)) if isinstance(n, E.BufferLoad)):
-        moves = [coefficient(i, loop.loop_var) for i in ld.indices]
-        if any(c is None for c in moves) or any(moves[:-1]) or moves[-1] not in (0, 1):
-            return False
-    return True
+    return all(_step(ld.indices, loop.loop_var) in (0, 1)
+               for ld in walk(_bound_body(loop.body)) if isinstance(ld, E.BufferLoad))
+
+
+def _bound_body(realize):
+    """The block's body with its iterators replaced by their bindings."""
+    block = realize.block
+    return substitute(block.body, dict(zip((iv.var for iv in block.iter_vars),
+                                           realize.iter_values)))
+
+
+def _step(indices, var):
+    """How far an access at ``indices`` moves along its last dimension per step of ``var``
+    when no other index moves with it (0 for no index), else None."""
+    moves = [coefficient(i, var) for i in indices]
+    if None in moves or any(moves[:-1]):
+        return None
+    return moves[-1] if moves else 0
 
 
 def _contiguous(loop):
@@ -127,17 +138,10 @@ def _contiguous(loop):
         return False
     if isinstance(loop.extent, E.IntImm) and loop.extent.value < MIN_VECTOR_EXTENT:
         return False
-    block = body.block
-    binding = {iv.var: v for iv, v in zip(block.iter_vars, body.iter_values)}
-    stores = [n for n in walk(substitute(block.body, binding)) if isinstance(n, S.BufferStore)]
-    if not stores or any(isinstance(n, (S.For, S.BlockRealize)) for n in walk(block.body)):
+    stores = [n for n in walk(_bound_body(body)) if isinstance(n, S.BufferStore)]
+    if not stores or any(isinstance(n, (S.For, S.BlockRealize)) for n in walk(body.block.body)):
         return False
-    for st in stores:
-        if not st.indices or coefficient(st.indices[-1], loop.loop_var) != 1:
-            return False
-        if any(coefficient(i, loop.loop_var) != 0 for i in st.indices[:-1]):
-            return False
-    return True
+    return all(_step(st.indices, loop.loop_var) == 1 for st in stores)
 
 
 def _accesses(loop):
