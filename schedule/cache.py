@@ -4,12 +4,13 @@ storage scope next to the block that uses it, and make the block use the copy.""
 import dataclasses
 
 from pyir.ir import (Allocate, Block, BlockRealize, Buffer, BufferLoad, BufferRegion,
-                     BufferStore, For, IntImm, IterVar, Var)
+                     BufferStore, IterVar, Var)
 from pyir.ir.node import rewrite
 from pyir.transform.dependence import analyzer_for, region_in_loops, relax_range
 
 from .analysis import complete_binding, extra_predicate
-from .common import index_vars, item_index, point_region, readers, realize_path, writers
+from .common import (index_vars, item_index, nest_around, point_region, readers, realize_path,
+                     writers)
 from .errors import ScheduleError
 from .tree import find_block, iter_paths, loops_of, replace, scope_depth, top_level, with_body
 
@@ -40,15 +41,11 @@ def unique_block_name(func, base):
 
 def copy_nest(name, src, dst):
     """Loops over the whole of ``dst`` copying ``src`` into it, in one block ``name``."""
-    loop_vars = [Var(f"ax{d}") for d in range(len(dst.shape))]
     iters = [IterVar(Var(f"v{d}"), e, "S") for d, e in enumerate(dst.shape)]
     idx = tuple(iv.var for iv in iters)
-    block = Block(name, tuple(iters), (point_region(src, idx),), (point_region(dst, idx),),
-                  BufferStore(dst, BufferLoad(src, idx), idx))
-    body = BlockRealize(tuple(loop_vars), IntImm(1, "bool"), block)
-    for v, e in reversed(list(zip(loop_vars, dst.shape))):
-        body = For(v, IntImm(0), e, "serial", body)
-    return body
+    copy = BufferStore(dst, BufferLoad(src, idx), idx)
+    return nest_around(Block(name, tuple(iters), (point_region(src, idx),),
+                             (point_region(dst, idx),), copy))
 
 
 def _swap(block, old, new):

@@ -4,7 +4,7 @@ makes."""
 
 import dataclasses
 
-from pyir.ir import Allocate, Block, BlockRealize, BufferLoad, BufferRegion, Var
+from pyir.ir import Allocate, Block, BlockRealize, BufferLoad, BufferRegion, For, IntImm, Var
 from pyir.ir.node import rewrite
 from pyir.ir.ops import is_one
 from pyir.transform.dependence import realizes_under
@@ -129,3 +129,14 @@ def replace_loads(node, buffer, fn):
 def point_region(buffer, indices):
     from pyir.ir import IntImm, Range
     return BufferRegion(buffer, tuple(Range(i, IntImm(1)) for i in indices))
+
+
+def nest_around(block, loop_names=None):
+    """Serial loops (``ax0, ax1, ...`` or ``loop_names``) over the domains of ``block``'s
+    iterators, each binding its iterator: the block over its whole domain, once."""
+    names = loop_names or [f"ax{d}" for d in range(len(block.iter_vars))]
+    loop_vars = [Var(name) for name in names]
+    body = BlockRealize(tuple(loop_vars), IntImm(1, "bool"), block)
+    for v, iv in reversed(list(zip(loop_vars, block.iter_vars))):
+        body = For(v, IntImm(0), iv.extent, "serial", body)
+    return body

@@ -10,7 +10,7 @@ from pyir.transform.dependence import analyzer_for, realizes_under, uses
 
 from .analysis import affine_bindings, complete_binding, infer_regions, is_true
 from .cache import unique_block_name
-from .common import item_index, readers, realize_path, writers
+from .common import item_index, nest_around, readers, realize_path, writers
 from .errors import ScheduleError
 from .tree import find_block, find_loop, loops_of, replace, top_level, with_body
 
@@ -257,11 +257,8 @@ def rfactor(func, loop_var, factor_axis):
                      BufferStore(buf, Binary(op, BufferLoad(buf, wb_idx),
                                              BufferLoad(rf_buf, rf_idx(wb_idx, vr))), wb_idx),
                      BufferStore(buf, substitute(init_value, wb_sp), wb_idx))
-    wb_block = _with_regions(wb_block)
-    wb_loops = [Var(f"ax{d}") for d in range(len(spatial))] + [Var(loop_var.name)]
-    nest = BlockRealize(tuple(wb_loops), IntImm(1, "bool"), wb_block)
-    for v, iv in reversed(list(zip(wb_loops, wb_iters))):
-        nest = For(v, IntImm(0), iv.extent, "serial", nest)
+    nest = nest_around(_with_regions(wb_block),
+                       [f"ax{d}" for d in range(len(spatial))] + [loop_var.name])
 
     body = replace(path, rf_realize)
     new_path = find_block(body, rf_block.name)
@@ -277,10 +274,5 @@ def _init_nest(func, name, store, iters):
     that runs ``store`` (a partial result's init) at every point."""
     fresh = {iv.var: Var(iv.var.name) for iv in iters}
     iters = [IterVar(fresh[iv.var], iv.extent, "S") for iv in iters]
-    loop_vars = [Var(f"ax{d}") for d in range(len(iters))]
-    block = _with_regions(Block(unique_block_name(func, name), tuple(iters), (), (),
-                                substitute(store, fresh)))
-    nest = BlockRealize(tuple(loop_vars), IntImm(1, "bool"), block)
-    for v, iv in reversed(list(zip(loop_vars, iters))):
-        nest = For(v, IntImm(0), iv.extent, "serial", nest)
-    return nest
+    return nest_around(_with_regions(Block(unique_block_name(func, name), tuple(iters), (), (),
+                                           substitute(store, fresh))))
