@@ -221,10 +221,12 @@ class _Collector:
                     rest = self.scope.simplify(index - x * c)
                     if op in ("lt", "le"):
                         limit = (bound - (1 if op == "lt" else 0)) * c
-                        hi = self.tighter(hi, self.split_extreme(rest, limit, 1), rest, E.le)
+                        hi = self.tighter(hi, self.split_extreme(rest, limit, 1), rest, E.le,
+                                          self.scope.simplify(extent - 1))
                     else:
                         limit = (bound + (1 if op == "gt" else 0)) * c
-                        lo = self.tighter(lo, self.split_extreme(rest, limit, 0), rest, E.ge)
+                        lo = self.tighter(lo, self.split_extreme(rest, limit, 0), rest, E.ge,
+                                          E.IntImm(0))
         if self.within(lo, hi, extent):
             return lo, hi
         narrowed = self.narrowed_ranges()
@@ -307,16 +309,35 @@ class _Collector:
         ``x`` by ``limit``: the extremes of both parts added (sound, and exact when
         ``rest`` is constant or independent of ``x``)."""
         r, b = self.extreme(rest, which), self.extreme(limit, which)
+        stated = self.stated_bound(rest, which)
+        if stated is not None and (r is None or self.scope.can_prove(
+                (E.le if which else E.ge)(stated, r))):
+            r = stated   # another guard bounds ``rest`` itself (a second split's tail)
         return None if r is None or b is None else self.scope.simplify(r + b)
 
-    def tighter(self, current, cand, rest, better):
+    def stated_bound(self, e, which):
+        """The max (which=1) or min of ``e`` a guard in scope states about ``e`` itself
+        (``e < b``: ``b - 1``), or None."""
+        for g in self.guards:
+            for x, op, bound in _facts(self.guard(g)):
+                if structural_equal(x, e) and (op in ("lt", "le")) == bool(which):
+                    step = {"lt": -1, "gt": 1}.get(op, 0)
+                    return self.scope.simplify(bound + step)
+        return None
+
+    def tighter(self, current, cand, rest, better, enough):
         """``cand`` when it is known to be the tighter bound: a guard on exactly the
         index (constant ``rest``) is what tail guards state, otherwise it must be
-        provably ``better`` than ``current``."""
+        provably ``better`` than ``current`` -- or, the two not comparable (nested splits
+        guard a sum twice), when it is provably ``better`` than ``enough`` (the buffer's
+        edge) and ``current`` is not."""
         if cand is None:
             return current
         if current is None or isinstance(rest, E.IntImm) or self.scope.can_prove(
                 better(cand, current)):
+            return cand
+        if self.scope.can_prove(better(cand, enough)) and not self.scope.can_prove(
+                better(current, enough)):
             return cand
         return current
 

@@ -525,3 +525,31 @@ def test_a_local_buffer_too_short_is_refused_even_when_it_could_shrink(default_s
     with pytest.raises(pyir.ArgumentValueError, match="Tmp is written up to index n - 1 in "
                                                       "dimension 0 of Tmp: requires 4 >= n"):
         lib["_into_a_short_local"](np.zeros(5, np.float32), np.zeros(5, np.float32))
+
+
+def _split_conv_i_twice(sch):
+    i0, _ = sch.split(sch.get_loops(sch.get_block("Y"))[0], [None, 2])
+    sch.split(i0, [None, 2])
+
+
+def _split_conv_r_and_i(sch):
+    i, r = sch.get_loops(sch.get_block("Y"))
+    sch.split(r, [None, 2])
+    sch.split(i, [None, 2])
+
+
+@pytest.mark.parametrize("splits", [_split_conv_i_twice, _split_conv_r_and_i])
+def test_a_sum_guarded_by_two_split_tails_needs_no_condition(splits):
+    """The read P[vi + vr] (P has n + 2 elements) under two tail guards: i split by 2 and
+    i_0 by 2 (``vi < n`` keeps it in P, ``i_0 < (n + 1) // 2`` does not for odd n, and
+    neither is provably tighter: the one that keeps it in bounds is taken), or r and i each
+    split by 2 (each guard bounds its own part of the sum). n = 1 was refused."""
+    sch = Schedule(sched_kernels.KERNELS["conv1d"])
+    splits(sch)
+    assert transform.lower(sch.mod)["conv1d"].attr("entry_conditions") == ()
+    lib, ref = pyir.build(sch.mod), pyir.build(sched_kernels.KERNELS["conv1d"])
+    for n in (1, 2, 3, 7):
+        got, want = sched_kernels.args_for("conv1d", n), sched_kernels.args_for("conv1d", n)
+        lib["conv1d"](*got)
+        ref["conv1d"](*want)
+        np.testing.assert_allclose(got[-1], want[-1], rtol=1e-5)
