@@ -72,40 +72,47 @@ def node_fields(node):
 
 
 def children(node):
-    """Yield the IR nodes directly inside ``node`` (looking into tuples)."""
-    for name in _node_field_names(type(node)):
-        value = getattr(node, name)
-        if isinstance(value, Node):
-            yield value
-        elif isinstance(value, tuple):
-            yield from _nodes_in(value)
+    """The IR nodes directly inside ``node`` (looking into tuples), in field order, as a
+    tuple. Nodes are immutable, so the tuple is computed once per node and kept on it
+    (traversals ask for the same shared subtrees over and over)."""
+    kids = node.__dict__.get("_children")
+    if kids is None:
+        found = []
+        for name in _node_field_names(type(node)):
+            value = getattr(node, name)
+            if isinstance(value, Node):
+                found.append(value)
+            elif type(value) is tuple and value:
+                _nodes_in(value, found)
+        kids = tuple(found)
+        object.__setattr__(node, "_children", kids)
+    return kids
 
 
-def _nodes_in(value):
-    if isinstance(value, Node):
-        yield value
-    elif isinstance(value, tuple):
-        for item in value:
-            yield from _nodes_in(item)
+def _nodes_in(items, found):
+    """Append the nodes in the (nested) tuple ``items`` to ``found``."""
+    for item in items:
+        if isinstance(item, Node):
+            found.append(item)
+        elif type(item) is tuple:
+            _nodes_in(item, found)
 
 
 def walk(node):
     """Yield ``node`` and every node below it, pre-order, each identity node once."""
     seen = set()
     stack = [node]
+    pop, push = stack.pop, stack.extend
     while stack:
-        n = stack.pop()
+        n = pop()
         if isinstance(n, IdentityNode):
             if id(n) in seen:
                 continue
             seen.add(id(n))
         yield n
-        names = _node_field_names(type(n))
-        if names:
-            kids = list(children(n))
-            if kids:
-                kids.reverse()
-                stack.extend(kids)
+        kids = children(n)
+        if kids:
+            push(reversed(kids))
 
 
 def rewrite(node, fn, memo=None):
@@ -158,23 +165,34 @@ def _top_down_tuple(items, visit):
 
 
 def _rewrite(value, fn, memo):
-    if isinstance(value, tuple):
-        new = tuple(_rewrite(v, fn, memo) for v in value)
-        return value if all(a is b for a, b in zip(new, value)) else new
+    if type(value) is tuple:
+        return _rewrite_tuple(value, fn, memo)
     if not isinstance(value, Node):
         return value
     key = id(value)
-    if key in memo:
-        return memo[key][1]
-    changes = {}
-    for name in _node_field_names(type(value)):
-        field = getattr(value, name)
-        new_field = _rewrite(field, fn, memo)
-        if new_field is not field:
-            changes[name] = new_field
-    rebuilt = with_fields(value, **changes) if changes else value
+    hit = memo.get(key)
+    if hit is not None:
+        return hit[1]
+    rebuilt = value
+    if children(value):
+        changes = {}
+        for name in _node_field_names(type(value)):
+            field = getattr(value, name)
+            new_field = _rewrite(field, fn, memo)
+            if new_field is not field:
+                changes[name] = new_field
+        if changes:
+            rebuilt = with_fields(value, **changes)
     result = fn(rebuilt)
     if result is None:
         result = rebuilt
     memo[key] = (value, result)
     return result
+
+
+def _rewrite_tuple(items, fn, memo):
+    new = [_rewrite(v, fn, memo) for v in items]
+    for a, b in zip(new, items):
+        if a is not b:
+            return tuple(new)
+    return items
