@@ -8,6 +8,7 @@ is not implemented yet.
 import dataclasses
 
 from .errors import Error
+from .gcpause import gc_paused
 from .ir import BufferStore, Function, IRModule, PrimFunc, walk
 from .runtime import cache
 
@@ -24,8 +25,14 @@ def build(mod_or_func, target="llvm", default_schedule=True, opt_level="O3",
     see `pyir.codegen.compile`); a scheduled matmul builds in half the time of "O3". Other
     ``options`` go to the code generator. Rebuilding a structurally
     equal module with the same arguments returns the cached executable (``use_cache=False``
-    compiles anyway).
+    compiles anyway). Python's cyclic garbage collector pauses while it compiles (see
+    `pyir.gcpause`).
     """
+    with gc_paused():
+        return _build(mod_or_func, target, default_schedule, opt_level, use_cache, options)
+
+
+def _build(mod_or_func, target, default_schedule, opt_level, use_cache, options):
     mod = as_module(mod_or_func)
     graph = [name for name, f in mod.functions if isinstance(f, Function)]
     if graph:

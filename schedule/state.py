@@ -12,6 +12,7 @@ import difflib
 import random
 from dataclasses import dataclass
 
+from pyir.gcpause import gc_paused
 from pyir.ir import IRModule, PrimFunc, Var
 from pyir.transform.dependence import realizes_under
 
@@ -297,7 +298,8 @@ class Schedule:
     # ------------------------------------------------------------------ machinery
     def _step(self, kind, args, kwargs, func, fn, single=False):
         key = next(n for n, f in self._mod.functions if f is func)
-        new_func, outs = fn(func)
+        with gc_paused():
+            new_func, outs = fn(func)
         new_func = new_func.with_attr("scheduled", True)
         for check in AFTER_EACH_STEP:
             check(new_func, kind)

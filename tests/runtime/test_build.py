@@ -61,6 +61,32 @@ def test_build_marks_written_buffers_for_the_read_only_check():
         lib["add_one"](np.zeros(3, np.float32), out)
 
 
+def test_build_pauses_the_garbage_collector_and_turns_it_back_on(monkeypatch):
+    """The collector is off while build compiles, on again afterwards (also when the build
+    fails), and left off after a build that started with it off."""
+    import gc
+    seen = []
+    real = engine.JitEngine.__init__
+
+    def spy(self, *args, **kwargs):
+        seen.append(gc.isenabled())
+        real(self, *args, **kwargs)
+
+    monkeypatch.setattr(engine.JitEngine, "__init__", spy)
+    assert gc.isenabled()
+    pyir.build(add_one(), default_schedule=False)
+    assert seen == [False] and gc.isenabled()
+    with pytest.raises(pyir.Error, match="no functions to compile"):
+        pyir.build(IRModule(()))
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        pyir.build(add_one("other"), default_schedule=False)
+        assert seen == [False, False] and not gc.isenabled()
+    finally:
+        gc.enable()
+
+
 def test_cache_hit_does_no_llvm_work(monkeypatch):
     import pyir.codegen.llvm as llvm_codegen
     calls = []

@@ -53,6 +53,27 @@ def test_trace_json_round_trip():
     assert_structural_equal(loaded.apply_to(fresh("bias_relu")).mod, sch.mod)
 
 
+def test_steps_pause_the_garbage_collector(monkeypatch):
+    """A primitive runs with the collector off; it is on again after the step, also after
+    a step that failed."""
+    import gc
+    from pyir.schedule import loops
+    seen = []
+    real = loops.split
+
+    def spy(*args, **kwargs):
+        seen.append(gc.isenabled())
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(loops, "split", spy)
+    sch = fresh("matmul")
+    i = sch.get_loops(sch.get_block("C", func_name="matmul"))[0]
+    _, i1 = sch.split(i, factors=[None, 32])
+    with pytest.raises(ScheduleError, match="multiply to 15"):
+        sch.split(i1, factors=[3, 5])
+    assert seen == [False, False] and gc.isenabled()
+
+
 def test_prim_func_is_wrapped_and_marked():
     sch = Schedule(sched_kernels.chain)
     assert isinstance(sch.mod, IRModule) and sch.mod.names() == ["chain"]
