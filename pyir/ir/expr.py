@@ -127,6 +127,8 @@ ARITH_OPS = ("add", "sub", "mul", "div", "floordiv", "floormod", "min", "max")
 COMPARE_OPS = ("eq", "ne", "lt", "le", "gt", "ge")
 LOGIC_OPS = ("and", "or")
 BINARY_OPS = ARITH_OPS + COMPARE_OPS + LOGIC_OPS
+_OP_KIND = {**dict.fromkeys(ARITH_OPS, "arith"), **dict.fromkeys(COMPARE_OPS, "compare"),
+            **dict.fromkeys(LOGIC_OPS, "logic")}
 
 
 @dataclass(frozen=True)
@@ -142,7 +144,8 @@ class Binary(PrimExpr):
     b: PrimExpr
 
     def __post_init__(self):
-        if self.op not in BINARY_OPS:
+        kind = _OP_KIND.get(self.op)
+        if kind is None:
             raise IRError(f"unknown binary operator {self.op!r}")
         a = self.a.dtype
         if a != self.b.dtype:
@@ -151,11 +154,10 @@ class Binary(PrimExpr):
         if self.op == "div" and not dt.is_float(a):
             raise IRError(f"true division needs float operands, not {a}; use // for "
                           "floor division")
-        if self.op in LOGIC_OPS and a != "bool":
+        if kind == "logic" and a != "bool":
             raise IRError(f"'{self.op}' needs bool operands, not {a}")
         # Kept, not a field: asking a long sum for its dtype would walk its left spine.
-        object.__setattr__(self, "_dtype",
-                           "bool" if self.op in COMPARE_OPS or self.op in LOGIC_OPS else a)
+        self.__dict__["_dtype"] = a if kind == "arith" else "bool"
 
     @property
     def dtype(self):

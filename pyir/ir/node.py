@@ -85,7 +85,7 @@ def children(node):
             elif type(value) is tuple and value:
                 _nodes_in(value, found)
         kids = tuple(found)
-        object.__setattr__(node, "_children", kids)
+        node.__dict__["_children"] = kids
     return kids
 
 
