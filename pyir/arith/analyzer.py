@@ -13,7 +13,7 @@ from ..errors import Error
 from ..ir import Binary, IntImm, PrimExpr, Range, Select, Var, convert, dtype as dt
 from ..ir.node import children, walk
 from .bounds import INF, ConstBounder, IntBound
-from .canonical import Poly, mono_contains
+from .canonical import Poly, mono_contains, wrap
 from .simplify import Simplifier
 
 #: Symbolic proofs run at nesting depth 0 only; the simplifications they do inside use
@@ -94,8 +94,7 @@ class Analyzer:
                 if part.dtype != var.dtype:
                     raise Error(f"cannot bind {var.name} ({var.dtype}) to a range of "
                                 f"{part.dtype}")
-            start, extent = self.simplify(value.start), self.simplify(value.extent)
-            bounds = (start, self.simplify(start + extent - 1))
+            start, extent, bounds = self._range_bounds(value)
             if self._bounds.get(var) == bounds and var not in self._subst:
                 self._last_range[var] = (value.start, value.extent, self._bounds[var])
                 return   # the same fact again
@@ -120,6 +119,17 @@ class Analyzer:
                         f"{value!r}; expected a Range, IntBound, PrimExpr or int")
         if stale:
             self._forget()
+
+    def _range_bounds(self, rng):
+        """(start, extent, inclusive bounds) of a `Range`, simplified; a constant range
+        (most loops) is folded directly, as the simplifier would."""
+        start, extent = rng.start, rng.extent
+        dtype = start.dtype
+        if type(start) is IntImm and type(extent) is IntImm and dt.is_integer(dtype):
+            return start, extent, (start, IntImm(wrap(start.value + extent.value - 1, dtype),
+                                                 dtype))
+        start, extent = self.simplify(start), self.simplify(extent)
+        return start, extent, (start, self.simplify(start + extent - 1))
 
     def _nonempty(self, extent):
         """Since a range holds its variable, its extent is at least 1: so is a variable

@@ -57,6 +57,9 @@ def expr_key(node):
 
 
 def mono_mul(m1, m2):
+    """The product of two monomials (sorted tuples of atoms), sorted by `expr_key`."""
+    if not m1 or not m2:
+        return m1 or m2
     return tuple(sorted(m1 + m2, key=expr_key))
 
 
@@ -95,7 +98,7 @@ class Poly:
         return out
 
     def _add_term(self, mono, coeff):
-        if mono == ():
+        if not mono:
             self.const = wrap(self.const + coeff, self.dtype)
             return
         c = wrap(self.terms.get(mono, 0) + coeff, self.dtype)
@@ -119,7 +122,7 @@ class Poly:
         out = self.copy()
         for mono, coeff in other.terms.items():
             out._add_term(mono, coeff * scale)
-        out._add_term((), other.const * scale)
+        out.const = wrap(out.const + other.const * scale, out.dtype)
         return out
 
     def sub(self, other):

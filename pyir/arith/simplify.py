@@ -16,6 +16,8 @@ from ..ir import (COMPARE_OPS, LOGIC_OPS, Binary, BufferLoad, Call, Cast, FloatI
 from ..ir.node import with_fields
 from .canonical import POLY_OPS, Poly, mono_contains, wrap
 
+#: The integer operators the polynomial layer and floor division/modulo handle.
+_INTEGER_OPS = POLY_OPS + ("floordiv", "floormod")
 _NEGATE = {"lt": "ge", "le": "gt", "gt": "le", "ge": "lt", "eq": "ne", "ne": "eq"}
 
 
@@ -56,7 +58,7 @@ class Simplifier:
             value = self.ana._subst.get(e)
             return e if value is None else self(value)
         if isinstance(e, Binary):
-            if e.op in POLY_OPS + ("floordiv", "floormod") and dt.is_integer(e.dtype):
+            if e.op in _INTEGER_OPS and dt.is_integer(e.dtype):
                 return self.poly(e).to_expr()
             if e.op in ("min", "max") and dt.is_integer(e.dtype):
                 return self._minmax(e)
