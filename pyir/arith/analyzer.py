@@ -33,28 +33,26 @@ def vars_of(expr):
         return hit[1]
     if len(_VARS) >= 50000:
         _VARS.clear()
-    stack = [(expr, None)]            # post-order without recursion: sums can be deep
+    stack = [expr]                    # post-order without recursion: sums can be deep
     while stack:
-        node, kids = stack.pop()
-        if kids is None:
-            hit = _VARS.get(id(node))
-            if hit is not None and hit[0] is node:
-                continue
-            kind = type(node)
-            if kind is Var:
-                _VARS[id(node)] = (node, frozenset((node,)))
-                continue
-            if kind is IntImm:
-                _VARS[id(node)] = (node, _NO_VARS)
-                continue
-            kids = [node.a, node.b] if kind is Binary else list(children(node))
-            stack.append((node, kids))
-            stack.extend((k, None) for k in kids)
-            continue
-        found = _NO_VARS
-        for k in kids:
-            sub = _VARS[id(k)][1]
-            found = found | sub if found else sub
+        node = stack[-1]
+        kind = type(node)
+        if kind is Var:
+            found = frozenset((node,))
+        elif kind is IntImm:
+            found = _NO_VARS
+        else:
+            found, pending = _NO_VARS, False
+            for k in ((node.a, node.b) if kind is Binary else children(node)):
+                hit = _VARS.get(id(k))
+                if hit is None or hit[0] is not k:
+                    pending = True
+                    stack.append(k)
+                elif not pending:
+                    found = found | hit[1] if found else hit[1]
+            if pending:
+                continue              # back here once the children are known
+        stack.pop()
         _VARS[id(node)] = (node, found)
     return _VARS[id(expr)][1]
 
@@ -194,8 +192,11 @@ class Analyzer:
 
         Answers to outermost questions are remembered until the facts change (passes and
         schedule checks ask about the same indices and bounds many times); questions asked
-        from inside a proof are not, as their answers depend on the proof's depth."""
+        from inside a proof are not, as their answers depend on the proof's depth. A
+        constant is its own answer."""
         expr = _as_expr(expr)
+        if type(expr) is IntImm:
+            return expr
         if self._depth or self._visiting:
             return Simplifier(self)(expr)
         hit = self._memo.get(expr)
@@ -259,8 +260,10 @@ class Analyzer:
         """Whether the Poly ``p`` is provably >= 0."""
         if self._bounder.poly(p)[0] >= 0:
             return True
+        if self._depth >= _MAX_DEPTH:
+            return False
         relax = self._ranged(symbolic_only=True)
-        if self._depth >= _MAX_DEPTH or not any(self._mentions(a, relax) for a in _atoms(p)):
+        if not any(self._mentions(a, relax) for a in _atoms(p)):
             return False
         self._depth += 1
         try:

@@ -82,8 +82,9 @@ class Poly:
         self.dtype = dtype
         self.terms = {}
         self.const = wrap(const, dtype)
-        for mono, coeff in (terms or {}).items():
-            self._add_term(mono, coeff)
+        if terms:
+            for mono, coeff in terms.items():
+                self._add_term(mono, coeff)
 
     def copy(self):
         """A new Poly equal to this one (its terms are already wrapped and nonzero)."""
@@ -207,7 +208,4 @@ def known_multiple(expr):
     values of its variables, read from its polynomial (the gcd of the coefficients and the
     constant); 0 when ``expr`` is 0."""
     p = Poly.from_expr(expr)
-    g = 0
-    for c in list(p.terms.values()) + [p.const]:
-        g = math.gcd(g, c)
-    return g
+    return math.gcd(p.const, *p.terms.values())

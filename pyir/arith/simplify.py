@@ -8,6 +8,7 @@ from bounds when possible; logic is folded. Facts (ranges, substitutions) come f
 `Analyzer` that owns the simplifier. Float arithmetic is only rebuilt, never folded.
 """
 
+import math
 import operator
 
 from ..errors import Error
@@ -124,9 +125,7 @@ class Simplifier:
             q, r = divmod(a.const, k)
             quot._add_term((), q)
             rem._add_term((), r)
-        g = k
-        for c in list(rem.terms.values()) + [rem.const]:
-            g = _gcd(g, c)
+        g = math.gcd(k, rem.const, *rem.terms.values())
         if g > 1:
             rem = Poly(dtype, {m: c // g for m, c in rem.terms.items()}, rem.const // g)
             k //= g
@@ -176,7 +175,7 @@ class Simplifier:
         changed = True
         while changed:
             changed = False
-            for mono, coeff in list(p.terms.items()):
+            for mono, coeff in p.terms.items():     # p is never changed in place
                 for atom in mono:
                     if isinstance(atom, Binary) and atom.op in ("floordiv", "floormod"):
                         new = self._fold_pair(p, mono, coeff, atom)
@@ -338,12 +337,6 @@ class Simplifier:
 def _contains_multiple(p, q, m):
     """Whether every term of ``q`` appears in ``p`` with exactly ``m`` times its coefficient."""
     return m != 0 and all(p.terms.get(mono) == wrap(c * m, p.dtype) for mono, c in q.terms.items())
-
-
-def _gcd(a, b):
-    while b:
-        a, b = b, a % b
-    return abs(a)
 
 
 _FOLD = {"floordiv": operator.floordiv, "floormod": operator.mod, "lt": operator.lt,
