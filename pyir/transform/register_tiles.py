@@ -334,7 +334,7 @@ def _split_loop(loop):
 def _versioned(loop, whole, main):
     """``loop`` running ``main`` (its body without the tail guards) where ``whole`` holds,
     its body as it was elsewhere."""
-    main = _fresh_copy(_split_outside_in(main))
+    main = _split_outside_in(_fresh_copy(main))
     # The partial tile runs once per loop: its unrolled loops stay loops and the split
     # loops inside it stay whole (their guards become clamped loop bounds, short vectors
     # run masked): one copy of code for a path that is rarely taken, not one per
