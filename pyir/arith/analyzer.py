@@ -70,6 +70,7 @@ class Analyzer:
         self._memo_vars = set()   # the Vars of the expressions in _memo
         self._fact_vars = set()   # a superset of the Vars the facts mention
         self._last_range = {}     # Var -> (start, extent, bounds) of its last Range binding
+        self._intervals = {}      # Var -> its constant interval under the current facts
 
     # -- facts ---------------------------------------------------------------------------
     def bind(self, var, value):
@@ -97,12 +98,14 @@ class Analyzer:
                 self._last_range[var] = (value.start, value.extent, self._bounds[var])
                 return   # the same fact again
             self._bounds[var] = bounds
+            self._intervals = {}
             self._last_range[var] = (value.start, value.extent, bounds)
             self._fact_vars |= vars_of(start) | vars_of(extent)
             stale |= self._nonempty(extent)
         elif isinstance(value, IntBound):
             lo, hi = (None if v is None else IntImm(v, var.dtype) for v in value)
             self._bounds[var] = (lo, hi)
+            self._intervals = {}
         elif isinstance(value, (int, PrimExpr)) and not isinstance(value, bool):
             expr = convert(value, var.dtype)
             if expr.dtype != var.dtype:
@@ -111,6 +114,7 @@ class Analyzer:
             if any(n is var for n in walk(expr)):
                 raise Error(f"cannot bind {var.name} to an expression that contains it")
             self._subst[var] = expr
+            self._intervals = {}
             self._fact_vars |= vars_of(expr)
         else:
             raise Error(f"Analyzer.bind: cannot bind {var.name} to {type(value).__name__} "
@@ -152,6 +156,7 @@ class Analyzer:
             lo, hi = self._bounds.get(e, (None, None))
             if lo is None or (isinstance(lo, IntImm) and lo.value < need):
                 self._bounds[e] = (IntImm(need, e.dtype), hi)
+                self._intervals = {}
                 return True
             return False
         if isinstance(e, Binary) and e.op == "mul" and not isinstance(e.b, IntImm) \
@@ -184,6 +189,7 @@ class Analyzer:
             yield self
         finally:
             self._bounds, self._subst = saved
+            self._intervals = {}
             self._memo, self._memo_vars = memo   # answers under the facts restored
 
     # -- questions -----------------------------------------------------------------------
@@ -240,6 +246,16 @@ class Analyzer:
 
     # -- used by the simplifier ------------------------------------------------------------
     def _var_interval(self, var):
+        """The constant interval of ``var`` (remembered while no variable is being visited:
+        inside such a visit, an interval may be looser than under the facts alone)."""
+        if self._visiting:
+            return self._compute_var_interval(var)
+        hit = self._intervals.get(var)
+        if hit is None:
+            hit = self._intervals[var] = self._compute_var_interval(var)
+        return hit
+
+    def _compute_var_interval(self, var):
         if var in self._subst:
             return self._bounder.expr(self._subst[var])
         bounds = self._bounds.get(var)

@@ -235,3 +235,16 @@ def test_vars_of_finds_what_walk_finds():
     for e in (deep, shared + shared, load, load + load, IntImm(3)):
         assert vars_of(e) == {v for v in walk(e) if isinstance(v, Var)}
 
+
+def test_constant_bounds_follow_the_facts_they_come_from():
+    ana = Analyzer()
+    ana.bind(n, IntBound(1, 64))
+    ana.bind(i, Range(0, n))
+    assert ana.const_int_bound(i) == IntBound(0, 63)
+    with ana.scope():
+        ana.bind(n, IntBound(1, 8))
+        assert ana.const_int_bound(i) == IntBound(0, 7)
+        assert ana.const_int_bound(i * 2) == IntBound(0, 14)
+    assert ana.const_int_bound(i) == IntBound(0, 63)
+    ana.bind(n, 4)
+    assert ana.const_int_bound(i) == IntBound(0, 3)
