@@ -13,7 +13,7 @@ from ..errors import Error
 from ..ir import Binary, IntImm, PrimExpr, Range, Select, Var, convert, dtype as dt
 from ..ir.node import children, walk
 from .bounds import INF, ConstBounder, IntBound
-from .canonical import Poly, mono_contains
+from .canonical import Poly, mono_contains, wrap
 from .simplify import Simplifier
 
 #: Symbolic proofs run at nesting depth 0 only; the simplifications they do inside use
@@ -33,28 +33,26 @@ def vars_of(expr):
         return hit[1]
     if len(_VARS) >= 50000:
         _VARS.clear()
-    stack = [(expr, None)]            # post-order without recursion: sums can be deep
+    stack = [expr]                    # post-order without recursion: sums can be deep
     while stack:
-        node, kids = stack.pop()
-        if kids is None:
-            hit = _VARS.get(id(node))
-            if hit is not None and hit[0] is node:
-                continue
-            kind = type(node)
-            if kind is Var:
-                _VARS[id(node)] = (node, frozenset((node,)))
-                continue
-            if kind is IntImm:
-                _VARS[id(node)] = (node, _NO_VARS)
-                continue
-            kids = [node.a, node.b] if kind is Binary else list(children(node))
-            stack.append((node, kids))
-            stack.extend((k, None) for k in kids)
-            continue
-        found = _NO_VARS
-        for k in kids:
-            sub = _VARS[id(k)][1]
-            found = found | sub if found else sub
+        node = stack[-1]
+        kind = type(node)
+        if kind is Var:
+            found = frozenset((node,))
+        elif kind is IntImm:
+            found = _NO_VARS
+        else:
+            found, pending = _NO_VARS, False
+            for k in ((node.a, node.b) if kind is Binary else children(node)):
+                hit = _VARS.get(id(k))
+                if hit is None or hit[0] is not k:
+                    pending = True
+                    stack.append(k)
+                elif not pending:
+                    found = found | hit[1] if found else hit[1]
+            if pending:
+                continue              # back here once the children are known
+        stack.pop()
         _VARS[id(node)] = (node, found)
     return _VARS[id(expr)][1]
 
@@ -72,6 +70,7 @@ class Analyzer:
         self._memo_vars = set()   # the Vars of the expressions in _memo
         self._fact_vars = set()   # a superset of the Vars the facts mention
         self._last_range = {}     # Var -> (start, extent, bounds) of its last Range binding
+        self._intervals = {}      # Var -> its constant interval under the current facts
 
     # -- facts ---------------------------------------------------------------------------
     def bind(self, var, value):
@@ -94,18 +93,19 @@ class Analyzer:
                 if part.dtype != var.dtype:
                     raise Error(f"cannot bind {var.name} ({var.dtype}) to a range of "
                                 f"{part.dtype}")
-            start, extent = self.simplify(value.start), self.simplify(value.extent)
-            bounds = (start, self.simplify(start + extent - 1))
+            start, extent, bounds = self._range_bounds(value)
             if self._bounds.get(var) == bounds and var not in self._subst:
                 self._last_range[var] = (value.start, value.extent, self._bounds[var])
                 return   # the same fact again
             self._bounds[var] = bounds
+            self._intervals = {}
             self._last_range[var] = (value.start, value.extent, bounds)
             self._fact_vars |= vars_of(start) | vars_of(extent)
             stale |= self._nonempty(extent)
         elif isinstance(value, IntBound):
             lo, hi = (None if v is None else IntImm(v, var.dtype) for v in value)
             self._bounds[var] = (lo, hi)
+            self._intervals = {}
         elif isinstance(value, (int, PrimExpr)) and not isinstance(value, bool):
             expr = convert(value, var.dtype)
             if expr.dtype != var.dtype:
@@ -114,12 +114,24 @@ class Analyzer:
             if any(n is var for n in walk(expr)):
                 raise Error(f"cannot bind {var.name} to an expression that contains it")
             self._subst[var] = expr
+            self._intervals = {}
             self._fact_vars |= vars_of(expr)
         else:
             raise Error(f"Analyzer.bind: cannot bind {var.name} to {type(value).__name__} "
                         f"{value!r}; expected a Range, IntBound, PrimExpr or int")
         if stale:
             self._forget()
+
+    def _range_bounds(self, rng):
+        """(start, extent, inclusive bounds) of a `Range`, simplified; a constant range
+        (most loops) is folded directly, as the simplifier would."""
+        start, extent = rng.start, rng.extent
+        dtype = start.dtype
+        if type(start) is IntImm and type(extent) is IntImm and dt.is_integer(dtype):
+            return start, extent, (start, IntImm(wrap(start.value + extent.value - 1, dtype),
+                                                 dtype))
+        start, extent = self.simplify(start), self.simplify(extent)
+        return start, extent, (start, self.simplify(start + extent - 1))
 
     def _nonempty(self, extent):
         """Since a range holds its variable, its extent is at least 1: so is a variable
@@ -144,6 +156,7 @@ class Analyzer:
             lo, hi = self._bounds.get(e, (None, None))
             if lo is None or (isinstance(lo, IntImm) and lo.value < need):
                 self._bounds[e] = (IntImm(need, e.dtype), hi)
+                self._intervals = {}
                 return True
             return False
         if isinstance(e, Binary) and e.op == "mul" and not isinstance(e.b, IntImm) \
@@ -176,6 +189,7 @@ class Analyzer:
             yield self
         finally:
             self._bounds, self._subst = saved
+            self._intervals = {}
             self._memo, self._memo_vars = memo   # answers under the facts restored
 
     # -- questions -----------------------------------------------------------------------
@@ -184,8 +198,11 @@ class Analyzer:
 
         Answers to outermost questions are remembered until the facts change (passes and
         schedule checks ask about the same indices and bounds many times); questions asked
-        from inside a proof are not, as their answers depend on the proof's depth."""
+        from inside a proof are not, as their answers depend on the proof's depth. A
+        constant is its own answer."""
         expr = _as_expr(expr)
+        if type(expr) is IntImm:
+            return expr
         if self._depth or self._visiting:
             return Simplifier(self)(expr)
         hit = self._memo.get(expr)
@@ -229,6 +246,16 @@ class Analyzer:
 
     # -- used by the simplifier ------------------------------------------------------------
     def _var_interval(self, var):
+        """The constant interval of ``var`` (remembered while no variable is being visited:
+        inside such a visit, an interval may be looser than under the facts alone)."""
+        if self._visiting:
+            return self._compute_var_interval(var)
+        hit = self._intervals.get(var)
+        if hit is None:
+            hit = self._intervals[var] = self._compute_var_interval(var)
+        return hit
+
+    def _compute_var_interval(self, var):
         if var in self._subst:
             return self._bounder.expr(self._subst[var])
         bounds = self._bounds.get(var)
@@ -249,8 +276,10 @@ class Analyzer:
         """Whether the Poly ``p`` is provably >= 0."""
         if self._bounder.poly(p)[0] >= 0:
             return True
+        if self._depth >= _MAX_DEPTH:
+            return False
         relax = self._ranged(symbolic_only=True)
-        if self._depth >= _MAX_DEPTH or not any(self._mentions(a, relax) for a in _atoms(p)):
+        if not any(self._mentions(a, relax) for a in _atoms(p)):
             return False
         self._depth += 1
         try:

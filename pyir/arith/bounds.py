@@ -73,7 +73,12 @@ def mul(a, b):
 
 
 def scale(a, k):
-    return mul(a, (k, k))
+    """``a * k`` for a constant ``k`` (what `mul` by ``(k, k)`` gives, without its corners)."""
+    if k > 0:
+        return (a[0] * k, a[1] * k) if a[0] <= a[1] else (a[1] * k, a[0] * k)
+    if k < 0:
+        return (a[1] * k, a[0] * k) if a[0] <= a[1] else (a[0] * k, a[1] * k)
+    return (0, 0)
 
 
 def _fdiv(x, d):
@@ -121,7 +126,9 @@ class ConstBounder:
         self.var_interval = var_interval
 
     def expr(self, e):
-        return intersect(self._expr(e), dtype_interval(e.dtype))
+        values = dtype_interval(e.dtype)
+        iv = self._expr(e)
+        return iv if values is EVERYTHING else intersect(iv, values)
 
     def _expr(self, e):
         if isinstance(e, IntImm):
@@ -172,8 +179,8 @@ class ConstBounder:
         """Interval of a `Poly` (each monomial bounded as a product of its atoms)."""
         total = (p.const, p.const)
         for mono, coeff in p.terms.items():
-            iv = (1, 1)
-            for atom in mono:
+            iv = self.expr(mono[0])
+            for atom in mono[1:]:
                 iv = mul(iv, self.expr(atom))
             total = add(total, scale(iv, coeff))
         return intersect(total, dtype_interval(p.dtype))

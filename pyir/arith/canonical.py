@@ -57,6 +57,9 @@ def expr_key(node):
 
 
 def mono_mul(m1, m2):
+    """The product of two monomials (sorted tuples of atoms), sorted by `expr_key`."""
+    if not m1 or not m2:
+        return m1 or m2
     return tuple(sorted(m1 + m2, key=expr_key))
 
 
@@ -79,8 +82,9 @@ class Poly:
         self.dtype = dtype
         self.terms = {}
         self.const = wrap(const, dtype)
-        for mono, coeff in (terms or {}).items():
-            self._add_term(mono, coeff)
+        if terms:
+            for mono, coeff in terms.items():
+                self._add_term(mono, coeff)
 
     def copy(self):
         """A new Poly equal to this one (its terms are already wrapped and nonzero)."""
@@ -95,7 +99,7 @@ class Poly:
         return out
 
     def _add_term(self, mono, coeff):
-        if mono == ():
+        if not mono:
             self.const = wrap(self.const + coeff, self.dtype)
             return
         c = wrap(self.terms.get(mono, 0) + coeff, self.dtype)
@@ -119,7 +123,7 @@ class Poly:
         out = self.copy()
         for mono, coeff in other.terms.items():
             out._add_term(mono, coeff * scale)
-        out._add_term((), other.const * scale)
+        out.const = wrap(out.const + other.const * scale, out.dtype)
         return out
 
     def sub(self, other):
@@ -204,7 +208,4 @@ def known_multiple(expr):
     values of its variables, read from its polynomial (the gcd of the coefficients and the
     constant); 0 when ``expr`` is 0."""
     p = Poly.from_expr(expr)
-    g = 0
-    for c in list(p.terms.values()) + [p.const]:
-        g = math.gcd(g, c)
-    return g
+    return math.gcd(p.const, *p.terms.values())

@@ -8,6 +8,7 @@ from bounds when possible; logic is folded. Facts (ranges, substitutions) come f
 `Analyzer` that owns the simplifier. Float arithmetic is only rebuilt, never folded.
 """
 
+import math
 import operator
 
 from ..errors import Error
@@ -16,6 +17,8 @@ from ..ir import (COMPARE_OPS, LOGIC_OPS, Binary, BufferLoad, Call, Cast, FloatI
 from ..ir.node import with_fields
 from .canonical import POLY_OPS, Poly, mono_contains, wrap
 
+#: The integer operators the polynomial layer and floor division/modulo handle.
+_INTEGER_OPS = POLY_OPS + ("floordiv", "floormod")
 _NEGATE = {"lt": "ge", "le": "gt", "gt": "le", "ge": "lt", "eq": "ne", "ne": "eq"}
 
 
@@ -56,7 +59,7 @@ class Simplifier:
             value = self.ana._subst.get(e)
             return e if value is None else self(value)
         if isinstance(e, Binary):
-            if e.op in POLY_OPS + ("floordiv", "floormod") and dt.is_integer(e.dtype):
+            if e.op in _INTEGER_OPS and dt.is_integer(e.dtype):
                 return self.poly(e).to_expr()
             if e.op in ("min", "max") and dt.is_integer(e.dtype):
                 return self._minmax(e)
@@ -122,9 +125,7 @@ class Simplifier:
             q, r = divmod(a.const, k)
             quot._add_term((), q)
             rem._add_term((), r)
-        g = k
-        for c in list(rem.terms.values()) + [rem.const]:
-            g = _gcd(g, c)
+        g = math.gcd(k, rem.const, *rem.terms.values())
         if g > 1:
             rem = Poly(dtype, {m: c // g for m, c in rem.terms.items()}, rem.const // g)
             k //= g
@@ -174,7 +175,7 @@ class Simplifier:
         changed = True
         while changed:
             changed = False
-            for mono, coeff in list(p.terms.items()):
+            for mono, coeff in p.terms.items():     # p is never changed in place
                 for atom in mono:
                     if isinstance(atom, Binary) and atom.op in ("floordiv", "floormod"):
                         new = self._fold_pair(p, mono, coeff, atom)
@@ -336,12 +337,6 @@ class Simplifier:
 def _contains_multiple(p, q, m):
     """Whether every term of ``q`` appears in ``p`` with exactly ``m`` times its coefficient."""
     return m != 0 and all(p.terms.get(mono) == wrap(c * m, p.dtype) for mono, c in q.terms.items())
-
-
-def _gcd(a, b):
-    while b:
-        a, b = b, a % b
-    return abs(a)
 
 
 _FOLD = {"floordiv": operator.floordiv, "floormod": operator.mod, "lt": operator.lt,

@@ -68,6 +68,12 @@ def _lower_bare(node):
     return body
 
 
+def _lower_bare_or_splice(node):
+    """`_lower_bare` and `_splice` in one bottom-up pass: a sequence is seen once the
+    statements in it are lowered and spliced, and a lowered block holds no nested sequence."""
+    return _lower_bare(node) if isinstance(node, S.Block) else _splice(node)
+
+
 def _may_be_empty(block):
     return any(iv.kind == "R" and not (isinstance(iv.extent, E.IntImm) and iv.extent.value >= 1)
                for iv in block.iter_vars)
@@ -146,5 +152,5 @@ def lower_blocks(func):
     body = func.body
     while (first := _init_first(body)) is not None:
         body = first
-    body = rewrite(rewrite(body, _lower_realized), _lower_bare)
-    return replace_func(func, body=rewrite(body, _splice))
+    body = rewrite(rewrite(body, _lower_realized), _lower_bare_or_splice)
+    return replace_func(func, body=body)

@@ -25,15 +25,15 @@ m``, the same way. Variables and buffers defined inside the guard-free copy are 
 every definition stays unique.
 """
 
-import dataclasses
 from functools import reduce
 
 from .. import arith
+from ..arith import vars_of
 from ..ir import dtype as dt
 from ..ir import expr as E
 from ..ir import stmt as S
 from ..ir.expr import conjuncts
-from ..ir.node import node_fields, rewrite, rewrite_top_down, substitute, walk
+from ..ir.node import node_fields, rewrite, rewrite_top_down, substitute, walk, with_fields
 from ..ir.structural import structural_equal
 from .common import prim_func_pass, replace_func
 from .linear import coefficient
@@ -44,23 +44,23 @@ MAX_TILE_BYTES = 16 * 1024
 
 
 # ---------------------------------------------------------------- helpers
-def _bound_inside(stmt):
-    out = set()
+def _contents(stmt, buf=None):
+    """One walk over ``stmt``: the variables it binds (loops and lets), its loops by
+    variable, and the accesses of ``buf`` in it (none without ``buf``)."""
+    inner, loops, accesses = set(), {}, []
     for n in walk(stmt):
         if isinstance(n, S.For):
-            out.add(n.loop_var)
+            inner.add(n.loop_var)
+            loops[n.loop_var] = n
         elif isinstance(n, S.LetStmt):
-            out.add(n.var)
-    return out
+            inner.add(n.var)
+        elif isinstance(n, (E.BufferLoad, S.BufferStore)) and n.buffer is buf:
+            accesses.append(n)
+    return inner, loops, accesses
 
 
-def _vars(e):
-    return {n for n in walk(e) if isinstance(n, E.Var)}
-
-
-def _accesses(stmt, buf):
-    return [n for n in walk(stmt)
-            if isinstance(n, (E.BufferLoad, S.BufferStore)) and n.buffer is buf]
+def _bound_inside(stmt):
+    return _contents(stmt)[0]
 
 
 def _touches(stmt, buf):
@@ -89,9 +89,7 @@ def _find_site(stmt, buf):
 
 def _tile(buf, site):
     """(new shape, index rewriter) for ``buf`` accessed only under ``site``, or None."""
-    inner = _bound_inside(site)
-    loops = {n.loop_var: n for n in walk(site) if isinstance(n, S.For)}
-    accesses = _accesses(site, buf)
+    inner, loops, accesses = _contents(site, buf)
     if not accesses:
         return None
     ana = arith.Analyzer()
@@ -106,7 +104,7 @@ def _tile(buf, site):
             if not all(isinstance(n, (E.Var, E.IntImm)) or (isinstance(n, E.Binary) and n.op in
                        ("add", "sub", "mul")) for n in walk(index)):
                 index = ana.simplify(index)  # (i_0 * 7 + i_1) // 7 -> i_0 for i_1 in [0, 7)
-            used = _vars(index) & inner
+            used = vars_of(index) & inner
             terms = []
             for v in used:
                 lp = loops.get(v)
@@ -116,7 +114,7 @@ def _tile(buf, site):
                     return None
                 terms.append((v, c, lp.start.value, lp.extent.value))
             base = ana.simplify(substitute(index, {v: E.IntImm(0) for v in used}))
-            if _vars(base) & inner:
+            if vars_of(base) & inner:
                 return None
             if bases[d] is None:
                 bases[d] = base
@@ -161,7 +159,7 @@ def _one_tile_serves(bases, shape, path):
                 extents[node.loop_var] = node.extent.value
         elif isinstance(node, S.LetStmt):
             lets.add(node.var)
-    used = set().union(*(_vars(b) for b in bases))
+    used = set().union(*(vars_of(b) for b in bases))
     moving = [v for v in loops if v in used]
     if used & lets or loops[:len(moving)] != moving:
         return False
@@ -182,7 +180,7 @@ def _compact_one(alloc):
     if all(isinstance(a, E.IntImm) and a.value == b.value for a, b in zip(buf.shape, shape)) \
             and site is alloc.body:
         return None
-    new = dataclasses.replace(buf, shape=shape)
+    new = with_fields(buf, shape=shape)
     new_site = _rewrite_site(site, buf, new, forms, index_of)
     new_site = S.Allocate(new, new_site)
     return _replace_path(path, new_site)
@@ -207,7 +205,7 @@ def _replace_path(path, new_leaf):
         if isinstance(parent, S.SeqStmt):
             node = S.SeqStmt(tuple(node if s is child else s for s in parent.stmts))
         else:
-            node = dataclasses.replace(parent, body=node)
+            node = with_fields(parent, body=node)
     return node
 
 
@@ -265,13 +263,13 @@ def _drop_guards(stmt, accept):
             ana.bind(s.loop_var, S.Range(s.start, s.extent))
             inner.add(s.loop_var)
             body = go(s.body)
-            return s if body is s.body else dataclasses.replace(s, body=body)
+            return s if body is s.body else with_fields(s, body=body)
         if isinstance(s, S.SeqStmt):
             new = tuple(go(x) for x in s.stmts)
             return s if all(a is b for a, b in zip(new, s.stmts)) else S.SeqStmt(new)
         if isinstance(s, (S.LetStmt, S.Allocate)):
             body = go(s.body)
-            return s if body is s.body else dataclasses.replace(s, body=body)
+            return s if body is s.body else with_fields(s, body=body)
         if isinstance(s, S.IfThenElse):
             then = go(s.then_case)
             other = go(s.else_case) if s.else_case is not None else None
@@ -312,7 +310,7 @@ def _fresh_copy(stmt):
         elif isinstance(n, S.LetStmt) and n.var not in mapping:
             mapping[n.var] = E.Var(n.var.name, n.var.dtype)
         elif isinstance(n, S.Allocate) and n.buffer not in mapping:
-            mapping[n.buffer] = dataclasses.replace(n.buffer)
+            mapping[n.buffer] = with_fields(n.buffer)
     if not mapping:
         return stmt
     return rewrite(stmt, lambda n: mapping.get(n) if isinstance(n, (E.Var, E.Buffer)) else None)
@@ -336,14 +334,14 @@ def _split_loop(loop):
 def _versioned(loop, whole, main):
     """``loop`` running ``main`` (its body without the tail guards) where ``whole`` holds,
     its body as it was elsewhere."""
-    main = _fresh_copy(_split_outside_in(main))
+    main = _split_outside_in(_fresh_copy(main))
     # The partial tile runs once per loop: its unrolled loops stay loops and the split
     # loops inside it stay whole (their guards become clamped loop bounds, short vectors
     # run masked): one copy of code for a path that is rarely taken, not one per
     # combination of inner tails.
-    tail = rewrite(loop.body, lambda n: dataclasses.replace(n, kind="serial")
+    tail = rewrite(loop.body, lambda n: with_fields(n, kind="serial")
                    if isinstance(n, S.For) and n.kind == "unroll" else None)
-    return dataclasses.replace(loop, body=S.IfThenElse(whole, main, tail))
+    return with_fields(loop, body=S.IfThenElse(whole, main, tail))
 
 
 def _bind_divisions(loop):
@@ -355,7 +353,7 @@ def _bind_divisions(loop):
     found = {}
     for n in walk(loop.body):
         if isinstance(n, E.Binary) and n.op in ("floordiv", "floormod") \
-                and n.a is loop.loop_var and not _vars(n.b) & inside and n not in found:
+                and n.a is loop.loop_var and not vars_of(n.b) & inside and n not in found:
             kind = "div" if n.op == "floordiv" else "mod"
             found[n] = E.Var(f"{loop.loop_var.name}_{kind}{len(found)}", n.dtype)
     if not found:
@@ -377,11 +375,11 @@ def _split_fused(loop):
     tests = {}
 
     def accept(c, ana, inner):
-        if not (isinstance(c, E.Binary) and c.op == "lt") or not _vars(c.a) & own \
-                or _vars(c.b) & inside:
+        if not (isinstance(c, E.Binary) and c.op == "lt") or not vars_of(c.a) & own \
+                or vars_of(c.b) & inside:
             return False
-        base = ana.simplify(substitute(c.a, {v: E.IntImm(0) for v in _vars(c.a) & inner}))
-        if _vars(base) & inside:
+        base = ana.simplify(substitute(c.a, {v: E.IntImm(0) for v in vars_of(c.a) & inner}))
+        if vars_of(base) & inside:
             return False
         _, hi = ana.const_int_bound(ana.simplify(c.a - base))
         if hi is None:
@@ -393,11 +391,11 @@ def _split_fused(loop):
     main, removed = _drop_guards(body, accept)
     if not removed:
         return None
-    out = _versioned(dataclasses.replace(loop, body=body), reduce(E.and_, tests), main)
+    out = _versioned(with_fields(loop, body=body), reduce(E.and_, tests), main)
     body = out.body
     for var, value in reversed(lets):
         body = S.LetStmt(var, value, body)
-    return dataclasses.replace(out, body=body)
+    return with_fields(out, body=body)
 
 
 def _clamp(loop):
@@ -412,14 +410,14 @@ def _clamp(loop):
     v = loop.loop_var
     bound, keep = None, []
     for c in conjuncts(body.condition):
-        if v not in _vars(c):
+        if v not in vars_of(c):
             keep.append(c)
             continue
         if bound is not None or not (isinstance(c, E.Binary) and c.op == "lt") \
-                or v in _vars(c.b) or coefficient(c.a, v) != 1:
+                or v in vars_of(c.b) or coefficient(c.a, v) != 1:
             return None
         rest = substitute(c.a, {v: E.IntImm(0)})
-        if v in _vars(rest):
+        if v in vars_of(rest):
             return None
         bound = E.binary("sub", c.b, rest)
     if bound is None:  # a test that does not depend on v: hoisted out of the loop
@@ -429,7 +427,7 @@ def _clamp(loop):
         # later range analysis under the loop expensive, and nothing needs its value.
         extent = E.Var(f"{v.name}_end")
         kind = "serial" if loop.kind == "unroll" else loop.kind
-    out = dataclasses.replace(loop, extent=extent, kind=kind, body=body.then_case)
+    out = with_fields(loop, extent=extent, kind=kind, body=body.then_case)
     if bound is not None:
         out = S.LetStmt(extent, E.min_(loop.extent, E.binary("sub", bound, loop.start)), out)
     if keep:
@@ -458,7 +456,7 @@ def _split_outside_in(stmt):
             continue
         if new is not value:
             changes[name] = new
-    return dataclasses.replace(stmt, **changes) if changes else stmt
+    return with_fields(stmt, **changes) if changes else stmt
 
 
 @prim_func_pass

@@ -2,9 +2,8 @@
 ranges of the loops around it; drop ``if`` branches that are provably never taken and
 loops that never run."""
 
-import dataclasses
-
 from ..ir import stmt as S
+from ..ir.node import with_fields
 from ._arith import Scope, is_const
 from .common import has_blocks, no_op, prim_func_pass, replace_func
 
@@ -23,7 +22,7 @@ class _Simplifier:
                 return no_op()
             with self.scope.loop(s.loop_var, start, extent):
                 body = self.stmt(s.body)
-            return dataclasses.replace(s, start=start, extent=extent, body=body)
+            return with_fields(s, start=start, extent=extent, body=body)
         if isinstance(s, S.IfThenElse):
             cond = self.expr(s.condition)
             if is_const(cond):

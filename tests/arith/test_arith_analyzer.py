@@ -220,3 +220,31 @@ def test_bounds_of_a_division_by_a_variable_of_at_least_one():
     lo, hi = ana.symbolic_bound(f // m, [f])
     assert fmt(lo) == "0" and ana.can_prove(le(hi, n - 1))
     assert ana.symbolic_bound(f // (m - 1), [f]) == (None, None)   # m - 1 may be 0
+
+
+def test_vars_of_finds_what_walk_finds():
+    from pyir.arith import vars_of
+    from pyir.ir import Buffer
+    from pyir.ir.node import walk
+    deep = i
+    for t in range(3000):                      # deeper than the recursion limit
+        deep = deep + (j if t % 2 else IntImm(t))
+    shared = i * n + k
+    buf = Buffer("A", (n, m), "float32")
+    load = buf[shared + shared, x // 4]
+    for e in (deep, shared + shared, load, load + load, IntImm(3)):
+        assert vars_of(e) == {v for v in walk(e) if isinstance(v, Var)}
+
+
+def test_constant_bounds_follow_the_facts_they_come_from():
+    ana = Analyzer()
+    ana.bind(n, IntBound(1, 64))
+    ana.bind(i, Range(0, n))
+    assert ana.const_int_bound(i) == IntBound(0, 63)
+    with ana.scope():
+        ana.bind(n, IntBound(1, 8))
+        assert ana.const_int_bound(i) == IntBound(0, 7)
+        assert ana.const_int_bound(i * 2) == IntBound(0, 14)
+    assert ana.const_int_bound(i) == IntBound(0, 63)
+    ana.bind(n, 4)
+    assert ana.const_int_bound(i) == IntBound(0, 3)
