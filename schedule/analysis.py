@@ -72,12 +72,22 @@ def complete_binding(realize, loops, ana):
             if not ana.can_prove_equal(starts[v], 0) or not ana.can_prove_equal(span, c):
                 return False
             span = ana.simplify(span * extents[v])
-        if ana.can_prove_equal(span, iv.extent):
-            continue
         value = realize.iter_values[realize.block.iter_vars.index(iv)]
-        if not any(_is_guard(g, value, iv.extent, ana) for g in guards):
+        if not _within_domain(value, span, iv.extent, guards, ana):
             return False
     return not extra_predicate(realize, ana)
+
+
+def _within_domain(value, span, extent, guards, ana):
+    """Whether a binding ``value`` running over ``[0, span)`` stays in its iterator's domain
+    ``[0, extent)``: ``span`` is ``extent``, or a guard ``value < extent`` cuts off the rest.
+    The guards written on ``value`` are asked first, as proving ``span == extent`` fails, at
+    a cost, for every split with a tail; the other guards last."""
+    written = [g for g in guards if _compares(g, value)]
+    others = [g for g in guards if not _compares(g, value)]
+    return (any(_is_guard(g, value, extent, ana) for g in written)
+            or ana.can_prove_equal(span, extent)
+            or any(_is_guard(g, value, extent, ana) for g in others))
 
 
 def _bijective(realize, loops, ana):
@@ -107,8 +117,16 @@ def extra_predicate(realize, ana):
     of the iterators' domains."""
     tails = [(v, iv.extent) for iv, v in zip(realize.block.iter_vars, realize.iter_values)]
     return [g for g in conjuncts(realize.predicate)
-            if not any(_is_guard(g, v, e, ana) or _is_lower_guard(g, v, ana) for v, e in tails)
+            if not any(_is_guard(g, v, e, ana) or _is_lower_guard(g, v, ana)
+                       for v, e in sorted(tails, key=lambda t: not _compares(g, t[0])))
             and not ana.can_prove(g)]
+
+
+def _compares(cond, value):
+    """Whether ``cond`` compares ``value`` as written (``value < extent``): the guard of that
+    binding, asked about first, as a proof that fails (another binding's guard) costs far
+    more than one that holds."""
+    return isinstance(cond, Binary) and cond.a == value
 
 
 def _is_guard(cond, value, extent, ana):
