@@ -66,9 +66,7 @@ def complete_binding(realize, loops, ana):
             return False
         used |= set(coeffs)
         span = IntImm(1)
-        # Among equal coefficients a loop of extent 1 (always 0: a split by 1) goes first.
-        for v, c in sorted(coeffs.items(),
-                           key=lambda kv: (kv[1], not ana.can_prove_equal(extents[kv[0]], 1))):
+        for v, c in _by_coefficient(coeffs, extents, ana):
             if not ana.can_prove_equal(starts[v], 0) or not ana.can_prove_equal(span, c):
                 return False
             span = ana.simplify(span * extents[v])
@@ -76,6 +74,15 @@ def complete_binding(realize, loops, ana):
         if not _within_domain(value, span, iv.extent, guards, ana):
             return False
     return not extra_predicate(realize, ana)
+
+
+def _by_coefficient(coeffs, extents, ana):
+    """The (loop var, coefficient) pairs of a binding by coefficient; among equal
+    coefficients a loop of extent 1 (always 0: a split by 1) goes first. Only loops that
+    share a coefficient are asked about their extent (a proof that fails costs)."""
+    values = list(coeffs.values())
+    return sorted(coeffs.items(), key=lambda kv: (
+        kv[1], values.count(kv[1]) > 1 and not ana.can_prove_equal(extents[kv[0]], 1)))
 
 
 def _within_domain(value, span, extent, guards, ana):
