@@ -4,7 +4,7 @@ dependences between iterations that decide whether loops may be reordered or run
 parallel, loop ranges and relaxed regions are `pyir.transform.dependence` (the default
 schedule asks the same questions)."""
 
-from pyir.arith import detect_iter_map
+from pyir.arith import detect_iter_map, vars_of
 from pyir.arith.region import detect_linear
 from pyir.ir import Binary, IntImm, Range, conjuncts
 from pyir.script.parser.tensor_regions import infer_regions as infer
@@ -21,6 +21,8 @@ def linear_form(expr, loop_vars, ana):
     coeffs = {}
     rest = ana.simplify(expr)
     for v in loop_vars:
+        if v not in vars_of(rest):   # coefficient 0, and ``rest`` (simplified) stays as it is
+            continue
         found = detect_linear(rest, v, ana)
         if found is None:
             return None
