@@ -4,7 +4,7 @@ dependences between iterations that decide whether loops may be reordered or run
 parallel, loop ranges and relaxed regions are `pyir.transform.dependence` (the default
 schedule asks the same questions)."""
 
-from pyir.arith import detect_iter_map
+from pyir.arith import detect_iter_map, vars_of
 from pyir.arith.region import detect_linear
 from pyir.ir import Binary, IntImm, Range, conjuncts
 from pyir.script.parser.tensor_regions import infer_regions as infer
@@ -21,6 +21,8 @@ def linear_form(expr, loop_vars, ana):
     coeffs = {}
     rest = ana.simplify(expr)
     for v in loop_vars:
+        if v not in vars_of(rest):   # coefficient 0, and ``rest`` (simplified) stays as it is
+            continue
         found = detect_linear(rest, v, ana)
         if found is None:
             return None
@@ -66,18 +68,35 @@ def complete_binding(realize, loops, ana):
             return False
         used |= set(coeffs)
         span = IntImm(1)
-        # Among equal coefficients a loop of extent 1 (always 0: a split by 1) goes first.
-        for v, c in sorted(coeffs.items(),
-                           key=lambda kv: (kv[1], not ana.can_prove_equal(extents[kv[0]], 1))):
+        for v, c in _by_coefficient(coeffs, extents, ana):
             if not ana.can_prove_equal(starts[v], 0) or not ana.can_prove_equal(span, c):
                 return False
             span = ana.simplify(span * extents[v])
-        if ana.can_prove_equal(span, iv.extent):
-            continue
         value = realize.iter_values[realize.block.iter_vars.index(iv)]
-        if not any(_is_guard(g, value, iv.extent, ana) for g in guards):
+        if not _within_domain(value, span, iv.extent, guards, ana):
             return False
     return not extra_predicate(realize, ana)
+
+
+def _by_coefficient(coeffs, extents, ana):
+    """The (loop var, coefficient) pairs of a binding by coefficient; among equal
+    coefficients a loop of extent 1 (always 0: a split by 1) goes first. Only loops that
+    share a coefficient are asked about their extent (a proof that fails costs)."""
+    values = list(coeffs.values())
+    return sorted(coeffs.items(), key=lambda kv: (
+        kv[1], values.count(kv[1]) > 1 and not ana.can_prove_equal(extents[kv[0]], 1)))
+
+
+def _within_domain(value, span, extent, guards, ana):
+    """Whether a binding ``value`` running over ``[0, span)`` stays in its iterator's domain
+    ``[0, extent)``: ``span`` is ``extent``, or a guard ``value < extent`` cuts off the rest.
+    The guards written on ``value`` are asked first, as proving ``span == extent`` fails, at
+    a cost, for every split with a tail; the other guards last."""
+    written = [g for g in guards if _compares(g, value)]
+    others = [g for g in guards if not _compares(g, value)]
+    return (any(_is_guard(g, value, extent, ana) for g in written)
+            or ana.can_prove_equal(span, extent)
+            or any(_is_guard(g, value, extent, ana) for g in others))
 
 
 def _bijective(realize, loops, ana):
@@ -107,8 +126,16 @@ def extra_predicate(realize, ana):
     of the iterators' domains."""
     tails = [(v, iv.extent) for iv, v in zip(realize.block.iter_vars, realize.iter_values)]
     return [g for g in conjuncts(realize.predicate)
-            if not any(_is_guard(g, v, e, ana) or _is_lower_guard(g, v, ana) for v, e in tails)
+            if not any(_is_guard(g, v, e, ana) or _is_lower_guard(g, v, ana)
+                       for v, e in sorted(tails, key=lambda t: not _compares(g, t[0])))
             and not ana.can_prove(g)]
+
+
+def _compares(cond, value):
+    """Whether ``cond`` compares ``value`` as written (``value < extent``): the guard of that
+    binding, asked about first, as a proof that fails (another binding's guard) costs far
+    more than one that holds."""
+    return isinstance(cond, Binary) and cond.a == value
 
 
 def _is_guard(cond, value, extent, ana):

@@ -63,30 +63,32 @@ def _union(ranges_list, ana):
     return out
 
 
-def _region_at(realizes_rel, outer, buffer, want_write):
+def _region_at(realizes_rel, outer, buffer, want_write, ana):
     """Regions of ``buffer`` read (or written) by blocks below a loop during one iteration of
-    it: [(start, extent)] per dimension, or None if some access cannot be bounded."""
+    it: [(start, extent)] per dimension, or None if some access cannot be bounded. ``outer``
+    are the loops down to that loop, ``ana`` knows their ranges (`analyzer_for`)."""
     ranges = []
     for rel in realizes_rel:
         realize = rel[-1]
         inner = [n for n in rel if isinstance(n, For)]
-        ana = analyzer_for(outer + inner)
+        inner_ana = analyzer_for(outer + inner)
         regions = realize.block.writes if want_write else realize.block.reads
         for r in regions:
             if r.buffer is not buffer:
                 continue
-            relaxed = [relax_range(x, ana, [lp.loop_var for lp in inner])
+            relaxed = [relax_range(x, inner_ana, [lp.loop_var for lp in inner])
                        for x in region_in_loops(realize, r).region]
             if any(x is None for x in relaxed):
                 return None
             ranges.append(relaxed)
-    return _union(ranges, analyzer_for(outer))
+    return _union(ranges, ana)
 
 
-def _new_nest(realize, ranges, outer, loop_var_names):
+def _new_nest(realize, ranges, ana, loop_var_names):
     """Fresh loops binding ``realize``'s iterators: an iterator in ``ranges`` runs over its
     (start, extent) there, any other over its whole domain; a guard keeps each inside its
-    domain unless that is proven."""
+    domain unless that is proven (under the loop ranges ``ana`` knows, `analyzer_for` the
+    loops the nest goes into; the new loops are bound in a scope)."""
     block = realize.block
     new_vars, values, extents = [], [], []
     for k, iv in enumerate(block.iter_vars):
@@ -95,21 +97,19 @@ def _new_nest(realize, ranges, outer, loop_var_names):
         new_vars.append(ax)
         extents.append(extent)
         values.append(start + ax if not _zero(start) else ax)
-    ana = analyzer_for(outer)
-    for ax, e in zip(new_vars, extents):
-        ana.bind(ax, Range(0, e))
-    values = [ana.simplify(v) for v in values]
-    guards = []
-    for iv, v in zip(block.iter_vars, values):
-        for cond in (ge(v, 0), lt(v, iv.extent)):
-            if not ana.can_prove(cond):
-                guards.append(cond)
+    with ana.scope():
+        for ax, e in zip(new_vars, extents):
+            ana.bind(ax, Range(0, e))
+        values = [ana.simplify(v) for v in values]
+        guards = [cond for iv, v in zip(block.iter_vars, values)
+                  for cond in (ge(v, 0), lt(v, iv.extent)) if not ana.can_prove(cond)]
+        extents = [ana.simplify(e) for e in extents]
     pred = None
     for g in guards:
         pred = g if pred is None else and_(pred, g)
     body = BlockRealize(tuple(values), pred if pred is not None else IntImm(1, "bool"), block)
     for ax, e in reversed(list(zip(new_vars, extents))):
-        body = For(ax, IntImm(0), ana.simplify(e), "serial", body)
+        body = For(ax, IntImm(0), e, "serial", body)
     return body
 
 
@@ -243,12 +243,12 @@ def compute_at(func, name, loop_var):
     check_no_interference(prim, subject, items[ib + 1:il], [r.buffer for r in block.reads],
                           [buf])
     outer = loops_of(lpath) + [loop]
-    region = _region_at(inside, outer, buf, want_write=False)
+    ana = analyzer_for(outer)
+    region = _region_at(inside, outer, buf, want_write=False, ana=ana)
     if region is None:
         raise ScheduleError(prim, subject, f"cannot bound the region of {buf.name} read in one "
                             f"iteration of loop {loop_var.name}", loop)
-    nest = _new_nest(realize, _iterator_ranges(forms, region, analyzer_for(outer)), outer,
-                     None)
+    nest = _new_nest(realize, _iterator_ranges(forms, region, ana), ana, None)
     produced_inputs = {r.buffer for r in block.reads}
 
     def position(stmts):
@@ -308,6 +308,7 @@ def reverse_compute_at(func, name, loop_var):
                             "buffer this block reads", loop)
     outer = loops_of(lpath) + [loop]
     outer_vars = {lp.loop_var for lp in outer}
+    ana = analyzer_for(outer)
     region_of_iter = {}
     for r in produced:
         buf = r.buffer
@@ -321,11 +322,10 @@ def reverse_compute_at(func, name, loop_var):
                                     f"{buf.name} only after all iterations of loop "
                                     f"{loop_var.name} (it reduces over it)", loop)
         dims = index_vars(r, block.iter_vars, prim, subject, "the consumed buffer")
-        region = _region_at(realizes_under(loop.body), outer, buf, want_write=True)
+        region = _region_at(realizes_under(loop.body), outer, buf, want_write=True, ana=ana)
         if region is None:
             raise ScheduleError(prim, subject, f"cannot bound the region of {buf.name} written "
                                 f"in one iteration of loop {loop_var.name}", loop)
-        ana = analyzer_for(outer)
         for d, v in enumerate(dims):
             if v in region_of_iter:
                 a, b = region_of_iter[v], region[d]
@@ -333,7 +333,7 @@ def reverse_compute_at(func, name, loop_var):
                     raise ScheduleError(prim, subject, "the buffers the block reads are "
                                         "produced over different regions per iteration", loop)
             region_of_iter[v] = region[d]
-    _covers_domain(prim, subject, block, region_of_iter, lpath, items[il])
+    _covers_domain(prim, subject, block, region_of_iter, lpath, items[il], ana)
     for w in block.writes:
         if readers(loop.body, w.buffer) or writers(loop.body, w.buffer):
             raise ScheduleError(prim, subject, f"blocks under loop {loop_var.name} also access "
@@ -341,18 +341,18 @@ def reverse_compute_at(func, name, loop_var):
                                 "they would see its writes of earlier iterations", loop)
     check_no_interference(prim, subject, items[il + 1:ib], [r.buffer for r in block.reads],
                           [w.buffer for w in block.writes])
-    nest = _new_nest(realize, region_of_iter, outer, None)
+    nest = _new_nest(realize, region_of_iter, ana, None)
     body = replace(bpath[:top_level(bpath) + 1], None)
     return _insert(func, body, loop_var, nest, lambda stmts: len(stmts)), None
 
 
-def _covers_domain(prim, subject, block, region_of_iter, lpath, item):
+def _covers_domain(prim, subject, block, region_of_iter, lpath, item, ana):
     """Over all iterations of the loops of ``lpath`` inside ``item`` (the nest the consumer
     moves into), the produced region of each iterator must cover its domain: the consumer
-    then runs only there."""
+    then runs only there. ``ana`` knows the ranges of the loops down to the last of
+    ``lpath``."""
     top = next(k for k, n in enumerate(lpath) if n is item)
     moving = [n for n in lpath[top:] if isinstance(n, For)]
-    ana = analyzer_for(loops_of(lpath) + [lpath[-1]])
     covered = _covered_point_by_point(block, region_of_iter, moving, ana)
     for iv in block.iter_vars:
         if iv.var not in region_of_iter or iv.var in covered:

@@ -19,8 +19,30 @@ def iter_paths(root, prefix=()):
         stack.extend(path + (child,) for child in reversed(stmt_children(path[-1])))
 
 
+_last = (None, {})   # the body searched last, with {(search, key): path} found in it
+
+
+def _remembered(search, body, key):
+    """``search(body, key)``, remembered for the body searched last: IR is immutable, and a
+    step looks the same block or loop up in the same body several times (`Schedule`
+    resolves the handle, then the primitive finds it again). Only that body is kept."""
+    global _last
+    last_body, paths = _last
+    if last_body is not body:
+        paths = {}
+        _last = (body, paths)
+    if (search, key) not in paths:
+        paths[(search, key)] = search(body, key)
+    return paths[(search, key)]
+
+
 def find_block(body, name):
     """Path to the BlockRealize of block ``name`` (or to a bare root Block), or None."""
+    return _remembered(_search_block, body, name)
+
+
+def _search_block(body, name):
+    """`find_block` without the memory: the first match in pre-order."""
     for path in iter_paths(body):
         node = path[-1]
         if isinstance(node, BlockRealize) and node.block.name == name:
@@ -33,6 +55,11 @@ def find_block(body, name):
 
 def find_loop(body, loop_var):
     """Path to the For whose loop variable is ``loop_var``, or None."""
+    return _remembered(_search_loop, body, loop_var)
+
+
+def _search_loop(body, loop_var):
+    """`find_loop` without the memory: the first match in pre-order."""
     for path in iter_paths(body):
         if isinstance(path[-1], For) and path[-1].loop_var is loop_var:
             return path

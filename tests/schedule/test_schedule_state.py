@@ -4,6 +4,7 @@ import pytest
 
 from pyir.ir import IRModule, assert_structural_equal, structural_equal
 from pyir.schedule import BlockRV, LoopRV, Schedule, ScheduleError, Trace
+from pyir.schedule.tree import find_block, find_loop
 from pyir.script import from_source
 
 import sched_kernels
@@ -108,6 +109,22 @@ def test_undo_restores_state_and_trace():
     assert len(sch.trace) == after_query + 1
     with pytest.raises(ScheduleError, match="no step to undo"):
         fresh("chain").undo()
+
+
+def test_lookups_answer_for_the_body_asked_about():
+    """find_block and find_loop remember their answers per body: asked again of an earlier
+    body (as after undo), they give that body's paths, not the latest step's."""
+    sch = fresh("chain")
+    i, j = sch.get_loops(sch.get_block("B"))
+    before = sch.mod["chain"].body
+    assert find_loop(before, j.loop_var)[-1].loop_var is j.loop_var
+    sch.split(j, factors=[None, 4])
+    after = sch.mod["chain"].body
+    assert find_loop(after, j.loop_var) is None
+    assert find_loop(before, j.loop_var)[0] is before
+    assert find_block(after, "B")[0] is after and find_block(before, "B")[0] is before
+    sch.undo()
+    assert [lp.loop_var for lp in sch.get_loops(sch.get_block("B"))] == [i.loop_var, j.loop_var]
 
 
 def test_fork_is_independent():
