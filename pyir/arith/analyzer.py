@@ -239,10 +239,15 @@ class Analyzer:
         return isinstance(e, IntImm) and e.value == 1
 
     def can_prove_equal(self, a, b):
-        """True only if ``a == b`` is proven."""
+        """True only if ``a == b`` is proven (at once for two integer expressions written
+        alike, as relaxed regions of one access often are)."""
         a = _as_expr(a)
         b = convert(b, a.dtype) if isinstance(b, int) and not isinstance(b, bool) else _as_expr(b)
-        return a.dtype == b.dtype and self.can_prove(Binary("eq", a, b))
+        if a.dtype != b.dtype:
+            return False
+        if a == b and not dt.is_float(a.dtype):
+            return True
+        return self.can_prove(Binary("eq", a, b))
 
     # -- used by the simplifier ------------------------------------------------------------
     def _var_interval(self, var):
