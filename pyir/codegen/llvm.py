@@ -13,7 +13,6 @@ from ..arith import known_multiple
 from ..ir import expr as E
 from ..ir import stmt as S
 from ..ir.node import walk
-from ..transform._arith import Scope
 from ..transform.common import param_shapes, shape_vars
 from . import types as T
 from .abi import Condition, FuncInfo, ParamInfo
@@ -137,7 +136,7 @@ def _emit_impl(ctx, func, info):
     # Its one caller is the wrapper: inlined there, it is one function less for the machine
     # code generator (each costs ~0.7 ms of fixed work, more than a small kernel's code).
     fn.attributes.add("alwaysinline")
-    em = FunctionEmitter(ctx, fn, func.name, dict(func.attr("storage") or ()), Scope())
+    em = FunctionEmitter(ctx, fn, func.name, dict(func.attr("storage") or ()))
     for p, a in zip(func.params, fn.args):
         a.name = p.name
         if isinstance(p, E.Buffer):
@@ -157,7 +156,7 @@ def _emit_impl(ctx, func, info):
 
 def _emit_wrapper(ctx, func, info, impl):
     fn = ir.Function(ctx.module, ir.FunctionType(T.I32, [T.PTR]), func.name)
-    em = FunctionEmitter(ctx, fn, func.name, {}, Scope())
+    em = FunctionEmitter(ctx, fn, func.name, {})
     slots = fn.args[0]
     slots.name = "slots"
     args = []
