@@ -115,16 +115,19 @@ def _func_info(func):
 
 
 def _check_lowered(func):
-    nodes = list(walk(func.body))
-    for n in nodes:
+    """Refuse a function that still has blocks (first) or a buffer of more than one
+    dimension: codegen takes the flat output of `pyir.transform.lower`."""
+    unflat = None
+    for n in walk(func.body):
         if isinstance(n, (S.Block, S.BlockRealize)):
             raise CodegenError(f"prim function {func.name} still has blocks; lower it with "
                                "pyir.transform.lower first")
-    for n in nodes:
-        if isinstance(n, E.Buffer) and len(n.shape) != 1:
-            raise CodegenError(f"prim function {func.name}: buffer {n.name} has "
-                               f"{len(n.shape)} dimensions; lower it with "
-                               "pyir.transform.lower first")
+        if unflat is None and isinstance(n, E.Buffer) and len(n.shape) != 1:
+            unflat = n
+    if unflat is not None:
+        raise CodegenError(f"prim function {func.name}: buffer {unflat.name} has "
+                           f"{len(unflat.shape)} dimensions; lower it with "
+                           "pyir.transform.lower first")
 
 
 def _emit_impl(ctx, func, info):
