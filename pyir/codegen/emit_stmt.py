@@ -16,7 +16,7 @@ import math
 
 import llvmlite.ir as ir
 
-from ..arith import known_multiple
+from ..arith import known_multiple, vars_of
 from ..errors import Error
 from ..ir import dtype as dt
 from ..ir import expr as E
@@ -88,11 +88,13 @@ class LazyScope:
         return self._pending(lambda: _let_fact(self._scope, var, value))
 
     def const_bound(self, expr):
-        """`Scope.const_bound` under the open loops and lets."""
-        for frame in self._open:
-            if frame[1] is None:
-                frame[1] = frame[0]()
-                frame[1].__enter__()
+        """`Scope.const_bound` under the open loops and lets (which say nothing of an
+        expression without variables: a constant extent)."""
+        if vars_of(expr):
+            for frame in self._open:
+                if frame[1] is None:
+                    frame[1] = frame[0]()
+                    frame[1].__enter__()
         return self._scope.const_bound(expr)
 
 

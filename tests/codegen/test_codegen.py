@@ -568,8 +568,8 @@ def test_symbolic_register_tiles_with_tails_match_numpy(tile):
 
 def test_the_emitter_scope_records_loops_and_lets_when_asked():
     """Codegen's LazyScope records a loop or let only when a question is asked inside it,
-    all of the open ones then, outer first; the answers are those of recording each at its
-    start, and a loop's facts end with it."""
+    all of the open ones then, outer first (none for a question without variables); the
+    answers are those of recording each at its start, and a loop's facts end with it."""
     from pyir.codegen.emit_stmt import LazyScope
     from pyir.ir.expr import min_
     n, i, x = Var("n"), Var("i"), Var("x")
@@ -579,5 +579,7 @@ def test_the_emitter_scope_records_loops_and_lets_when_asked():
             assert scope._scope.const_bound(i) == (None, None)      # nothing asked yet
             assert scope.const_bound(x + i) == (None, 23)
     with scope.loop(i, IntImm(0), n):
+        assert scope.const_bound(IntImm(32)) == (32, 32)            # needs no facts ...
+        assert scope._scope.const_bound(n) == (None, None)          # ... so none recorded
         assert scope.const_bound(n) == (1, None)                    # n >= 1 inside
     assert scope.const_bound(n) == (None, None)
