@@ -11,16 +11,18 @@ unrolled here. The main side of a split loop is weighted as the likely branch; v
 accesses to buffers allocated here carry the alignment their index proves.
 """
 
+import contextlib
 import math
 
 import llvmlite.ir as ir
 
-from ..arith import known_multiple
+from ..arith import known_multiple, vars_of
 from ..errors import Error
 from ..ir import dtype as dt
 from ..ir import expr as E
 from ..ir import stmt as S
 from ..ir.node import walk
+from ..transform._arith import Scope
 from ..transform.default_schedule import REASSOCIATE
 from ..transform.linear import coefficient
 from ..transform.register_tiles import TAIL_KEY as SPLIT_TAIL
@@ -53,10 +55,63 @@ class CodegenError(Error):
     """The LLVM backend cannot compile a construct (names the function and construct)."""
 
 
+class LazyScope:
+    """The `pyir.transform._arith.Scope` of a function being emitted, recording the loops
+    and lets around the current statement only when a question is asked inside them:
+    binding a loop simplifies its range, and most loops (all those of a static matmul's
+    main part) hold no question. A loop or let variable appears in no question outside its
+    statement, so each answer is the one that recording every loop and let at its start
+    gives."""
+
+    def __init__(self):
+        self._scope = Scope()
+        self._open = []   # [what enters its fact as a context, that context once entered]
+
+    @contextlib.contextmanager
+    def _pending(self, enter):
+        """Inside: a loop or let whose fact ``enter()`` (a context) records when asked."""
+        frame = [enter, None]
+        self._open.append(frame)
+        try:
+            yield
+        finally:
+            self._open.pop()
+            if frame[1] is not None:
+                frame[1].__exit__(None, None, None)
+
+    def loop(self, var, start, extent):
+        """A context: inside, ``var`` in ``[start, start + extent)`` as `Scope.loop` says."""
+        return self._pending(lambda: self._scope.loop(var, start, extent))
+
+    def let(self, var, value):
+        """A context: inside, what `Scope.bind_let` records of ``var = value``."""
+        return self._pending(lambda: _let_fact(self._scope, var, value))
+
+    def const_bound(self, expr):
+        """`Scope.const_bound` under the open loops and lets (which say nothing of an
+        expression without variables: a constant extent)."""
+        if vars_of(expr):
+            for frame in self._open:
+                if frame[1] is None:
+                    frame[1] = frame[0]()
+                    frame[1].__enter__()
+        return self._scope.const_bound(expr)
+
+
+@contextlib.contextmanager
+def _let_fact(scope, var, value):
+    """`Scope.bind_let` as a context (the fact outlives it: its variable is not used
+    after its statement)."""
+    scope.bind_let(var, value)
+    yield
+
+
 class FunctionEmitter(ExprEmitter):
-    def __init__(self, ctx, fn, func_name, storage, scope, in_parallel=False):
+    def __init__(self, ctx, fn, func_name, storage, scope=None, in_parallel=False):
+        """``scope``: the `LazyScope` of the enclosing emitter (an outlined loop body's)."""
         self.ctx, self.fn, self.name = ctx, fn, func_name
-        self.storage, self.scope, self.in_parallel = storage, scope, in_parallel
+        self.storage, self.in_parallel = storage, in_parallel
+        self.scope = LazyScope() if scope is None else scope
         entry = fn.append_basic_block("entry")
         self.allocas = Builder(entry)
         self.b = Builder(fn.append_basic_block("body"))
@@ -126,8 +181,8 @@ class FunctionEmitter(ExprEmitter):
 
     def _s_LetStmt(self, s):
         self.env[s.var] = self.expr(s.value)
-        self.scope.bind_let(s.var, s.value)
-        self.stmt(s.body)
+        with self.scope.let(s.var, s.value):
+            self.stmt(s.body)
 
     def _s_IfThenElse(self, s, likely=False):
         """``likely``: the then-branch is the hot path (the main part of a split loop)."""

@@ -14,7 +14,6 @@ status slot, at the step stored in the step slot); ``k > 0``: graph condition ``
 
 from llvmlite import ir
 
-from ..transform._arith import Scope
 from ..transform.graph_plan import nbytes
 from . import types as T
 from .abi import STATUS_CALL_FAILED, STATUS_CALLBACK_FAILED, STATUS_NO_MEMORY
@@ -37,7 +36,7 @@ class _GraphEmitter:
     def __init__(self, ctx, plan, infos):
         self.ctx, self.plan, self.infos = ctx, plan, infos
         self.fn = ir.Function(ctx.module, ir.FunctionType(T.I32, [T.PTR]), plan.name)
-        self.em = FunctionEmitter(ctx, self.fn, plan.name, {}, Scope())
+        self.em = FunctionEmitter(ctx, self.fn, plan.name, {})
         self.b = self.em.b
         self.frame = self.fn.args[0]
         self.frame.name = "frame"

@@ -13,7 +13,6 @@ from ..arith import known_multiple
 from ..ir import expr as E
 from ..ir import stmt as S
 from ..ir.node import walk
-from ..transform._arith import Scope
 from ..transform.common import param_shapes, shape_vars
 from . import types as T
 from .abi import Condition, FuncInfo, ParamInfo
@@ -116,16 +115,19 @@ def _func_info(func):
 
 
 def _check_lowered(func):
-    nodes = list(walk(func.body))
-    for n in nodes:
+    """Refuse a function that still has blocks (first) or a buffer of more than one
+    dimension: codegen takes the flat output of `pyir.transform.lower`."""
+    unflat = None
+    for n in walk(func.body):
         if isinstance(n, (S.Block, S.BlockRealize)):
             raise CodegenError(f"prim function {func.name} still has blocks; lower it with "
                                "pyir.transform.lower first")
-    for n in nodes:
-        if isinstance(n, E.Buffer) and len(n.shape) != 1:
-            raise CodegenError(f"prim function {func.name}: buffer {n.name} has "
-                               f"{len(n.shape)} dimensions; lower it with "
-                               "pyir.transform.lower first")
+        if unflat is None and isinstance(n, E.Buffer) and len(n.shape) != 1:
+            unflat = n
+    if unflat is not None:
+        raise CodegenError(f"prim function {func.name}: buffer {unflat.name} has "
+                           f"{len(unflat.shape)} dimensions; lower it with "
+                           "pyir.transform.lower first")
 
 
 def _emit_impl(ctx, func, info):
@@ -137,7 +139,7 @@ def _emit_impl(ctx, func, info):
     # Its one caller is the wrapper: inlined there, it is one function less for the machine
     # code generator (each costs ~0.7 ms of fixed work, more than a small kernel's code).
     fn.attributes.add("alwaysinline")
-    em = FunctionEmitter(ctx, fn, func.name, dict(func.attr("storage") or ()), Scope())
+    em = FunctionEmitter(ctx, fn, func.name, dict(func.attr("storage") or ()))
     for p, a in zip(func.params, fn.args):
         a.name = p.name
         if isinstance(p, E.Buffer):
@@ -157,7 +159,7 @@ def _emit_impl(ctx, func, info):
 
 def _emit_wrapper(ctx, func, info, impl):
     fn = ir.Function(ctx.module, ir.FunctionType(T.I32, [T.PTR]), func.name)
-    em = FunctionEmitter(ctx, fn, func.name, {}, Scope())
+    em = FunctionEmitter(ctx, fn, func.name, {})
     slots = fn.args[0]
     slots.name = "slots"
     args = []

@@ -19,16 +19,32 @@ from .emit_expr import has_side_reads
 MAX_LANES = 64
 
 
-def choose_lanes(body, vector_bits):
-    """Lanes filling the widest register for the widest element the body touches."""
-    widest = 8
+def _lanes(widest, vector_bits):
+    """Lanes filling the widest register for elements of ``widest`` bits, or None."""
+    lanes = min(MAX_LANES, vector_bits // widest)
+    return lanes if lanes >= 2 else None
+
+
+def _survey(body, var):
+    """``(widest, maskable)``: the bits of the widest element ``body`` touches (at least 8)
+    and whether it may run as masked vectors over ``var`` (see `can_mask`), in one walk."""
+    widest, maskable = 8, True
     for n in walk(body):
         if isinstance(n, (E.BufferLoad, S.BufferStore)):
             widest = max(widest, dt.bits(n.buffer.dtype))
+            if maskable:
+                (index,) = n.indices
+                varies = var in vars_of(index)
+                maskable = not ((varies and coefficient(index, var) != 1) or (
+                    isinstance(n, S.BufferStore) and not varies))
         elif isinstance(n, E.Cast):
             widest = max(widest, dt.bits(n.dtype))
-    lanes = min(MAX_LANES, vector_bits // widest)
-    return lanes if lanes >= 2 else None
+        elif maskable and isinstance(n, S.LetStmt) and var in vars_of(n.value):
+            maskable = False
+        elif maskable and isinstance(n, E.Binary) and n.op in ("floordiv", "floormod") and \
+                dt.is_integer(n.dtype) and not isinstance(n.b, E.IntImm):
+            maskable = False
+    return widest, maskable
 
 
 def vector_chunks(extent, lanes):
@@ -98,29 +114,18 @@ def can_mask(body, var):
     whose index varies is contiguous (coefficient 1, so masked loads and stores cover it),
     every store varies, no let varies, and no integer division could trap on the lanes
     masked off."""
-    for n in walk(body):
-        if isinstance(n, S.LetStmt) and var in vars_of(n.value):
-            return False
-        if isinstance(n, (E.BufferLoad, S.BufferStore)):
-            (index,) = n.indices
-            varies = var in vars_of(index)
-            if (varies and coefficient(index, var) != 1) or (
-                    isinstance(n, S.BufferStore) and not varies):
-                return False
-        if isinstance(n, E.Binary) and n.op in ("floordiv", "floormod") and \
-                dt.is_integer(n.dtype) and not isinstance(n.b, E.IntImm):
-            return False
-    return True
+    return _survey(body, var)[1]
 
 
 def vector_plan(body, var, vector_bits):
     """``(lanes, maskable)`` for a vectorized loop over ``var``: the lanes of direct vector
     code (None when the body cannot become vector code directly) and whether it may also
     run as masked vectors (`can_mask`)."""
-    lanes = choose_lanes(body, vector_bits)
+    widest, maskable = _survey(body, var)
+    lanes = _lanes(widest, vector_bits)
     if lanes is None or not can_vectorize(body, var):
         return None, False
-    return lanes, can_mask(body, var)
+    return lanes, maskable
 
 
 def padded_rows(alloc, upper_bound):
@@ -156,10 +161,8 @@ def padded_rows(alloc, upper_bound):
         index = substitute(index, lets)
         if coefficient(index, var) != 1:
             return False
-        rest = substitute(index, {var: E.IntImm(0, var.dtype)})
-        if var in vars_of(rest):
-            return False
-        rows.append(known_multiple(rest))
+        # Coefficient 1: the index is var plus terms without it, and r is what that is.
+        rows.append(known_multiple(E.Binary("sub", index, var)))
         extents.append(extent)
         return True
 

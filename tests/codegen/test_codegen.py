@@ -564,3 +564,22 @@ def test_symbolic_register_tiles_with_tails_match_numpy(tile):
         c = np.full((n, n), np.nan, np.float32)
         lib["matmul"](a, b, c)
         np.testing.assert_allclose(c, a @ b, rtol=1e-4, atol=1e-4)
+
+
+def test_the_emitter_scope_records_loops_and_lets_when_asked():
+    """Codegen's LazyScope records a loop or let only when a question is asked inside it,
+    all of the open ones then, outer first (none for a question without variables); the
+    answers are those of recording each at its start, and a loop's facts end with it."""
+    from pyir.codegen.emit_stmt import LazyScope
+    from pyir.ir.expr import min_
+    n, i, x = Var("n"), Var("i"), Var("x")
+    scope = LazyScope()
+    with scope.loop(i, IntImm(0), IntImm(16)):
+        with scope.let(x, min_(IntImm(8), n - i)):
+            assert scope._scope.const_bound(i) == (None, None)      # nothing asked yet
+            assert scope.const_bound(x + i) == (None, 23)
+    with scope.loop(i, IntImm(0), n):
+        assert scope.const_bound(IntImm(32)) == (32, 32)            # needs no facts ...
+        assert scope._scope.const_bound(n) == (None, None)          # ... so none recorded
+        assert scope.const_bound(n) == (1, None)                    # n >= 1 inside
+    assert scope.const_bound(n) == (None, None)
