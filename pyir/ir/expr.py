@@ -14,9 +14,10 @@ from .node import IdentityNode, Node
 
 
 class PrimExpr(Node):
-    """Base of scalar expressions; every subclass has a ``dtype``."""
+    """Base of scalar expressions; every subclass has a ``dtype`` (a field, or kept in the
+    ``_dtype`` slot by `Binary`)."""
 
-    __slots__ = ()
+    __slots__ = ("_dtype",)
 
     def __add__(self, other):
         return Binary("add", self, convert(other, self.dtype))
@@ -58,7 +59,7 @@ class PrimExpr(Node):
         return Binary("sub", const(0, self.dtype), self)
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, slots=True, eq=False)
 class Var(IdentityNode, PrimExpr):
     """A scalar variable: loop variable, block iterator, let variable or shape variable."""
 
@@ -72,7 +73,7 @@ class Var(IdentityNode, PrimExpr):
         return f"Var({self.name}: {self.dtype})"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class IntImm(PrimExpr):
     """An integer (or bool) constant."""
 
@@ -87,7 +88,7 @@ class IntImm(PrimExpr):
             object.__setattr__(self, "value", int(self.value))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class FloatImm(PrimExpr):
     """A floating-point constant."""
 
@@ -115,7 +116,7 @@ def _float_key(value):
     return struct.pack("<d", value)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class StringImm(PrimExpr):
     """A string constant (names of external functions)."""
 
@@ -131,7 +132,7 @@ _OP_KIND = {**dict.fromkeys(ARITH_OPS, "arith"), **dict.fromkeys(COMPARE_OPS, "c
             **dict.fromkeys(LOGIC_OPS, "logic")}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Binary(PrimExpr):
     """``a <op> b`` for op in BINARY_OPS. Both operands have the same dtype.
 
@@ -157,14 +158,14 @@ class Binary(PrimExpr):
         if kind == "logic" and a != "bool":
             raise IRError(f"'{self.op}' needs bool operands, not {a}")
         # Kept, not a field: asking a long sum for its dtype would walk its left spine.
-        self.__dict__["_dtype"] = a if kind == "arith" else "bool"
+        object.__setattr__(self, "_dtype", a if kind == "arith" else "bool")
 
     @property
     def dtype(self):
         return self._dtype
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Not(PrimExpr):
     a: PrimExpr
 
@@ -177,7 +178,7 @@ class Not(PrimExpr):
         return "bool"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Cast(PrimExpr):
     dtype: str
     value: PrimExpr
@@ -186,7 +187,7 @@ class Cast(PrimExpr):
         dt.check(self.dtype)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Select(PrimExpr):
     """``true_value if cond else false_value``; only the chosen side is evaluated
     (``T.if_then_else``), so a side may hold a load that is only in bounds when chosen."""
@@ -218,7 +219,7 @@ INTRINSICS = {
 }
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Call(PrimExpr):
     """An intrinsic (``op`` in INTRINSICS) or ``op == "call_extern"``, whose first
     argument is a StringImm naming a kernel registered with `pyir.ffi.extern`."""
@@ -238,7 +239,7 @@ class Call(PrimExpr):
                           f"got {len(self.args)}")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class BufferLoad(PrimExpr):
     buffer: "Buffer"
     indices: tuple
@@ -253,7 +254,7 @@ class BufferLoad(PrimExpr):
         return self.buffer.dtype
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, slots=True, eq=False)
 class Buffer(IdentityNode):
     """A multi-dimensional array. ``scope`` is "global" (parameters, heap) or "local"
     (small per-thread scratch, candidates for registers)."""

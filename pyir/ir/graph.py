@@ -15,7 +15,7 @@ class StructInfo(Node):
     __slots__ = ()
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class TensorStructInfo(StructInfo):
     """A tensor: ``shape`` is a tuple of int64 expressions, or None when only ``ndim`` is
     known (``ndim == -1``: not even that)."""
@@ -34,12 +34,12 @@ class TensorStructInfo(StructInfo):
             object.__setattr__(self, "ndim", len(self.shape))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class TupleStructInfo(StructInfo):
     fields: tuple
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ShapeStructInfo(StructInfo):
     """A shape value: known entries ``values`` or only ``ndim``."""
 
@@ -52,7 +52,7 @@ class ShapeStructInfo(StructInfo):
             object.__setattr__(self, "ndim", len(self.values))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class PrimStructInfo(StructInfo):
     """A scalar (``R.Prim("float32")``)."""
 
@@ -62,7 +62,7 @@ class PrimStructInfo(StructInfo):
         dt.check(self.dtype)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ObjectStructInfo(StructInfo):
     """Anything; nothing is known statically."""
 
@@ -72,7 +72,7 @@ class GraphExpr(Node):
     __slots__ = ()
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, slots=True, eq=False)
 class GraphVar(IdentityNode, GraphExpr):
     """A graph variable (function parameter or binding outside dataflow blocks)."""
 
@@ -83,30 +83,30 @@ class GraphVar(IdentityNode, GraphExpr):
         return f"{type(self).__name__}({self.name})"
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, slots=True, eq=False)
 class DataflowVar(GraphVar):
     """A variable bound inside a dataflow block and not exported by ``R.output``."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class GlobalVar(GraphExpr):
     """The name of a function in the enclosing IRModule."""
 
     name: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Tuple(GraphExpr):
     fields: tuple
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class TupleGetItem(GraphExpr):
     tuple_value: GraphExpr
     index: int
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ShapeExpr(GraphExpr):
     """A shape value ``R.shape([n, 4])``."""
 
@@ -116,14 +116,14 @@ class ShapeExpr(GraphExpr):
         object.__setattr__(self, "values", tuple(convert(s) for s in self.values))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class PrimValue(GraphExpr):
     """A scalar passed as a graph value (``R.prim_value(...)`` or a number literal)."""
 
     value: PrimExpr
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class CallTIR(GraphExpr):
     """``R.call_tir(func, args, out_sinfo)``: allocate outputs, call a prim function in
     destination-passing style, yield the output (a tuple for several)."""
@@ -133,7 +133,7 @@ class CallTIR(GraphExpr):
     out_sinfo: tuple
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class CallDPSPacked(GraphExpr):
     """``R.call_dps_packed(name, args, out_sinfo)``: like CallTIR for a registered packed
     function or extern kernel."""
@@ -143,7 +143,7 @@ class CallDPSPacked(GraphExpr):
     out_sinfo: tuple
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class CallPacked(GraphExpr):
     """``R.call_packed(name, *args, sinfo_args)``: call a registered function that returns
     its result; may have effects, so it is not allowed in dataflow blocks."""
@@ -153,7 +153,7 @@ class CallPacked(GraphExpr):
     sinfo: StructInfo
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class OpCall(GraphExpr):
     """A high-level operator (``R.add``, ``R.nn.softmax``...) before legalization.
     ``attrs`` is a tuple of (key, plain value) pairs."""
@@ -164,13 +164,13 @@ class OpCall(GraphExpr):
 
 
 # ---------------------------------------------------------------- bindings
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class VarBinding(Node):
     var: GraphVar
     value: GraphExpr
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class MatchCast(Node):
     """Binds ``var`` to ``value`` after checking at run time that it matches
     ``struct_info``; new symbolic variables in ``struct_info`` are defined here."""
@@ -180,25 +180,25 @@ class MatchCast(Node):
     struct_info: StructInfo
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class BindingBlock(Node):
     bindings: tuple
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class DataflowBlock(Node):
     """Pure bindings (``with R.dataflow():``); only non-DataflowVar vars escape it."""
 
     bindings: tuple
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class SeqExpr(GraphExpr):
     blocks: tuple
     body: GraphExpr
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Function(Node):
     """A graph function ``@R.function``."""
 

@@ -7,7 +7,7 @@ from ..errors import Error
 from .node import Node
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class IRModule(Node):
     """An ordered, immutable mapping of function names to PrimFunc / Function.
 

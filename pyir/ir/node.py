@@ -9,9 +9,10 @@ import dataclasses
 
 
 class Node:
-    """Base class of all IR nodes. Subclasses are frozen dataclasses."""
+    """Base class of all IR nodes. Subclasses are frozen dataclasses with slots; every node
+    also keeps the tuple of its children (see `children`) and can be weakly referenced."""
 
-    __slots__ = ()
+    __slots__ = ("_children", "__weakref__")
 
     def script(self, **kwargs):
         """Python text of this node (see `pyir.script.printer`)."""
@@ -75,7 +76,7 @@ def children(node):
     """The IR nodes directly inside ``node`` (looking into tuples), in field order, as a
     tuple. Nodes are immutable, so the tuple is computed once per node and kept on it
     (traversals ask for the same shared subtrees over and over)."""
-    kids = node.__dict__.get("_children")
+    kids = getattr(node, "_children", None)
     if kids is None:
         found = []
         for name in _node_field_names(type(node)):
@@ -85,7 +86,7 @@ def children(node):
             elif type(value) is tuple and value:
                 _nodes_in(value, found)
         kids = tuple(found)
-        node.__dict__["_children"] = kids
+        object.__setattr__(node, "_children", kids)
     return kids
 
 

@@ -14,7 +14,7 @@ class Stmt(Node):
     __slots__ = ()
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Range(Node):
     """The half-open interval ``[start, start + extent)``."""
 
@@ -26,7 +26,7 @@ class Range(Node):
         object.__setattr__(self, "extent", convert(self.extent))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class For(Stmt):
     """``for loop_var in [start, start + extent)`` run as ``kind``.
 
@@ -50,7 +50,7 @@ class For(Stmt):
             raise IRError(f"loop variable {self.loop_var.name} must be int64")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class IterVar(Node):
     """A block iterator over ``[0, extent)``; ``kind`` is "S" (spatial) or "R" (reduce)."""
 
@@ -64,7 +64,7 @@ class IterVar(Node):
         object.__setattr__(self, "extent", convert(self.extent))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class BufferRegion(Node):
     """The part of ``buffer`` covered by one Range per dimension."""
 
@@ -77,7 +77,7 @@ class BufferRegion(Node):
                           f"{len(self.buffer.shape)} dimensions")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Block(Stmt):
     """A named unit of computation over its iterators.
 
@@ -95,7 +95,7 @@ class Block(Stmt):
     annotations: tuple = ()
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class BlockRealize(Stmt):
     """Runs ``block`` with its iterators bound to ``iter_values`` when ``predicate`` holds."""
 
@@ -109,7 +109,7 @@ class BlockRealize(Stmt):
                           f"but {len(self.iter_values)} bindings")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class BufferStore(Stmt):
     buffer: Buffer
     value: PrimExpr
@@ -121,19 +121,19 @@ class BufferStore(Stmt):
                           f"but is stored with {len(self.indices)} indices")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class SeqStmt(Stmt):
     stmts: tuple
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class IfThenElse(Stmt):
     condition: PrimExpr
     then_case: Stmt
     else_case: Stmt = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class LetStmt(Stmt):
     """Binds ``var`` to ``value`` in ``body``."""
 
@@ -142,14 +142,14 @@ class LetStmt(Stmt):
     body: Stmt
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Evaluate(Stmt):
     """Evaluates an expression for its effect (``T.evaluate``, extern calls)."""
 
     value: PrimExpr
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Allocate(Stmt):
     """Storage for ``buffer`` during ``body`` (``T.alloc_buffer`` outside any block)."""
 
@@ -157,7 +157,7 @@ class Allocate(Stmt):
     body: Stmt
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class PrimFunc(Node):
     """A tensor-level function in destination-passing style.
 
