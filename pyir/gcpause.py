@@ -3,9 +3,10 @@
 A build or a schedule step allocates tens of thousands of objects that live until it
 ends (IR nodes, arithmetic polynomials, llvmlite instructions); each allocation burst
 triggers collections that scan them all and free almost nothing: 10-15 % of a cold
-schedule + build of the bench matmul went to `gc`. IR nodes are acyclic (reference
-counting frees them); the cycles llvmlite's IR objects form are collected by the first
-collection after the pause, as mypy does for its builds.
+schedule + build of the bench matmul went to `gc` in a sampling profile. IR nodes are
+acyclic (reference counting frees them); the cycles llvmlite's IR objects form are freed
+by the first collection after the pause. (mypy raises the collector's thresholds during
+its builds for the same reason.)
 """
 
 import contextlib
