@@ -83,7 +83,7 @@ def children(node):
             value = getattr(node, name)
             if isinstance(value, Node):
                 found.append(value)
-            elif type(value) is tuple and value:
+            elif isinstance(value, tuple) and value:
                 _nodes_in(value, found)
         kids = tuple(found)
         object.__setattr__(node, "_children", kids)
@@ -95,7 +95,7 @@ def _nodes_in(items, found):
     for item in items:
         if isinstance(item, Node):
             found.append(item)
-        elif type(item) is tuple:
+        elif isinstance(item, tuple):
             _nodes_in(item, found)
 
 
@@ -166,7 +166,7 @@ def _top_down_tuple(items, visit):
 
 
 def _rewrite(value, fn, memo):
-    if type(value) is tuple:
+    if isinstance(value, tuple):
         return _rewrite_tuple(value, fn, memo)
     if not isinstance(value, Node):
         return value
