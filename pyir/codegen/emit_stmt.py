@@ -106,6 +106,11 @@ def _let_fact(scope, var, value):
     yield
 
 
+def _double(x):
+    """An iteration count (a float or an LLVM double) as an LLVM value."""
+    return ir.Constant(ir.DoubleType(), x) if isinstance(x, float) else x
+
+
 class FunctionEmitter(ExprEmitter):
     def __init__(self, ctx, fn, func_name, storage, scope=None, in_parallel=False):
         """``scope``: the `LazyScope` of the enclosing emitter (an outlined loop body's)."""
@@ -503,49 +508,49 @@ class FunctionEmitter(ExprEmitter):
         versions of a loop nest (split tails) overflowed int64 and sent big loops down the
         serial path -- and in Python where the extents are constants: a float, or an LLVM
         double."""
-        f64 = ir.DoubleType()
+        return self._times(self._count(extent), self._path_work(s.body, {s.loop_var}))
 
-        def count(value):
-            known = int_value(value)
-            if known is not None:
-                return float(max(known, 1))
-            return most(self.b.sitofp(value, f64), 1.0)
+    def _path_work(self, node, inner):
+        """The most iterations of one path through ``node`` (see `_work`); ``inner``: the
+        loop variables bound inside the parallel loop."""
+        if isinstance(node, S.For):
+            body = self._path_work(node.body, inner | {node.loop_var})
+            names = [v for v in walk(node.extent) if isinstance(v, E.Var)]
+            if not all(v in self.env and v not in inner for v in names):
+                return body
+            return self._times(self._count(self.expr(node.extent)), body)
+        if isinstance(node, S.SeqStmt):
+            out = 1.0
+            for x in node.stmts:
+                out = self._most(out, self._path_work(x, inner))
+            return out
+        if isinstance(node, S.IfThenElse):
+            then = self._path_work(node.then_case, inner)
+            if node.else_case is None:
+                return then
+            return self._most(then, self._path_work(node.else_case, inner))
+        if isinstance(node, (S.LetStmt, S.Allocate)):
+            inner = inner | {node.var} if isinstance(node, S.LetStmt) else inner
+            return self._path_work(node.body, inner)
+        return 1.0
 
-        def value(x):
-            return ir.Constant(f64, x) if isinstance(x, float) else x
+    def _count(self, value):
+        """An extent as a count of at least one: a float if it is constant."""
+        known = int_value(value)
+        if known is not None:
+            return float(max(known, 1))
+        return self._most(self.b.sitofp(value, ir.DoubleType()), 1.0)
 
-        def times(a, b):
-            if isinstance(a, float) and isinstance(b, float):
-                return a * b
-            return self.b.fmul(value(a), value(b))
+    def _times(self, a, b):
+        if isinstance(a, float) and isinstance(b, float):
+            return a * b
+        return self.b.fmul(_double(a), _double(b))
 
-        def most(a, b):
-            if isinstance(a, float) and isinstance(b, float):
-                return max(a, b)
-            a, b = value(a), value(b)
-            return self.b.select(self.b.fcmp_ordered(">", a, b), a, b)
-
-        def est(node, inner):
-            if isinstance(node, S.For):
-                body = est(node.body, inner | {node.loop_var})
-                names = [v for v in walk(node.extent) if isinstance(v, E.Var)]
-                if not all(v in self.env and v not in inner for v in names):
-                    return body
-                return times(count(self.expr(node.extent)), body)
-            if isinstance(node, S.SeqStmt):
-                out = 1.0
-                for x in node.stmts:
-                    out = most(out, est(x, inner))
-                return out
-            if isinstance(node, S.IfThenElse):
-                then = est(node.then_case, inner)
-                return then if node.else_case is None else most(then, est(node.else_case, inner))
-            if isinstance(node, (S.LetStmt, S.Allocate)):
-                inner = inner | {node.var} if isinstance(node, S.LetStmt) else inner
-                return est(node.body, inner)
-            return 1.0
-
-        return times(count(extent), est(s.body, {s.loop_var}))
+    def _most(self, a, b):
+        if isinstance(a, float) and isinstance(b, float):
+            return max(a, b)
+        a, b = _double(a), _double(b)
+        return self.b.select(self.b.fcmp_ordered(">", a, b), a, b)
 
     def _outline_body(self, s, k, values, cap_vars, cap_bufs):
         arg_types = [T.I64, T.I64] + [v.type for v in values]

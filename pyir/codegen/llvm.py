@@ -198,4 +198,21 @@ def codegen(mod, target="llvm", externs=None, extra=None):
         infos.append(info)
     if extra is not None:
         extra(ctx, infos)
-    return str(ctx.module), infos
+    text = str(ctx.module)
+    _release(ctx.module)
+    return text, infos
+
+
+def _release(module):
+    """Break the reference cycles of llvmlite's IR objects (a block and its instructions or
+    terminator, a loop's phi and its increment) once the module is printed, so that
+    reference counting frees the instructions at once: left to the cyclic collector, the
+    first collection after a build spent 1.5 ms (4 % of the bench matmul's build) on them."""
+    for fn in module.functions:
+        for bb in fn.blocks:
+            for instr in bb.instructions:
+                if isinstance(instr, ir.PhiInstr):
+                    instr.incomings.clear()
+            bb.instructions.clear()
+            bb.terminator = None
+        fn.blocks.clear()

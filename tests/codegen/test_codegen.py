@@ -583,3 +583,26 @@ def test_the_emitter_scope_records_loops_and_lets_when_asked():
         assert scope._scope.const_bound(n) == (None, None)          # ... so none recorded
         assert scope.const_bound(n) == (1, None)                    # n >= 1 inside
     assert scope.const_bound(n) == (None, None)
+
+
+def test_codegen_leaves_no_llvm_ir_objects_for_the_cyclic_collector():
+    """llvmlite's IR objects form cycles (a block lists its instructions, each names the block
+    as its parent; a loop's phi and its increment use each other): codegen breaks them once
+    the text is printed, so that reference counting frees the instructions when codegen
+    returns, not the next collection (which took 4 % of a matmul build)."""
+    import gc
+
+    from llvmlite import ir
+    mod = pyir.transform.lower(K.module(K.elementwise("float32", ("n", "m"))))
+    gc.collect()
+    gc.disable()
+    try:
+        codegen(mod, "llvm")
+        gc.set_debug(gc.DEBUG_SAVEALL)
+        gc.collect()
+        cyclic = [o for o in gc.garbage if isinstance(o, (ir.Instruction, ir.Block))]
+    finally:
+        gc.set_debug(0)
+        gc.garbage.clear()
+        gc.enable()
+    assert cyclic == []
