@@ -427,24 +427,32 @@ class FunctionEmitter(ExprEmitter):
         self.lanes, self.vvar, self.vbase, self.vmult = saved
 
     def masked_vectors(self, start, extent, count, lanes, vector_body):
-        """``count`` vectors from ``start``: each runs as a plain vector when all its lanes
-        are below ``extent``, else (``if extent > k * lanes``) with those lanes active -- a
-        split's tail in a few vector instructions, no scalar loop. Uniform reads stay under
-        the same condition as in the loop."""
+        """``count`` vectors from ``start``, each (``if extent > k * lanes``) with the lanes
+        below ``extent`` active -- a split's tail in a few vector instructions, no scalar
+        loop. Where masks cost something (no AVX-512), a vector whose lanes are all below
+        ``extent`` runs unmasked instead. Uniform reads stay under the same condition as in
+        the loop."""
         extent_v = self.broadcast(extent, lanes)
         for k in range(count):
             first = T.int_const(k * lanes)
+
+            def masked():
+                saved = self.mask
+                self.mask = self.b.icmp_signed("<", T.lane_numbers(lanes, k * lanes), extent_v)
+                vector_body(self.b.add(start, first))
+                self.mask = saved
+
+            if self.ctx.target.has_feature("avx512f"):
+                with self.b.if_then(self.b.icmp_signed(">", extent, first)):
+                    masked()
+                continue
             whole = self.b.icmp_signed(">=", extent, T.int_const((k + 1) * lanes))
             with self.b.if_else(whole) as (plain, partial):
                 with plain:
                     vector_body(self.b.add(start, first))
                 with partial:
                     with self.b.if_then(self.b.icmp_signed(">", extent, first)):
-                        saved = self.mask
-                        self.mask = self.b.icmp_signed("<", T.lane_numbers(lanes, k * lanes),
-                                                       extent_v)
-                        vector_body(self.b.add(start, first))
-                        self.mask = saved
+                        masked()
 
     # ------------------------------------------------------------ parallel
     def parallel(self, s):

@@ -606,3 +606,26 @@ def test_codegen_leaves_no_llvm_ir_objects_for_the_cyclic_collector():
         gc.garbage.clear()
         gc.enable()
     assert cyclic == []
+
+
+@pytest.mark.parametrize("target, plain, masked", [
+    # AVX-512: a tail vector is masked only (a mask costs nothing there); main: 1 vector
+    ("llvm -mcpu=znver4 -mattr=+avx512f,+avx512vl,+avx2,+fma", 1, 1),
+    # AVX2: a tail vector whose lanes are all in runs unmasked; main: 2 vectors, tail: 2
+    # vectors as plain or masked
+    ("llvm -mcpu=haswell -mattr=+avx2,+fma", 2 + 2, 2),
+])
+def test_a_symbolic_split_tail_is_masked_vector_code(target, plain, masked):
+    sch = Schedule(K.module(K.elementwise("float32", ("n",))))
+    (i,) = sch.get_loops(sch.get_block("C"))
+    sch.vectorize(sch.split(i, factors=[None, 16])[1])
+    c = Compiled(sch.mod, target=target, default_schedule=False)
+    vt = "<16 x float>" if "avx512f" in target else "<8 x float>"
+    assert len(re.findall(rf"^  store {vt} ", c.llvm_ir, re.MULTILINE)) == plain
+    assert c.llvm_ir.count('call void @"llvm.masked.store.') == masked
+    if "avx512f" in target and not Target.from_string("llvm").has_feature("avx512f"):
+        return   # this host cannot run it
+    for n in (1, 15, 16, 17, 40, 1031):
+        a, b, out = rand(n, "float32"), rand(n, "float32"), np.zeros(n, "float32")
+        assert c("ew", a, b, out) == 0
+        np.testing.assert_array_equal(out, a + b)
