@@ -49,6 +49,9 @@ PARALLEL_FOR = "pyir_parallel_for"
 PARALLEL_MIN_WORK = 4096
 #: Branch weight of the main part of a split loop against its tail.
 LIKELY_WEIGHT = 1000
+#: Target features under which a masked vector load or store costs what a plain one does
+#: (AVX-512 mask registers for every element size and vector width).
+FREE_MASKS = ("avx512f", "avx512bw", "avx512vl")
 
 
 class CodegenError(Error):
@@ -429,8 +432,8 @@ class FunctionEmitter(ExprEmitter):
     def masked_vectors(self, start, extent, count, lanes, vector_body):
         """``count`` vectors from ``start``, each (``if extent > k * lanes``) with the lanes
         below ``extent`` active -- a split's tail in a few vector instructions, no scalar
-        loop. Where masks cost something (no AVX-512), a vector whose lanes are all below
-        ``extent`` runs unmasked instead. Uniform reads stay under the same condition as in
+        loop. Where masks cost something (not `FREE_MASKS`), a vector whose lanes are all
+        below ``extent`` runs unmasked instead. Uniform reads stay under the same condition as in
         the loop."""
         extent_v = self.broadcast(extent, lanes)
         for k in range(count):
@@ -442,7 +445,7 @@ class FunctionEmitter(ExprEmitter):
                 vector_body(self.b.add(start, first))
                 self.mask = saved
 
-            if self.ctx.target.has_feature("avx512f"):
+            if all(self.ctx.target.has_feature(f) for f in FREE_MASKS):
                 with self.b.if_then(self.b.icmp_signed(">", extent, first)):
                     masked()
                 continue

@@ -610,7 +610,7 @@ def test_codegen_leaves_no_llvm_ir_objects_for_the_cyclic_collector():
 
 @pytest.mark.parametrize("target, plain, masked", [
     # AVX-512: a tail vector is masked only (a mask costs nothing there); main: 1 vector
-    ("llvm -mcpu=znver4 -mattr=+avx512f,+avx512vl,+avx2,+fma", 1, 1),
+    ("llvm -mcpu=znver4 -mattr=+avx512f,+avx512bw,+avx512vl,+avx2,+fma", 1, 1),
     # AVX2: a tail vector whose lanes are all in runs unmasked; main: 2 vectors, tail: 2
     # vectors as plain or masked
     ("llvm -mcpu=haswell -mattr=+avx2,+fma", 2 + 2, 2),
