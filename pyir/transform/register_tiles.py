@@ -18,7 +18,10 @@ body with ``i_0 * f + i_1 < E``. The body becomes::
     if i_0 < E // f:   body with those guards dropped (always true there)
     else:              body as it was (the last, partial tile)
 
-so the hot path carries no guard per iteration, also for symbolic ``E``. A loop fused from
+so the hot path carries no guard per iteration, also for symbolic ``E``. A split loop whose
+body is another one (the rows and columns of a register tile) is versioned once, inside
+both loops, on both tests (`_split_nest`): one copy of the partial tile serves the last
+row and the last column of tiles. A loop fused from
 split loops (annotated ``{"pyir.fused_tails": 1}``) binds its ``f // J`` and ``f % J`` once
 per iteration and tests its tails' guards there, ``if i_0 * 6 + 5 < n and j_0 * 16 + 15 <
 m``, the same way. Variables and buffers defined inside the guard-free copy are renamed so
@@ -316,19 +319,51 @@ def _fresh_copy(stmt):
     return rewrite(stmt, lambda n: mapping.get(n) if isinstance(n, (E.Var, E.Buffer)) else None)
 
 
-def _split_loop(loop):
+def _tail_split(loop):
+    """``(f, E, E // f)`` of a loop split by ``f`` from an extent ``E`` with a tail (see
+    `_tail_extent`), else None."""
     f = dict(loop.annotations).get(TAIL_KEY)
     if not isinstance(f, int) or f < 2:
         return None
     extent = _tail_extent(loop, f)
     if extent is None:
         return None
+    full = (E.IntImm(extent.value // f) if isinstance(extent, E.IntImm)
+            else E.binary("floordiv", extent, E.IntImm(f)))
+    return f, extent, full
+
+
+def _split_loop(loop):
+    split = _tail_split(loop)
+    if split is None:
+        return None
+    f, extent, full = split
     main, removed = _drop_guards(loop.body, _tail_guard(loop.loop_var, f, extent))
     if not removed:
         return None
-    full = (E.IntImm(extent.value // f) if isinstance(extent, E.IntImm)
-            else E.binary("floordiv", extent, E.IntImm(f)))
-    return _versioned(loop, E.lt(loop.loop_var, full), main)
+    whole = E.lt(loop.loop_var, full)
+    return _split_nest(loop, whole, main) or _versioned(loop, whole, main)
+
+
+def _split_nest(loop, whole, main):
+    """A split loop whose body is another split loop (the rows and columns of a tile),
+    versioned once, inside both::
+
+        for i_0: for j_0: if i_0 < n // 7 and j_0 < m // 32: main  else: body as it was
+
+    -- one partial-tile copy of the body for the last row of tiles and the last column,
+    not one each (the symbolic matmul: a third less code). None when ``loop`` is not such
+    a nest; ``whole`` and ``main`` are ``loop``'s test and guard-free body."""
+    inner = loop.body
+    split = _tail_split(inner) if isinstance(inner, S.For) else None
+    if split is None or not isinstance(main, S.For):
+        return None
+    f, extent, full = split
+    main_body, removed = _drop_guards(main.body, _tail_guard(inner.loop_var, f, extent))
+    if not removed:
+        return None
+    both = E.and_(whole, E.lt(inner.loop_var, full))
+    return with_fields(loop, body=_versioned(inner, both, main_body))
 
 
 def _versioned(loop, whole, main):

@@ -555,11 +555,13 @@ def test_the_symbolic_matmul_stores_its_tail_tiles_unmasked():
 
 @pytest.mark.parametrize("tile", [(6, 16), (7, 32)])
 def test_symbolic_register_tiles_with_tails_match_numpy(tile):
-    """The tail tiles of the symbolic matmul (rows and columns) at sizes around the tile."""
+    """The tail tiles of the symbolic matmul (rows and columns) at sizes around the tile:
+    only a partial row of tiles (64, 96), only a partial column (105 with 7 x 32), both,
+    neither (224)."""
     from test_builder import _bench_matmul
     m = _bench_matmul()
     lib = pyir.build(m.schedule_matmul(m.matmul_func(None), tile=tile).mod, opt_level="fast")
-    for n in (1, 5, 17, 37, 100, 129):
+    for n in (1, 5, 17, 37, 64, 96, 100, 105, 129, 224):
         a, b = rand((n, n), "float32"), rand((n, n), "float32")
         c = np.full((n, n), np.nan, np.float32)
         lib["matmul"](a, b, c)

@@ -12,7 +12,7 @@ from pyir.script import from_source
 
 import pyir
 from pyir import transform
-from pyir.ir import stmt as S
+from pyir.ir import conjuncts, stmt as S
 from pyir.ir import walk
 from pyir.ir.structural import assert_structural_equal
 
@@ -59,15 +59,19 @@ def test_register_tile_is_compacted_to_one_stack_tile():
 
 def test_split_tails_give_a_guard_free_main_path():
     func = _lowered(M.schedule_matmul(M.matmul_func(None)).mod)
-    # The first branch of the first tile test (i_0 < n // 7, then j_0 < n // 32) holds the
-    # hot k loop: no `if` inside it.
+    # One test for the row and the column tiles (i_0 < n // 7 and j_0 < n // 32) inside
+    # both loops: its first branch holds the hot k loop, with no `if` inside it; the other
+    # is the one copy of the partial tiles, at the end of a row or column of tiles.
     i0 = next(n for n in walk(func.body) if isinstance(n, S.For) and n.loop_var.name == "i_0")
-    outer = i0.body
-    assert isinstance(outer, S.IfThenElse)
-    inner = next(n for n in walk(outer.then_case) if isinstance(n, S.IfThenElse))
-    main = inner.then_case
+    j0 = i0.body
+    assert isinstance(j0, S.For) and j0.loop_var.name == "j_0"
+    tile = j0.body
+    assert isinstance(tile, S.IfThenElse)
+    assert {c.a.name for c in conjuncts(tile.condition)} == {"i_0", "j_0"}
+    main = tile.then_case
     assert not any(isinstance(n, S.IfThenElse) for n in walk(main))
     assert any(isinstance(n, S.For) and n.kind == "vectorized" for n in walk(main))
+    assert sum(isinstance(n, S.IfThenElse) for n in walk(i0)) == 1
 
 
 def test_split_tail_main_path_is_the_likely_branch():
@@ -78,9 +82,8 @@ def test_split_tail_main_path_is_the_likely_branch():
     text, _ = codegen(transform.lower(M.schedule_matmul(M.matmul_func(None)).mod))
     weights = re.findall(r'^(!\d+) = !{ !"branch_weights", i32 1000, i32 1 }', text, re.MULTILINE)
     assert len(weights) == 1
-    # the packing test, the row-tile test and the column-tile test under its main side (the
-    # last row tile keeps its column loop whole)
-    assert len(re.findall(rf"br i1 .*, !prof {weights[0]}$", text, re.MULTILINE)) == 3
+    # the packing test and the tile test (rows and columns together)
+    assert len(re.findall(rf"br i1 .*, !prof {weights[0]}$", text, re.MULTILINE)) == 2
 
 
 def test_split_tails_run_as_masked_vectors():
