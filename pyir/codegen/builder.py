@@ -12,7 +12,7 @@ Value numbering: an unrolled register tile computes the same row offsets, addres
 broadcasts once per element (``mul i64 %i, 6144`` a dozen times in one block), and the
 "fast" pipeline runs no CSE pass. A pure operation (integer add, sub, mul, division,
 bit operation, signed comparison or select, ordered float comparison, int-to-float
-conversion, address, vector insert, extract or shuffle)
+conversion, integer truncation, address, vector insert, extract or shuffle)
 on the same operands as one already emitted in the block it goes to returns that
 instruction. Operands compare as llvmlite compares them: constants by their text,
 instructions by identity. A load is numbered too, until its block writes the object it
@@ -284,4 +284,5 @@ class Builder(ir.IRBuilder):
         a = int_value(value)
         if a is not None and isinstance(typ, ir.IntType):
             return _const(typ, a)
-        return super().trunc(value, typ, name=name)
+        return self.numbered(("trunc", value, typ),
+                             lambda: super(Builder, self).trunc(value, typ), (value,))

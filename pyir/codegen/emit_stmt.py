@@ -435,13 +435,16 @@ class FunctionEmitter(ExprEmitter):
         loop. Where masks cost something (not `FREE_MASKS`), a vector whose lanes are all
         below ``extent`` runs unmasked instead. Uniform reads stay under the same condition as in
         the loop."""
-        extent_v = self.broadcast(extent, lanes)
+        # The masks compare 32-bit lane numbers (half the vector registers of 64-bit ones):
+        # where one is used, 0 < extent <= count * lanes, so the truncation is exact.
+        extent_v = self.broadcast(self.b.trunc(extent, T.I32), lanes)
         for k in range(count):
             first = T.int_const(k * lanes)
 
             def masked():
                 saved = self.mask
-                self.mask = self.b.icmp_signed("<", T.lane_numbers(lanes, k * lanes), extent_v)
+                self.mask = self.b.icmp_signed("<", T.lane_numbers(lanes, k * lanes, T.I32),
+                                               extent_v)
                 vector_body(self.b.add(start, first))
                 self.mask = saved
 

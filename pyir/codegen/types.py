@@ -77,9 +77,9 @@ def splat_mask(lanes):
 
 
 @functools.lru_cache(maxsize=4096)
-def lane_numbers(lanes, first=0):
-    """``<first, first + 1, ..., first + lanes - 1>`` as i64 lanes."""
-    return ir.Constant(vector_of(I64, lanes), list(range(first, first + lanes)))
+def lane_numbers(lanes, first=0, element=I64):
+    """``<first, first + 1, ..., first + lanes - 1>`` as ``element`` (i64) lanes."""
+    return ir.Constant(vector_of(element, lanes), list(range(first, first + lanes)))
 
 
 @functools.lru_cache(maxsize=4096)

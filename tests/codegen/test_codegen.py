@@ -625,6 +625,9 @@ def test_a_symbolic_split_tail_is_masked_vector_code(target, plain, masked):
     vt = "<16 x float>" if "avx512f" in target else "<8 x float>"
     assert len(re.findall(rf"^  store {vt} ", c.llvm_ir, re.MULTILINE)) == plain
     assert c.llvm_ir.count('call void @"llvm.masked.store.') == masked
+    # the masks compare 32-bit lane numbers (0 < extent <= 16 where one is used)
+    assert re.search(rf"icmp slt {vt.replace('float', 'i32')} ", c.llvm_ir)
+    assert not re.search(r"icmp \w+ <\d+ x i64> ", c.llvm_ir)
     if "avx512f" in target and not Target.from_string("llvm").has_feature("avx512f"):
         return   # this host cannot run it
     for n in (1, 15, 16, 17, 40, 1031):
