@@ -433,8 +433,8 @@ class FunctionEmitter(ExprEmitter):
         """``count`` vectors from ``start``, each (``if extent > k * lanes``) with the lanes
         below ``extent`` active -- a split's tail in a few vector instructions, no scalar
         loop. Where masks cost something (not `FREE_MASKS`), a vector whose lanes are all
-        below ``extent`` runs unmasked instead. Uniform reads stay under the same condition as in
-        the loop."""
+        below ``extent`` runs unmasked instead. Uniform reads stay under the same condition
+        as in the loop."""
         # The masks compare 32-bit lane numbers (half the vector registers of 64-bit ones):
         # where one is used, 0 < extent <= count * lanes, so the truncation is exact.
         extent_v = self.broadcast(self.b.trunc(extent, T.I32), lanes)
