@@ -569,6 +569,24 @@ def test_symbolic_register_tiles_with_tails_match_numpy(tile):
         np.testing.assert_allclose(c, a @ b, rtol=1e-4, atol=1e-4)
 
 
+@pytest.mark.skipif(platform.machine() != "x86_64", reason="x86 target")
+def test_symbolic_register_tiles_with_tails_match_numpy_with_avx2():
+    """The same with AVX2 (6 x 16 tile), where a tail vector whose lanes are all in runs
+    unmasked and masks take vmaskmov (see `masked_vectors`)."""
+    from test_builder import _bench_matmul
+    target = "llvm -mcpu=haswell -mattr=+avx2,+fma"
+    if not all(Target.from_string("llvm").has_feature(f) for f in ("avx2", "fma")):
+        pytest.skip("this host cannot run AVX2 code")
+    m = _bench_matmul()
+    lib = pyir.build(m.schedule_matmul(m.matmul_func(None), tile=(6, 16)).mod, target=target,
+                     opt_level="fast")
+    for n in (1, 7, 16, 37, 48, 53):
+        a, b = rand((n, n), "float32"), rand((n, n), "float32")
+        c = np.full((n, n), np.nan, np.float32)
+        lib["matmul"](a, b, c)
+        np.testing.assert_allclose(c, a @ b, rtol=1e-4, atol=1e-4)
+
+
 def test_the_emitter_scope_records_loops_and_lets_when_asked():
     """Codegen's LazyScope records a loop or let only when a question is asked inside it,
     all of the open ones then, outer first (none for a question without variables); the
