@@ -130,21 +130,6 @@ class Poly:
         return self.add(other, -1)
 
     def scale(self, k):
-        return Poly(self.dtype).add(self, k)
-
-    def mul(self, other):
-        if not other.terms:      # by a constant (most products: i * 8)
-            return self._times(other.const)
-        if not self.terms:
-            return other._times(self.const)
-        out = Poly(self.dtype, const=self.const * other.const)
-        for m1, c1 in list(self.terms.items()) + [((), self.const)]:
-            for m2, c2 in list(other.terms.items()) + [((), other.const)]:
-                if m1 or m2:
-                    out._add_term(mono_mul(m1, m2), c1 * c2)
-        return out
-
-    def _times(self, k):
         """``k * self`` as a new Poly."""
         out = Poly.__new__(Poly)
         dtype = out.dtype = self.dtype
@@ -154,6 +139,18 @@ class Poly:
             c = wrap(coeff * k, dtype)
             if c:
                 terms[mono] = c
+        return out
+
+    def mul(self, other):
+        if not other.terms:      # by a constant (most products: i * 8)
+            return self.scale(other.const)
+        if not self.terms:
+            return other.scale(self.const)
+        out = Poly(self.dtype, const=self.const * other.const)
+        for m1, c1 in list(self.terms.items()) + [((), self.const)]:
+            for m2, c2 in list(other.terms.items()) + [((), other.const)]:
+                if m1 or m2:
+                    out._add_term(mono_mul(m1, m2), c1 * c2)
         return out
 
     def mul_mono(self, mono):
