@@ -98,14 +98,14 @@ class Analyzer:
                 self._last_range[var] = (value.start, value.extent, self._bounds[var])
                 return   # the same fact again
             self._bounds[var] = bounds
-            self._intervals = {}
+            self._bounds_changed()
             self._last_range[var] = (value.start, value.extent, bounds)
             self._fact_vars |= vars_of(start) | vars_of(extent)
             stale |= self._nonempty(extent)
         elif isinstance(value, IntBound):
             lo, hi = (None if v is None else IntImm(v, var.dtype) for v in value)
             self._bounds[var] = (lo, hi)
-            self._intervals = {}
+            self._bounds_changed()
         elif isinstance(value, (int, PrimExpr)) and not isinstance(value, bool):
             expr = convert(value, var.dtype)
             if expr.dtype != var.dtype:
@@ -114,13 +114,18 @@ class Analyzer:
             if any(n is var for n in walk(expr)):
                 raise Error(f"cannot bind {var.name} to an expression that contains it")
             self._subst[var] = expr
-            self._intervals = {}
+            self._bounds_changed()
             self._fact_vars |= vars_of(expr)
         else:
             raise Error(f"Analyzer.bind: cannot bind {var.name} to {type(value).__name__} "
                         f"{value!r}; expected a Range, IntBound, PrimExpr or int")
         if stale:
             self._forget()
+
+    def _bounds_changed(self):
+        """Forget the remembered constant intervals of variables (`_var_interval`): a bound
+        or substitution changed."""
+        self._intervals = {}
 
     def _range_bounds(self, rng):
         """(start, extent, inclusive bounds) of a `Range`, simplified; a constant range
@@ -156,7 +161,7 @@ class Analyzer:
             lo, hi = self._bounds.get(e, (None, None))
             if lo is None or (isinstance(lo, IntImm) and lo.value < need):
                 self._bounds[e] = (IntImm(need, e.dtype), hi)
-                self._intervals = {}
+                self._bounds_changed()
                 return True
             return False
         if isinstance(e, Binary) and e.op == "mul" and not isinstance(e.b, IntImm) \
@@ -189,7 +194,7 @@ class Analyzer:
             yield self
         finally:
             self._bounds, self._subst = saved
-            self._intervals = {}
+            self._bounds_changed()
             self._memo, self._memo_vars = memo   # answers under the facts restored
 
     # -- questions -----------------------------------------------------------------------
