@@ -4,9 +4,10 @@ A build or a schedule step allocates tens of thousands of objects that live unti
 ends (IR nodes, arithmetic polynomials, llvmlite instructions); each allocation burst
 triggers collections that scan them all and free almost nothing: 10-15 % of a cold
 schedule + build of the bench matmul went to `gc` in a sampling profile. IR nodes are
-acyclic (reference counting frees them); the cycles llvmlite's IR objects form are freed
-by the first collection after the pause. (mypy raises the collector's thresholds during
-its builds for the same reason.)
+acyclic (reference counting frees them), and codegen breaks the cycles of llvmlite's IR
+objects once it has printed them (`pyir.codegen.llvm`); what cyclic garbage is left is
+freed by the first collection after the pause. (mypy raises the collector's thresholds
+during its builds for the same reason.)
 """
 
 import contextlib
