@@ -93,7 +93,6 @@ def test_can_prove_equal():
     assert ana.can_prove_equal(IntImm(4), 4)
 
 
-
 def test_can_prove_equal_takes_integer_expressions_written_alike_at_once(monkeypatch):
     """Two integer expressions written alike (even with loads) are equal without a proof;
     float ones are not (NaN), and different ones still go to the prover."""
@@ -106,6 +105,7 @@ def test_can_prove_equal_takes_integer_expressions_written_alike_at_once(monkeyp
     assert ana.can_prove_equal(A[i] * 3 + i // 2, A[i] * 3 + i // 2) and not asked
     assert not ana.can_prove_equal(F[i] + FloatImm(1.0), F[i] + FloatImm(1.0))
     assert ana.can_prove_equal(x * 2, x + x) and len(asked) == 2
+
 
 def test_bind_expression_substitutes():
     ana = Analyzer()
