@@ -10,7 +10,7 @@ calls the kernel itself.
 
 A kernel is native code at an address (``symbol=`` a ctypes function) or LLVM IR text
 (``llvm_ir=``, defining exactly one function) linked into every module that calls it, so
-LLVM may inline it.
+LLVM may inline it (`IRLinker`).
 """
 
 import ctypes
@@ -26,7 +26,7 @@ from .registry import register_func
 #: kernel's name (the JIT maps it to the address; an exported library renames it).
 SYMBOL_PREFIX = "pyir.extern."
 
-_DEFINE = re.compile(r'^\s*define\b[^@]*@("?)([-\w.$]+)\1\s*\(', re.MULTILINE)
+_DEFINE = re.compile(r'^\s*define\b([^@]*)@("?)([-\w.$]+)\2\s*\(', re.MULTILINE)
 
 
 class ExternKernel:
@@ -64,7 +64,7 @@ def extern(name, symbol=None, llvm_ir=None, override=False):
             if len(defined) != 1:
                 raise Error(f"pyir.ffi.extern({name!r}): the LLVM IR text must define exactly "
                             f"one function, it defines {len(defined)}")
-            sym, address = defined[0][1], None
+            sym, address = defined[0][2], None
         else:
             address = ctypes.cast(symbol, ctypes.c_void_p).value
             if not address:
@@ -196,13 +196,28 @@ def _flat_offset(indices, shape):
     return offset
 
 
-def link_ir(llvm_ir, kernels):
-    """``llvm_ir`` with the IR text of ``kernels`` appended (their declarations dropped)."""
-    for k in kernels:
-        if k.llvm_ir is not None:
-            llvm_ir = re.sub(rf'^declare\b[^\n]*@"?{re.escape(k.symbol)}"?\([^\n]*\n', "",
-                             llvm_ir, flags=re.MULTILINE) + "\n" + k.llvm_ir
-    return llvm_ir
+class IRLinker:
+    """Links the IR text of the LLVM IR kernels among ``kernels`` into the compile units
+    (`pyir.codegen.llvm.codegen_units`) that call them: ``linker(unit_text)`` is the text
+    with the kernels' IR appended and their declarations dropped. A kernel of external
+    linkage is defined once, in the first unit that calls it; later units call that
+    definition. One of internal or private linkage is appended to every unit that calls it."""
+
+    def __init__(self, kernels):
+        self._kernels = [k for k in kernels if k.llvm_ir is not None]
+        self._linked = set()
+
+    def __call__(self, llvm_ir):
+        for k in self._kernels:
+            name = rf'@"?{re.escape(k.symbol)}"?\('
+            if k.symbol in self._linked or not re.search(rf"\bcall\b[^\n]*{name}", llvm_ir):
+                continue
+            llvm_ir = re.sub(rf"^declare\b[^\n]*{name}[^\n]*\n", "", llvm_ir,
+                             flags=re.MULTILINE) + "\n" + k.llvm_ir
+            linkage = _DEFINE.search(k.llvm_ir).group(1)
+            if not re.search(r"\b(internal|private)\b", linkage):
+                self._linked.add(k.symbol)
+        return llvm_ir
 
 
 def kernels_called_from_graph(mod):

@@ -1,7 +1,8 @@
 """`pyir.build`: lower, generate LLVM code and JIT-compile a module, through the cache.
 
-Prim functions take the path here: `pyir.transform.lower`, `pyir.codegen.llvm.codegen`,
-then `pyir.runtime.Executable.jit`. Graph functions are dispatched by `_build_graph`, which
+Prim functions take the path here: `pyir.transform.lower`, then
+`pyir.codegen.llvm.codegen_units`, whose compile units a `pyir.runtime.engine.JitEngine`
+compiles as they come. Graph functions are dispatched by `_build_graph`, which
 is not implemented yet.
 """
 
@@ -62,20 +63,24 @@ def as_module(mod_or_func):
 
 
 def _build_prims(mod, target, default_schedule, opt_level, options, extra=None):
-    from pyir.ffi.extern import kernels_called, link_ir
+    from pyir.ffi.extern import IRLinker, kernels_called
 
-    from .codegen.llvm import codegen
+    from .codegen.llvm import codegen_units
     from .codegen.target import Target
     from .runtime import Executable
+    from .runtime.engine import JitEngine
     from .transform import lower
     tgt = Target.from_string(target)
     kernels = kernels_called(mod)
     options.setdefault("externs", {k.name: k.symbol for k in kernels})
-    llvm_ir, infos = codegen(lower(mod, default_schedule=default_schedule), tgt, extra=extra,
-                             **options)
-    infos = [_mark_writes(info, mod[info.name]) if info.name in mod else info for info in infos]
+    lowered = lower(mod, default_schedule=default_schedule)
     symbols = {k.symbol: k.address for k in kernels if k.address is not None}
-    return Executable.jit(link_ir(llvm_ir, kernels), infos, tgt, opt_level, symbols)
+    link = IRLinker(kernels)
+    with JitEngine(tgt, opt_level, symbols) as engine:
+        infos = codegen_units(lowered, lambda text: engine.add(link(text)), tgt, extra=extra,
+                              **options)
+    infos = [_mark_writes(info, mod[info.name]) if info.name in mod else info for info in infos]
+    return Executable.from_engine(engine, infos, symbols)
 
 
 def _mark_writes(info, func):

@@ -25,9 +25,11 @@ can ask for "fast".
 """
 
 import contextlib
+import ctypes
 import threading
 
 import llvmlite.binding as llvm
+from llvmlite.binding import ffi
 
 from .target import Target, init_llvm
 
@@ -35,28 +37,30 @@ IR_LEVELS = ("none", "fast", "O1", "O2", "O3")
 DEFAULT_IR_LEVEL = "O3"
 
 
-_MACHINE = threading.Lock()
+_MACHINE = threading.RLock()
 _lsr_disabled = False
 
 
 @contextlib.contextmanager
-def machine_code(level):
+def machine_code(level=None):
     """Around machine code generation for IR optimized at ``level``: without loop strength
-    reduction after "fast" (LLVM's option, process-wide, so compilations take turns)."""
+    reduction after "fast" (LLVM's option, process-wide, so compilations take turns).
+    ``level=None`` takes the option as it is set (for hand-written IR, such as the thread
+    pool's, compiled while a build holds its own setting)."""
     global _lsr_disabled
     with _MACHINE:
         disable = level == "fast"
-        if disable != _lsr_disabled:
+        if level is not None and disable != _lsr_disabled:
             init_llvm()
             llvm.set_option("pyir", f"--disable-lsr={str(disable).lower()}")
             _lsr_disabled = disable
         yield
 
 
-def parse(llvm_ir):
-    """A verified ModuleRef from IR text."""
+def parse(llvm_ir, context=None):
+    """A verified ModuleRef from IR text (in LLVM's global context unless ``context``)."""
     init_llvm()
-    mod = llvm.parse_assembly(llvm_ir)
+    mod = llvm.parse_assembly(llvm_ir, context)
     mod.verify()
     return mod
 
@@ -88,26 +92,43 @@ def optimize(mod, tm, level=DEFAULT_IR_LEVEL, unroll=True):
     return mod
 
 
-def optimize_and_emit(llvm_ir, target="llvm", level=DEFAULT_IR_LEVEL, reloc="default"):
-    """Parse and optimize ``llvm_ir``; return (ModuleRef, a fresh TargetMachine).
+def optimize_and_emit(llvm_ir, target="llvm", level=DEFAULT_IR_LEVEL, reloc="default",
+                      context=None):
+    """Parse (in ``context``, see `parse`) and optimize ``llvm_ir``; return (ModuleRef, a
+    fresh TargetMachine).
 
     ``reloc="pic"`` for object code that goes into a shared library, ``"default"`` for
     the JIT (hand the machine to exactly one engine: the engine takes ownership).
     """
     target = Target.from_string(target)
     tm = target.create_target_machine(reloc=reloc)
-    mod = parse(llvm_ir)
+    mod = parse(llvm_ir, context)
     mod.triple = target.triple
     mod.data_layout = str(tm.target_data)
     optimize(mod, tm, level, unroll="llvm.loop.unroll" in llvm_ir)
     return mod, tm
 
 
-def emit_object(llvm_ir, target="llvm", level=DEFAULT_IR_LEVEL):
-    """Position-independent object code for a shared library."""
-    mod, tm = optimize_and_emit(llvm_ir, target, level, reloc="pic")
-    with machine_code(level):
+def emit_object_unlocked(tm, mod):
+    """``tm.emit_object(mod)`` outside llvmlite's process-wide lock, so that two threads
+    generate machine code at once (ctypes lets go of the GIL during the call).
+
+    llvmlite serializes every call into LLVM; LLVM itself needs only that no two threads
+    share an LLVMContext or a TargetMachine. Callers give each module its own context
+    (`parse`) and each emission its own machine, and hold `machine_code` around it.
+    """
+    emit = getattr(ffi.lib.LLVMPY_TargetMachineEmitToMemory, "_cfn", None)
+    if emit is None:   # an llvmlite without the unlocked function: take turns
         return tm.emit_object(mod)
+    with ffi.OutputString() as err:
+        buffer = emit(tm, mod, 1, err)
+        if not buffer:
+            raise RuntimeError(str(err))
+    try:
+        return ctypes.string_at(ffi.lib.LLVMPY_GetBufferStart(buffer),
+                                ffi.lib.LLVMPY_GetBufferSize(buffer))
+    finally:
+        ffi.lib.LLVMPY_DisposeMemoryBuffer(buffer)
 
 
 def emit_assembly(llvm_ir, target="llvm", level=DEFAULT_IR_LEVEL):

@@ -109,6 +109,12 @@ def _let_fact(scope, var, value):
     yield
 
 
+def _holds_loop_nest(s):
+    """Whether ``s`` holds a loop with a loop inside (worth a function of its own)."""
+    return any(isinstance(n, S.For) and any(isinstance(m, S.For) for m in walk(n.body))
+               for n in walk(s))
+
+
 def _double(x):
     """An iteration count (a float or an LLVM double) as an LLVM value."""
     return ir.Constant(ir.DoubleType(), x) if isinstance(x, float) else x
@@ -193,7 +199,8 @@ class FunctionEmitter(ExprEmitter):
             self.stmt(s.body)
 
     def _s_IfThenElse(self, s, likely=False):
-        """``likely``: the then-branch is the hot path (the main part of a split loop)."""
+        """``likely``: the then-branch is the hot path (the main part of a split loop), and
+        each branch that holds a loop nest becomes a function of its own (`outlined`)."""
         cond = self.expr(s.condition)
         if isinstance(cond.type, ir.VectorType):
             raise self.error("an if whose condition varies across a vectorized loop")
@@ -203,14 +210,39 @@ class FunctionEmitter(ExprEmitter):
         br = self.b.cbranch(cond, then_bb, else_bb)
         if likely:
             br.set_weights([LIKELY_WEIGHT, 1])
-        self.b.position_at_end(then_bb)
-        self.stmt(s.then_case)
-        self.b.branch(end_bb)
-        if s.else_case is not None:
-            self.b.position_at_end(else_bb)
-            self.stmt(s.else_case)
+        k = None
+        for bb, case, part in ((then_bb, s.then_case, "main"), (else_bb, s.else_case, "tail")):
+            if case is None:
+                continue
+            self.b.position_at_end(bb)
+            if likely and _holds_loop_nest(case) and self.vvar is None:
+                k = self.ctx.next_id(f"{self.name}.split") if k is None else k
+                self.outlined(case, f"split{k}.{part}")
+            else:
+                self.stmt(case)
             self.b.branch(end_bb)
         self.b.position_at_end(end_bb)
+
+    def outlined(self, s, suffix):
+        """Emit ``s`` as ``i32 @<f>.<suffix>`` taking the variables and buffers it uses,
+        call it, and return its status if not 0. A split loop's versions are outlined so
+        that LLVM allocates registers for each on its own and compiles them in separate
+        compile units (`pyir.codegen.llvm`), on two threads."""
+        cap_vars, cap_bufs = self._captures(s, set())
+        values = [self.env[v] for v in cap_vars] + [self.bufs[b] for b in cap_bufs]
+        fn = ir.Function(self.ctx.module, ir.FunctionType(T.I32, [v.type for v in values]),
+                         f"{self.name}.{suffix}")
+        fn.linkage = "internal"
+        sub = self._sub_emitter(fn, cap_vars, fn.args[:len(cap_vars)], cap_bufs,
+                                fn.args[len(cap_vars):])
+        sub.in_parallel = self.in_parallel
+        sub.float_flags = self.float_flags
+        sub.padded = {b: w for b, w in self.padded.items() if b in sub.bufs}
+        sub.stmt(s)
+        sub.finish()
+        self.ctx.complete([fn])
+        status = self.b.call(fn, values)
+        self.return_if(self.b.icmp_signed("!=", status, T.int_const(0, 32)), status)
 
     def _s_Evaluate(self, s):
         if isinstance(s.value, E.Call) and s.value.op == "call_extern":
@@ -463,18 +495,7 @@ class FunctionEmitter(ExprEmitter):
     # ------------------------------------------------------------ parallel
     def parallel(self, s):
         """Outline the loop into ``@<f>.par<k>`` and run it through pyir_parallel_for."""
-        inner, used, bufs = {s.loop_var}, {}, {}
-        for n in walk(s):
-            if isinstance(n, S.For):
-                inner.add(n.loop_var)
-            elif isinstance(n, S.LetStmt):
-                inner.add(n.var)
-            elif isinstance(n, E.Var):
-                used[n] = None
-            elif isinstance(n, E.Buffer):
-                bufs[n] = None
-        cap_vars = [v for v in used if v not in inner and v in self.env]
-        cap_bufs = [b for b in bufs if b in self.bufs]
+        cap_vars, cap_bufs = self._captures(s, {s.loop_var})
         start, extent = self.expr(s.start), self.expr(s.extent)
         values = [start] + [self.env[v] for v in cap_vars] + [self.bufs[b] for b in cap_bufs]
         k = self.ctx.next_id(self.name)
@@ -566,6 +587,33 @@ class FunctionEmitter(ExprEmitter):
         a, b = _double(a), _double(b)
         return self.b.select(self.b.fcmp_ordered(">", a, b), a, b)
 
+    def _captures(self, s, inner):
+        """The variables (defined here, ``inner`` aside) and the buffers ``s`` uses."""
+        inner, used, bufs = set(inner), {}, {}
+        for n in walk(s):
+            if isinstance(n, S.For):
+                inner.add(n.loop_var)
+            elif isinstance(n, S.LetStmt):
+                inner.add(n.var)
+            elif isinstance(n, E.Var):
+                used[n] = None
+            elif isinstance(n, E.Buffer):
+                bufs[n] = None
+        return ([v for v in used if v not in inner and v in self.env],
+                [b for b in bufs if b in self.bufs])
+
+    def _sub_emitter(self, fn, cap_vars, var_args, cap_bufs, buf_args):
+        """The emitter of outlined function ``fn``, whose arguments ``var_args`` and
+        ``buf_args`` (``noalias``) stand for ``cap_vars`` and ``cap_bufs``."""
+        for a in buf_args:
+            a.add_attribute("noalias")
+        sub = FunctionEmitter(self.ctx, fn, self.name, self.storage, self.scope)
+        sub.copies = self.copies
+        sub.env = dict(zip(cap_vars, var_args))
+        sub.bufs = dict(zip(cap_bufs, buf_args))
+        sub.aligned = self.aligned & set(cap_bufs)
+        return sub
+
     def _outline_body(self, s, k, values, cap_vars, cap_bufs):
         arg_types = [T.I64, T.I64] + [v.type for v in values]
         fn = ir.Function(self.ctx.module, ir.FunctionType(T.I32, arg_types),
@@ -573,14 +621,9 @@ class FunctionEmitter(ExprEmitter):
         fn.linkage = "internal"
         fn.attributes.add("alwaysinline")
         n_fixed = 3 + len(cap_vars)
-        for a in fn.args[n_fixed:]:
-            a.add_attribute("noalias")
-        sub = FunctionEmitter(self.ctx, fn, self.name, self.storage, self.scope, in_parallel=True)
-        sub.copies = self.copies
+        sub = self._sub_emitter(fn, cap_vars, fn.args[3:n_fixed], cap_bufs, fn.args[n_fixed:])
+        sub.in_parallel = True
         begin, end, start = fn.args[:3]
-        sub.env = dict(zip(cap_vars, fn.args[3:n_fixed]))
-        sub.bufs = dict(zip(cap_bufs, fn.args[n_fixed:]))
-        sub.aligned = self.aligned & set(cap_bufs)
         first = sub.b.add(start, begin)
         if dict(s.annotations).get("vectorize"):
             sub.vectorized(s.loop_var, first, sub.b.sub(end, begin), s.body)

@@ -5,6 +5,14 @@ pointers, scalars and int64 shape variables, and the exported ``i32 @f(ptr %slot
 that unpacks the slots, checks the entry conditions (returning ``k`` when condition
 ``k - 1`` fails) and calls the impl (always inlined there). Graph functions are skipped
 (lowered elsewhere).
+
+`codegen_units` cuts the module into compile units, so that LLVM can compile one while
+Python still generates the next (`pyir.runtime.engine.JitEngine` emits them on two
+threads): a parallel loop's thunk and body, or an outlined version of a split loop
+(`FunctionEmitter.outlined`), once generated, close a unit when the unit holds at least
+`UNIT_INSTRUCTIONS` instructions; the last unit holds the rest. A unit is a
+complete module text: what it calls in other units it declares, and the thunks it defines
+are external, so that the units link into one program.
 """
 
 import llvmlite.ir as ir
@@ -22,10 +30,16 @@ from .target import Target
 from .vectorize import vector_plan
 
 
-class ModuleContext:
-    """The LLVM module being filled, its declarations and per-module counters."""
+#: Instructions (as generated, before LLVM's passes) a compile unit needs before a thunk
+#: may close it: machine code costs ~1 ms per unit beyond its instructions (~25 us each).
+UNIT_INSTRUCTIONS = 50
 
-    def __init__(self, target, externs):
+
+class ModuleContext:
+    """The LLVM module being filled, its declarations and per-module counters, and the
+    ``sink`` its compile units go to (one unit unless ``split``: see the module docstring)."""
+
+    def __init__(self, target, externs, sink, split=False):
         self.target = target
         self.module = ir.Module(name="pyir")
         self.module.triple = target.triple
@@ -34,6 +48,10 @@ class ModuleContext:
         self._hints = {}
         self._plans = {}
         self._multiples = {}
+        self._sink = sink
+        self._split = split
+        self._pending = []   # complete functions of the open unit, in order
+        self._sent = set()   # ids of the functions sent in earlier units
 
     def declare(self, name, ret, args):
         """The function ``name`` (declared on first use)."""
@@ -101,7 +119,32 @@ class ModuleContext:
         fields = [b.load(b.gep(closure, [T.int_const(k)], source_etype=T.I64), typ=a.type)
                   for k, a in enumerate(body_fn.args[2:])]
         b.ret(b.call(body_fn, [begin, end] + fields))
+        self.complete([body_fn, fn])
         return fn
+
+    def complete(self, functions):
+        """``functions`` are generated, and called only through a pointer or from
+        functions generated later; with ``split``, close the open unit with them once it
+        holds `UNIT_INSTRUCTIONS`."""
+        self._pending += functions
+        if self._split and \
+                sum(len(bb.instructions) for f in self._pending for bb in f.blocks) \
+                >= UNIT_INSTRUCTIONS:
+            for f in self._pending:
+                if "alwaysinline" not in f.attributes:
+                    f.linkage = ""   # the unit that calls it declares it
+            self.send(self._pending)
+
+    def send(self, functions):
+        """Send the unit defining ``functions`` to the sink, and free their instructions."""
+        self._sink(_unit_text(self.module, functions, self._sent))
+        self._sent.update(id(f) for f in functions)
+        self._pending = []
+        _release(functions)
+
+    def send_rest(self):
+        """Send the last unit: every function defined and not yet sent."""
+        self.send([f for f in self.module.functions if f.blocks and id(f) not in self._sent])
 
 
 def _func_info(func):
@@ -179,14 +222,26 @@ def _emit_wrapper(ctx, func, info, impl):
 
 
 def codegen(mod, target="llvm", externs=None, extra=None):
-    """LLVM IR text and one `FuncInfo` per prim function of a lowered module.
+    """LLVM IR text (one module) and one `FuncInfo` per prim function of a lowered module.
 
     ``externs`` maps kernel names used by ``call_extern`` to the symbols to call
     (default: the kernel name itself). ``extra(ctx, infos)``, if given, emits more
     functions into the module after the prim functions (graph functions use it).
     """
+    texts = []
+    infos = _generate(mod, target, externs, extra, texts.append, split=False)
+    return texts[0], infos
+
+
+def codegen_units(mod, sink, target="llvm", externs=None, extra=None):
+    """Like `codegen`, with the module cut into compile units: ``sink(text)`` receives
+    each unit's IR text as soon as it is generated. Returns the `FuncInfo`s."""
+    return _generate(mod, target, externs, extra, sink, split=True)
+
+
+def _generate(mod, target, externs, extra, sink, split):
     target = Target.from_string(target)
-    ctx = ModuleContext(target, externs)
+    ctx = ModuleContext(target, externs, sink, split)
     infos = []
     for _, func in mod.functions:
         if not isinstance(func, S.PrimFunc):
@@ -198,17 +253,33 @@ def codegen(mod, target="llvm", externs=None, extra=None):
         infos.append(info)
     if extra is not None:
         extra(ctx, infos)
-    text = str(ctx.module)
-    _release(ctx.module)
-    return text, infos
+    ctx.send_rest()
+    return infos
 
 
-def _release(module):
+def _unit_text(module, functions, sent):
+    """The IR text of a module that defines ``functions`` of ``module``, declares the
+    external functions defined in other units (``sent``: their ids, or still being
+    generated) and leaves out their internal ones: llvmlite's module printer, unit by unit."""
+    own = {id(f) for f in functions}
+    lines = [f'; ModuleID = "{module.name}"', f'target triple = "{module.triple}"',
+             f'target datalayout = "{module.data_layout}"', ""]
+    for v in module.globals.values():
+        if id(v) in own or not (v.blocks or id(v) in sent):
+            lines.append(str(v))
+        elif v.linkage != "internal":
+            args = ", ".join(str(a) for a in v.ftype.args)
+            lines.append(f"declare {v.ftype.return_type} {v.get_reference()}({args})\n")
+    lines += [str(md) for md in module.metadata]
+    return "\n".join(lines)
+
+
+def _release(functions):
     """Break the reference cycles of llvmlite's IR objects (a block and its instructions or
-    terminator, a loop's phi and its increment) once the module is printed, so that
+    terminator, a loop's phi and its increment) once ``functions`` are printed, so that
     reference counting frees the instructions at once: left to the cyclic collector, the
     first collection after a build spent 1.5 ms (4 % of the bench matmul's build) on them."""
-    for fn in module.functions:
+    for fn in functions:
         for bb in fn.blocks:
             for instr in bb.instructions:
                 if isinstance(instr, ir.PhiInstr):

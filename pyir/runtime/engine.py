@@ -1,11 +1,22 @@
-"""JIT compilation of LLVM IR text with llvmlite (MCJIT).
+"""JIT compilation of LLVM IR text with llvmlite (MCJIT), on two threads.
 
-A `JitEngine` parses, verifies and optimizes one module for a `Target` (with
-`pyir.codegen.compile`), compiles it to machine code in memory and keeps the engine and
-its target machine alive as long as it lives (MCJIT owns the target machine it is given,
-so every engine gets its own). llvmlite is imported only when something is compiled, never
-by ``import pyir`` or `pyir.load_module`.
+A `JitEngine` compiles the compile units of one module (`pyir.codegen.llvm.codegen_units`)
+for a `Target`. `add` hands a unit to a background thread, which parses, verifies and
+optimizes it (with `pyir.codegen.compile`) in an LLVM context of its own and makes its
+machine code, so that LLVM works on one unit while Python generates the next; on leaving
+the ``with`` block the
+calling thread compiles the units the background thread has not started (the last one,
+usually) and loads every unit's object code into one MCJIT engine, which links them. The
+engine keeps the code and its target machine alive as long as it lives (MCJIT owns the
+target machine it is given, so every engine gets its own). llvmlite is imported only when something is compiled, never by ``import pyir`` or
+`pyir.load_module`.
 """
+
+import concurrent.futures
+import contextlib
+import functools
+import os
+import sys
 
 from ..errors import Error
 
@@ -13,6 +24,11 @@ from ..errors import Error
 compile_count = 0
 
 _LEVEL_OF_INT = {0: "none", 1: "O1", 2: "O2", 3: "O3"}
+
+#: The interpreter's thread switch interval while a `JitEngine` compiles (seconds): the
+#: background thread needs the GIL for a moment before and after each unit's machine
+#: code, and at Python's default (5 ms) it waited that long for the generating thread.
+SWITCH_INTERVAL = 1e-4
 
 
 def ir_level(opt_level):
@@ -25,11 +41,12 @@ def ir_level(opt_level):
     return level
 
 
-def prepare(llvm_ir, target, opt_level, reloc="default", what="module"):
+def prepare(llvm_ir, target, opt_level, reloc="default", what="module", context=None):
     """Parse, verify and optimize ``llvm_ir``; return (module, a new target machine)."""
     from ..codegen.compile import optimize_and_emit
     try:
-        return optimize_and_emit(llvm_ir, target, ir_level(opt_level), reloc=reloc)
+        return optimize_and_emit(llvm_ir, target, ir_level(opt_level), reloc=reloc,
+                                 context=context)
     except RuntimeError as e:
         raise Error(f"LLVM rejected the IR of {what}: {e}") from None
 
@@ -61,34 +78,91 @@ def _add_runtime_helpers():
             llvm.add_symbol(name, ctypes.cast(fn, ctypes.c_void_p).value)
 
 
-def register_symbols(llvm_ir, symbols):
-    """Make the names ``llvm_ir`` calls outside itself resolvable by the JIT: the thread
-    pool's ``pyir_parallel_for``, the compiler runtime's helpers, and ``symbols`` (name ->
-    address of an extern kernel)."""
+def register_symbols(symbols):
+    """Make the names generated code calls outside itself resolvable by the JIT: the
+    compiler runtime's helpers and ``symbols`` (name -> address of an extern kernel)."""
     import llvmlite.binding as llvm
     _add_runtime_helpers()
-    if "pyir_parallel_for" in llvm_ir:
-        from .threadpool import ensure_jit_pool
-        ensure_jit_pool()
     for name, address in (symbols or {}).items():
         llvm.add_symbol(name, address)
 
 
-class JitEngine:
-    """Machine code for ``llvm_ir`` in this process; ``address(name)`` of its functions."""
+_background = None
 
-    def __init__(self, llvm_ir, target, opt_level="O3", symbols=None, name="module"):
+
+def _background_thread():
+    """The executor that makes machine code beside the calling thread, or None on a
+    machine with one core for this process."""
+    global _background
+    if _background is None:
+        cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") \
+            else os.cpu_count() or 1
+        _background = concurrent.futures.ThreadPoolExecutor(
+            max_workers=1, thread_name_prefix="pyir-llvm") if cores > 1 else False
+    return _background or None
+
+
+class JitEngine:
+    """Machine code for LLVM IR in this process; ``address(name)`` of its functions.
+
+    ``with JitEngine(target) as engine: engine.add(unit_text) ...``: the units are
+    compiled and linked when the block ends without an exception.
+    """
+
+    def __init__(self, target, opt_level="O3", symbols=None, name="module"):
         global compile_count
         compile_count += 1
-        import llvmlite.binding as llvm
+        self.target = target
+        self.level = ir_level(opt_level)
+        self.name = name
+        self.units = []       # IR texts, as added
+        self._jobs = []       # their (compile, future on the background thread or None)
+        self._engine = None
+        self._stack = contextlib.ExitStack()
+        register_symbols(symbols)
 
+    def __enter__(self):
         from ..codegen.compile import machine_code
-        register_symbols(llvm_ir, symbols)
-        self.module, tm = prepare(llvm_ir, target, opt_level, what=name)
-        self._engine = llvm.create_mcjit_compiler(self.module, tm)
-        with machine_code(ir_level(opt_level)):
-            self._engine.finalize_object()
-        self._engine.run_static_constructors()
+        self._stack.enter_context(machine_code(self.level))
+        self._stack.callback(sys.setswitchinterval, sys.getswitchinterval())
+        self._stack.callback(self._wait)
+        sys.setswitchinterval(SWITCH_INTERVAL)
+        return self
+
+    def __exit__(self, kind, value, traceback):
+        with self._stack:
+            if kind is None:
+                self._link()
+
+    def add(self, llvm_ir):
+        """Compile one unit (see the module docstring)."""
+        if "pyir_parallel_for" in llvm_ir:
+            from .threadpool import ensure_jit_pool
+            ensure_jit_pool()
+        self.units.append(llvm_ir)
+        what = self.name if len(self.units) == 1 else f"{self.name} (unit {len(self.units)})"
+        job = functools.partial(_compile, llvm_ir, self.target, self.level, what)
+        background = _background_thread()
+        self._jobs.append((job, background and background.submit(job)))
+
+    def _link(self):
+        import llvmlite.binding as llvm
+        objects = [None] * len(self._jobs)
+        for k in reversed(range(len(self._jobs))):   # the newest, while the thread is busy
+            job, future = self._jobs[k]
+            if future is None or future.cancel():
+                objects[k] = job()
+        objects = [obj or future.result() for obj, (_, future) in zip(objects, self._jobs)]
+        self._engine = llvm.create_mcjit_compiler(llvm.parse_assembly(""),
+                                                  self.target.create_target_machine())
+        for obj in objects:
+            self._engine.add_object_file(llvm.ObjectFileRef.from_data(obj))
+        self._engine.finalize_object()
+
+    def _wait(self):
+        """Let the background thread finish this engine's units (also after an error)."""
+        concurrent.futures.wait([future for _, future in self._jobs if future is not None])
+        self._jobs = []
 
     def address(self, name):
         address = self._engine.get_function_address(name)
@@ -97,5 +171,29 @@ class JitEngine:
         return address
 
     def optimized_ir(self):
-        """The module's LLVM IR after the optimization pipeline."""
-        return str(self.module)
+        """The units' LLVM IR after the optimization pipeline (run again)."""
+        return joined([str(prepare(u, self.target, self.level)[0]) for u in self.units])
+
+
+def _compile(llvm_ir, target, level, what):
+    """The object code of one unit, parsed and optimized in an LLVM context of its own. The
+    module is closed here, before its context: left to the collector, a context could be
+    freed first, and with it the modules LLVM keeps in it."""
+    import llvmlite.binding as llvm
+
+    from ..codegen.compile import emit_object_unlocked
+    mod, tm = prepare(llvm_ir, target, level, what=what, context=llvm.create_context())
+    try:
+        return emit_object_unlocked(tm, mod)
+    except RuntimeError as e:
+        raise Error(f"LLVM could not generate machine code for {what}: {e}") from None
+    finally:
+        mod.close()
+
+
+def joined(units):
+    """One text for the IR of several compile units, each under a heading comment."""
+    if len(units) == 1:
+        return units[0]
+    return "\n".join(f"; ---- compile unit {k} of {len(units)} ----\n{text}"
+                     for k, text in enumerate(units, 1))

@@ -1,8 +1,8 @@
 """`Executable`: the compiled functions of one module, callable from Python.
 
-An Executable is made either by the JIT (`Executable.jit`, which keeps the LLVM IR and can
-show code and export a library) or by `pyir.load_module` from an exported shared object
-(only the calls and their checks).
+An Executable is made either by the JIT (`Executable.jit`, `Executable.from_engine`: it keeps
+the LLVM IR of the compile units and can show code and export a library) or by
+`pyir.load_module` from an exported shared object (only the calls and their checks).
 """
 
 from ..errors import Error
@@ -16,13 +16,13 @@ class Executable:
     (a `JitEngine` or a ctypes library).
     """
 
-    def __init__(self, infos, resolve, owner, origin, llvm_ir=None, target=None,
+    def __init__(self, infos, resolve, owner, origin, units=None, target=None,
                  opt_level="O3", symbols=None):
         self._infos = {info.name: info for info in infos}
         self._resolve = resolve
         self._owner = owner
         self._origin = origin
-        self._llvm_ir = llvm_ir
+        self._units = units   # the LLVM IR texts of the compile units
         self._target = target
         self._opt_level = opt_level
         self._symbols = dict(symbols or {})   # extern kernel symbol -> address
@@ -32,14 +32,20 @@ class Executable:
 
     @classmethod
     def jit(cls, llvm_ir, infos, target, opt_level="O3", symbols=None, name="module"):
-        """Compile ``llvm_ir`` (following `pyir.codegen.abi`, described by ``infos``) in
-        this process. ``symbols`` maps extern kernel names to their addresses."""
+        """Compile ``llvm_ir`` (one module, following `pyir.codegen.abi`, described by
+        ``infos``) in this process. ``symbols`` maps extern kernel names to their
+        addresses."""
         from ..codegen.target import Target
         from .engine import JitEngine
-        target = Target.from_string(target)
-        engine = JitEngine(llvm_ir, target, opt_level, symbols, name)
-        return cls(infos, engine.address, engine, f"JIT for {target.cpu}", llvm_ir, target,
-                   opt_level, symbols)
+        with JitEngine(Target.from_string(target), opt_level, symbols, name) as engine:
+            engine.add(llvm_ir)
+        return cls.from_engine(engine, infos, symbols)
+
+    @classmethod
+    def from_engine(cls, engine, infos, symbols=None):
+        """The functions ``infos`` describe, compiled by `JitEngine` ``engine``."""
+        return cls(infos, engine.address, engine, f"JIT for {engine.target.cpu}",
+                   engine.units, engine.target, engine.level, symbols)
 
     def add_graph_function(self, plan):
         """Make graph function ``plan`` (a `GraphPlan` compiled into this code) callable."""
@@ -87,24 +93,26 @@ class Executable:
         pipeline, as run) or "asm" (the target machine's assembly)."""
         if kind not in ("llvm", "llvm-opt", "asm"):
             raise Error(f"unknown source kind {kind!r}; expected 'llvm', 'llvm-opt' or 'asm'")
-        if self._llvm_ir is None:
+        if self._units is None:
             raise Error(f"no source is available for an executable loaded from {self._origin}")
+        from .engine import joined
         if kind == "llvm":
-            return self._llvm_ir
+            return joined(self._units)
         if kind == "llvm-opt":
             return self._owner.optimized_ir()
         if self._asm is None:
             from ..codegen.compile import emit_assembly
             from .engine import ir_level
-            self._asm = emit_assembly(self._llvm_ir, self._target, ir_level(self._opt_level))
+            level = ir_level(self._opt_level)
+            self._asm = joined([emit_assembly(u, self._target, level) for u in self._units])
         return self._asm
 
     def export_library(self, path):
         """Write a shared object that `pyir.load_module` loads (no Python source needed)."""
-        if self._llvm_ir is None:
+        if self._units is None:
             raise Error(f"cannot export an executable loaded from {self._origin}")
         from .export import export_library
-        export_library(path, self._llvm_ir, list(self._infos.values()), self._target,
+        export_library(path, self._units, list(self._infos.values()), self._target,
                        self._opt_level, [g.plan for g in self._graphs.values()], self._symbols)
 
     def __repr__(self):

@@ -1,7 +1,9 @@
 """Writing a shared object for `Executable.export_library`.
 
-The module's IR is compiled to position-independent object code by llvmlite (reloc="pic",
-default code model), with the thread pool's IR linked in when a parallel loop needs it and
+The compile units' IR is linked into one module (the functions that are not entry points
+made internal: a thunk called across units is not exported) and compiled to
+position-independent object code by llvmlite (reloc="pic", default code model), with the
+thread pool's IR linked in when a parallel loop needs it and
 the metadata (`abi.dumps`: `FuncInfo`s and graph plans) embedded as JSON in the constant
 `abi.METADATA_SYMBOL`; the system C compiler links the object (``cc -shared``; ``$CC``
 overrides). The library needs only libc and libm, and the shared libraries of the native
@@ -23,13 +25,20 @@ from ..errors import Error
 from .engine import ir_level, prepare
 
 
-def export_library(path, llvm_ir, infos, target, opt_level="O3", graphs=(), symbols=None):
-    """Write the shared object; ``graphs`` are the `GraphPlan`s of the graph functions
-    compiled into ``llvm_ir``; ``symbols`` map the names generated code calls extern
-    kernels by to their addresses."""
-    from ..codegen.compile import machine_code  # llvmlite: only when compiling
-    mod, tm = prepare(llvm_ir, target, opt_level, reloc="pic")
-    if "pyir_parallel_for" in llvm_ir:
+def export_library(path, units, infos, target, opt_level="O3", graphs=(), symbols=None):
+    """Write the shared object; ``units`` are the IR texts of the compile units, ``graphs``
+    the `GraphPlan`s of the graph functions compiled into them; ``symbols`` map the names
+    generated code calls extern kernels by to their addresses."""
+    from ..codegen.compile import machine_code, optimize  # llvmlite: only when compiling
+    mod, tm = prepare(units[0], target, "none", reloc="pic")
+    for unit in units[1:]:
+        mod.link_in(prepare(unit, target, "none", reloc="pic")[0])
+    entries = {info.name for info in infos} | {plan.name for plan in graphs}
+    for fn in mod.functions:
+        if not fn.is_declaration and fn.name not in entries:
+            fn.linkage = "internal"
+    optimize(mod, tm, ir_level(opt_level), unroll=any("llvm.loop.unroll" in u for u in units))
+    if any("pyir_parallel_for" in u for u in units):
         from .threadpool import threadpool_ir
         pool, _ = prepare(threadpool_ir(tm.triple), target, opt_level, reloc="pic",
                           what="the thread pool")

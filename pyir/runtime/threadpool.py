@@ -104,7 +104,7 @@ def _compile():
     module.data_layout = str(target_machine.target_data)
     module.verify()
     engine = llvm.create_mcjit_compiler(module, target_machine)
-    with machine_code("none"):
+    with machine_code():
         engine.finalize_object()
     return engine
 

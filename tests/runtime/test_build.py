@@ -90,8 +90,9 @@ def test_build_pauses_the_garbage_collector_and_turns_it_back_on(monkeypatch):
 def test_cache_hit_does_no_llvm_work(monkeypatch):
     import pyir.codegen.llvm as llvm_codegen
     calls = []
-    real = llvm_codegen.codegen
-    monkeypatch.setattr(llvm_codegen, "codegen", lambda *a, **k: calls.append(1) or real(*a, **k))
+    real = llvm_codegen.codegen_units
+    monkeypatch.setattr(llvm_codegen, "codegen_units",
+                        lambda *a, **k: calls.append(1) or real(*a, **k))
     func = add_one()
     first = pyir.build(func, default_schedule=False)
     compiled = engine.compile_count

@@ -1,0 +1,184 @@
+"""Compile units: `codegen_units` cuts a module into LLVM modules of their own (a split
+loop's versions outlined), `JitEngine` compiles them on two threads and links them, and
+what shows, exports and links kernel IR sees every unit."""
+
+import ctypes
+import importlib.util
+import pathlib
+import re
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import pyir
+from pyir import transform
+from pyir.codegen import llvm as llvm_codegen
+from pyir.codegen.compile import parse
+from pyir.codegen.target import Target
+from pyir.runtime import engine
+from pyir.script import tensor as T
+
+_PATH = pathlib.Path(__file__).resolve().parents[2] / "bench" / "matmul.py"
+_spec = importlib.util.spec_from_file_location("bench_matmul", _PATH)
+M = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(M)
+
+
+def _matmul(parallel=True):
+    return M.schedule_matmul(M.matmul_func(None), parallel=parallel).mod
+
+
+def _check(lib, n):
+    M.check(lib, "matmul", n, seed=n)
+
+
+def _defined(text):
+    return re.findall(r'^define [^@]*@"?([\w.]+)"?\(', text, re.MULTILINE)
+
+
+def test_matmul_units_are_modules_of_their_own():
+    """The packing loop's thunk, the tile's main and tail versions and the rest each close a
+    unit; every unit parses alone, defines what no other unit defines and declares what it
+    calls in the others."""
+    units = []
+    llvm_codegen.codegen_units(transform.lower(_matmul()), units.append)
+    defined = [_defined(u) for u in units]
+    assert defined == [["matmul.par0.body", "matmul.par0"], ["matmul.split0.main"],
+                       ["matmul.split0.tail"],
+                       ["matmul.impl", "matmul.par1.body", "matmul.par1", "matmul"]]
+    for text in units:
+        parse(text)
+    last = units[-1]
+    for name in ("matmul.par0", "matmul.split0.main", "matmul.split0.tail"):
+        assert re.search(rf'^declare i32 @"{re.escape(name)}"\(', last, re.MULTILINE)
+    masked = re.compile(r"call [^\n]*@\"llvm\.masked\.")
+    assert not masked.search(units[1]) and masked.search(units[2])
+
+
+def test_one_module_defines_what_the_units_define():
+    text, _ = llvm_codegen.codegen(transform.lower(_matmul()))
+    units = []
+    llvm_codegen.codegen_units(transform.lower(_matmul()), units.append)
+    assert sorted(_defined(text)) == sorted(sum((_defined(u) for u in units), []))
+    assert "declare i32 @\"matmul.split0" not in text
+
+
+@pytest.mark.parametrize("threads", ["two", "one"])
+def test_units_compiled_on_one_or_two_threads_compute_the_same(monkeypatch, threads):
+    if threads == "one":
+        monkeypatch.setattr(engine, "_background_thread", lambda: None)
+    lib = pyir.build(_matmul(), opt_level="fast", use_cache=False)
+    for n in (70, 33, 7):
+        _check(lib, n)
+
+
+def test_sources_show_every_unit():
+    lib = pyir.build(_matmul(), opt_level="fast", use_cache=False)
+    for kind in ("llvm", "llvm-opt", "asm"):
+        text = lib.source(kind)
+        headings = re.findall(r"^; ---- compile unit (\d) of (\d) ----$", text, re.MULTILINE)
+        assert headings == [(str(k), "4") for k in range(1, 5)], kind
+        assert "matmul.split0.main" in text
+
+
+def test_a_library_of_units_exports_only_its_entry_points(tmp_path):
+    lib = pyir.build(_matmul(), opt_level="fast", use_cache=False)
+    path = tmp_path / "matmul.so"
+    lib.export_library(path)
+    loaded = pyir.load_module(path)
+    _check(loaded, 45)
+    native = ctypes.CDLL(str(path))
+    assert hasattr(native, "matmul")
+    for name in ("matmul.split0.main", "matmul.par1"):
+        with pytest.raises(AttributeError):
+            getattr(native, name)
+
+
+KERNEL_IR = """define {linkage} void @{name}(ptr %out, i64 %i) {{
+  %p = getelementptr float, ptr %out, i64 %i
+  %v = load float, ptr %p
+  %w = fadd float %v, {value}
+  store float %w, ptr %p
+  ret void
+}}
+"""
+
+
+@pytest.fixture
+def bump_kernels():
+    for name, linkage, value in (("test_bump_shared", "", "1.0"),
+                                 ("test_bump_local", "internal", "2.0")):
+        @pyir.ffi.extern(f"test.{name}", llvm_ir=KERNEL_IR.format(linkage=linkage, name=name,
+                                                                  value=value), override=True)
+        def kernel(out: T.Buffer(("n",), "float32"), i: T.int64): ...
+
+
+def test_a_kernel_called_from_two_units_is_linked_once_or_into_each(monkeypatch, bump_kernels):
+    """With a unit for each parallel loop: the kernel of external linkage is defined in the
+    first unit that calls it and called from the second; the internal one is in both."""
+    @T.prim_func
+    def twice(X: T.Buffer(("n",), "float32")):
+        for i in T.parallel(n):
+            T.call_extern("test.test_bump_shared", X, i, dtype="void")
+            T.call_extern("test.test_bump_local", X, i, dtype="void")
+        for i in T.parallel(n):
+            T.call_extern("test.test_bump_shared", X, i, dtype="void")
+            T.call_extern("test.test_bump_local", X, i, dtype="void")
+
+    monkeypatch.setattr(llvm_codegen, "UNIT_INSTRUCTIONS", 1)
+    lib = pyir.build(twice, use_cache=False)
+    text = lib.source("llvm")
+    assert len(re.findall(r"^; ---- compile unit", text, re.MULTILINE)) == 3
+    assert len(re.findall(r"^define\s+void @test_bump_shared\(", text, re.MULTILINE)) == 1
+    assert len(re.findall(r"^define internal void @test_bump_local\(", text, re.MULTILINE)) == 2
+    x = np.arange(5000, dtype=np.float32)
+    lib["twice"](x)
+    np.testing.assert_array_equal(x, np.arange(5000, dtype=np.float32) + 6)
+
+
+def test_a_unit_llvm_rejects_is_named(monkeypatch):
+    good = "define i32 @f(ptr %s) {\n  ret i32 0\n}\n"
+    with pytest.raises(pyir.Error, match=r"LLVM rejected the IR of module \(unit 2\)"):
+        with engine.JitEngine(Target.from_string("llvm")) as jit:
+            jit.add(good)
+            jit.add("define i32 @g(ptr %s) {\n  ret i64 0\n}\n")
+
+
+def test_an_error_while_units_compile_leaves_the_process_as_it_was():
+    interval = sys.getswitchinterval()
+    good = "define i32 @f(ptr %s) {\n  ret i32 0\n}\n"
+    with pytest.raises(ValueError, match="raised by the generator"):
+        with engine.JitEngine(Target.from_string("llvm")) as jit:
+            jit.add(good)
+            raise ValueError("raised by the generator")
+    assert sys.getswitchinterval() == interval
+    _check(pyir.build(_matmul(parallel=False), opt_level="fast", use_cache=False), 9)
+
+
+COLLECT = """
+import gc, importlib.util, sys
+import numpy as np
+import pyir
+spec = importlib.util.spec_from_file_location("m", sys.argv[1])
+M = importlib.util.module_from_spec(spec); spec.loader.exec_module(M)
+for _ in range(3):
+    lib = pyir.build(M.schedule_matmul(M.matmul_func(None)).mod, opt_level="fast",
+                     use_cache=False)
+    a = np.ones((9, 9), np.float32); c = np.empty_like(a)
+    lib["matmul"](a, a, c)          # the executable now holds its function: a cycle
+    assert (c == 9).all()
+    del lib
+    gc.collect()
+print("ok")
+"""
+
+
+def test_compiled_units_survive_the_garbage_collector():
+    """An executable in a reference cycle is freed by the collector, in any order, without
+    freeing an LLVM context before its modules (that crashed once)."""
+    done = subprocess.run([sys.executable, "-c", COLLECT, str(_PATH)], check=False,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "ok"
