@@ -93,15 +93,15 @@ def optimize(mod, tm, level=DEFAULT_IR_LEVEL, unroll=True):
 
 
 def optimize_and_emit(llvm_ir, target="llvm", level=DEFAULT_IR_LEVEL, reloc="default",
-                      context=None):
-    """Parse (in ``context``, see `parse`) and optimize ``llvm_ir``; return (ModuleRef, a
-    fresh TargetMachine).
+                      context=None, tm=None):
+    """Parse (in ``context``, see `parse`) and optimize ``llvm_ir``; return (ModuleRef, the
+    TargetMachine ``tm`` or a fresh one).
 
     ``reloc="pic"`` for object code that goes into a shared library, ``"default"`` for
     the JIT (hand the machine to exactly one engine: the engine takes ownership).
     """
     target = Target.from_string(target)
-    tm = target.create_target_machine(reloc=reloc)
+    tm = tm or target.create_target_machine(reloc=reloc)
     mod = parse(llvm_ir, context)
     mod.triple = target.triple
     mod.data_layout = str(tm.target_data)
