@@ -31,8 +31,10 @@ from .vectorize import vector_plan
 
 
 #: Instructions (as generated, before LLVM's passes) a compile unit needs before a thunk
-#: may close it: machine code costs ~1 ms per unit beyond its instructions (~25 us each).
-UNIT_INSTRUCTIONS = 50
+#: or an outlined version may close it: LLVM spends ~1 ms on a unit beyond its functions
+#: (~0.6 ms each) and instructions (~20 us each). 50 and 100 built the bench matmul equally
+#: fast; 100 makes fewer units, and less work for the two cores together.
+UNIT_INSTRUCTIONS = 100
 
 
 class ModuleContext:
