@@ -68,7 +68,7 @@ class LazyScope:
 
     def __init__(self):
         self._scope = Scope()
-        self._open = []   # [what enters its fact as a context, that context once entered]
+        self._open = []   # [what enters its fact into a Scope, that context once entered]
 
     @contextlib.contextmanager
     def _pending(self, enter):
@@ -84,11 +84,17 @@ class LazyScope:
 
     def loop(self, var, start, extent):
         """A context: inside, ``var`` in ``[start, start + extent)`` as `Scope.loop` says."""
-        return self._pending(lambda: self._scope.loop(var, start, extent))
+        return self._pending(lambda scope: scope.loop(var, start, extent))
 
     def let(self, var, value):
         """A context: inside, what `Scope.bind_let` records of ``var = value``."""
-        return self._pending(lambda: _let_fact(self._scope, var, value))
+        return self._pending(lambda scope: _let_fact(scope, var, value))
+
+    def snapshot(self):
+        """A LazyScope of the loops and lets open here, for a function emitted later."""
+        copy = LazyScope()
+        copy._open = [[enter, None] for enter, _ in self._open]
+        return copy
 
     def const_bound(self, expr):
         """`Scope.const_bound` under the open loops and lets (which say nothing of an
@@ -96,7 +102,7 @@ class LazyScope:
         if vars_of(expr):
             for frame in self._open:
                 if frame[1] is None:
-                    frame[1] = frame[0]()
+                    frame[1] = frame[0](self._scope)
                     frame[1].__enter__()
         return self._scope.const_bound(expr)
 
@@ -224,10 +230,11 @@ class FunctionEmitter(ExprEmitter):
         self.b.position_at_end(end_bb)
 
     def outlined(self, s, suffix):
-        """Emit ``s`` as ``i32 @<f>.<suffix>`` taking the variables and buffers it uses,
-        call it, and return its status if not 0. A split loop's versions are outlined so
-        that LLVM allocates registers for each on its own and compiles them in separate
-        compile units (`pyir.codegen.llvm`), on two threads."""
+        """Call ``s`` as ``i32 @<f>.<suffix>`` taking the variables and buffers it uses,
+        and return its status if not 0; the function is emitted later (`ModuleContext.defer`).
+        A split loop's versions are outlined so that LLVM allocates registers for each on
+        its own and compiles them in separate compile units (`pyir.codegen.llvm`), on two
+        threads."""
         cap_vars, cap_bufs = self._captures(s, set())
         values = [self.env[v] for v in cap_vars] + [self.bufs[b] for b in cap_bufs]
         fn = ir.Function(self.ctx.module, ir.FunctionType(T.I32, [v.type for v in values]),
@@ -238,9 +245,13 @@ class FunctionEmitter(ExprEmitter):
         sub.in_parallel = self.in_parallel
         sub.float_flags = self.float_flags
         sub.padded = {b: w for b, w in self.padded.items() if b in sub.bufs}
-        sub.stmt(s)
-        sub.finish()
-        self.ctx.complete([fn])
+
+        def emit():
+            sub.stmt(s)
+            sub.finish()
+            return [fn]
+
+        self.ctx.defer(emit, [fn])
         status = self.b.call(fn, values)
         self.return_if(self.b.icmp_signed("!=", status, T.int_const(0, 32)), status)
 
@@ -499,8 +510,9 @@ class FunctionEmitter(ExprEmitter):
         start, extent = self.expr(s.start), self.expr(s.extent)
         values = [start] + [self.env[v] for v in cap_vars] + [self.bufs[b] for b in cap_bufs]
         k = self.ctx.next_id(self.name)
-        body_fn = self._outline_body(s, k, values, cap_vars, cap_bufs)
+        body_fn, emit = self._outline_body(s, k, values, cap_vars, cap_bufs)
         thunk = self.ctx.thunk(f"{self.name}.par{k}", body_fn)
+        self.ctx.defer(lambda: emit() + [thunk], [body_fn, thunk])
         closure = self.stack(ir.ArrayType(T.I64, len(values)), f"closure{k}", 8)
         for idx, v in enumerate(values):
             self.b.store(v, self.b.gep(closure, [T.int_const(idx)], source_etype=T.I64))
@@ -607,7 +619,7 @@ class FunctionEmitter(ExprEmitter):
         ``buf_args`` (``noalias``) stand for ``cap_vars`` and ``cap_bufs``."""
         for a in buf_args:
             a.add_attribute("noalias")
-        sub = FunctionEmitter(self.ctx, fn, self.name, self.storage, self.scope)
+        sub = FunctionEmitter(self.ctx, fn, self.name, self.storage, self.scope.snapshot())
         sub.copies = self.copies
         sub.env = dict(zip(cap_vars, var_args))
         sub.bufs = dict(zip(cap_bufs, buf_args))
@@ -624,11 +636,15 @@ class FunctionEmitter(ExprEmitter):
         sub = self._sub_emitter(fn, cap_vars, fn.args[3:n_fixed], cap_bufs, fn.args[n_fixed:])
         sub.in_parallel = True
         begin, end, start = fn.args[:3]
-        first = sub.b.add(start, begin)
-        if dict(s.annotations).get("vectorize"):
-            sub.vectorized(s.loop_var, first, sub.b.sub(end, begin), s.body)
-        else:
-            sub.serial(s.loop_var, first, sub.b.add(start, end), s.body,
-                       split=SPLIT_TAIL in dict(s.annotations))
-        sub.finish()
-        return fn
+
+        def emit():
+            first = sub.b.add(start, begin)
+            if dict(s.annotations).get("vectorize"):
+                sub.vectorized(s.loop_var, first, sub.b.sub(end, begin), s.body)
+            else:
+                sub.serial(s.loop_var, first, sub.b.add(start, end), s.body,
+                           split=SPLIT_TAIL in dict(s.annotations))
+            sub.finish()
+            return [fn]
+
+        return fn, emit

@@ -8,12 +8,16 @@ that unpacks the slots, checks the entry conditions (returning ``k`` when condit
 
 `codegen_units` cuts the module into compile units, so that LLVM can compile one while
 Python still generates the next (`pyir.runtime.engine.JitEngine` emits them on two
-threads): a parallel loop's thunk and body, or an outlined version of a split loop
-(`FunctionEmitter.outlined`), once generated, close a unit when the unit holds at least
-`UNIT_INSTRUCTIONS` instructions; the last unit holds the rest. A unit is a
+threads). A parallel loop's thunk and body and an outlined version of a split loop
+(`FunctionEmitter.outlined`) are generated after the function that calls them: the impls,
+wrappers and graph functions are the first unit; each outlined function, once generated,
+closes a unit when the unit holds at least `UNIT_INSTRUCTIONS` instructions; the last unit
+holds the rest. A unit is a
 complete module text: what it calls in other units it declares, and the thunks it defines
 are external, so that the units link into one program.
 """
+
+import collections
 
 import llvmlite.ir as ir
 
@@ -52,6 +56,8 @@ class ModuleContext:
         self._multiples = {}
         self._sink = sink
         self._split = split
+        self._deferred = collections.deque()   # (emit, functions) in the order deferred
+        self._waiting = set()   # ids of the functions deferred and not emitted yet
         self._pending = []   # complete functions of the open unit, in order
         self._sent = set()   # ids of the functions sent in earlier units
 
@@ -121,32 +127,47 @@ class ModuleContext:
         fields = [b.load(b.gep(closure, [T.int_const(k)], source_etype=T.I64), typ=a.type)
                   for k, a in enumerate(body_fn.args[2:])]
         b.ret(b.call(body_fn, [begin, end] + fields))
-        self.complete([body_fn, fn])
         return fn
 
-    def complete(self, functions):
-        """``functions`` are generated, and called only through a pointer or from
-        functions generated later; with ``split``, close the open unit with them once it
-        holds `UNIT_INSTRUCTIONS`."""
-        self._pending += functions
-        if self._split and \
-                sum(len(bb.instructions) for f in self._pending for bb in f.blocks) \
-                >= UNIT_INSTRUCTIONS:
-            for f in self._pending:
+    def defer(self, emit, functions):
+        """Generate ``functions`` (declared, called from here) later: ``emit()`` fills them
+        and returns them. Outlined functions are generated after the functions that call
+        them, so that the callers' unit goes to LLVM first (`run_deferred`)."""
+        self._deferred.append((emit, functions))
+        self._waiting.update(id(f) for f in functions)
+        if self._split:
+            for f in functions:
                 if "alwaysinline" not in f.attributes:
-                    f.linkage = ""   # the unit that calls it declares it
-            self.send(self._pending)
+                    f.linkage = ""   # called from another unit
+
+    def run_deferred(self):
+        """Generate the deferred functions, in order (what they defer comes after them);
+        with ``split``, the functions generated so far are the first unit, and each deferred
+        group closes a unit once the unit holds `UNIT_INSTRUCTIONS`."""
+        if self._split:
+            self.send([f for f in self.module.functions
+                       if f.blocks and id(f) not in self._waiting])
+        while self._deferred:
+            emit, functions = self._deferred.popleft()
+            self._pending += emit()
+            self._waiting.difference_update(id(f) for f in functions)
+            if self._split and sum(len(bb.instructions) for f in self._pending
+                                   for bb in f.blocks) >= UNIT_INSTRUCTIONS:
+                self.send(self._pending)
 
     def send(self, functions):
         """Send the unit defining ``functions`` to the sink, and free their instructions."""
-        self._sink(_unit_text(self.module, functions, self._sent))
+        self._sink(_unit_text(self.module, functions, self._sent | self._waiting))
         self._sent.update(id(f) for f in functions)
         self._pending = []
         _release(functions)
 
     def send_rest(self):
-        """Send the last unit: every function defined and not yet sent."""
-        self.send([f for f in self.module.functions if f.blocks and id(f) not in self._sent])
+        """Send the last unit: every function defined and not yet sent (if any, or if
+        nothing was sent)."""
+        rest = [f for f in self.module.functions if f.blocks and id(f) not in self._sent]
+        if rest or not self._sent:
+            self.send(rest)
 
 
 def _func_info(func):
@@ -255,6 +276,7 @@ def _generate(mod, target, externs, extra, sink, split):
         infos.append(info)
     if extra is not None:
         extra(ctx, infos)
+    ctx.run_deferred()
     ctx.send_rest()
     return infos
 
