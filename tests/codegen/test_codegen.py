@@ -606,6 +606,23 @@ def test_the_emitter_scope_records_loops_and_lets_when_asked():
     assert scope.const_bound(n) == (None, None)
 
 
+def test_a_scope_snapshot_keeps_the_loops_open_where_it_was_taken():
+    """An outlined function is emitted after its caller (`ModuleContext.defer`): its scope is
+    a snapshot of the caller's open loops and lets, answering as they did, whatever the
+    caller's scope does afterwards."""
+    from pyir.codegen.emit_stmt import LazyScope
+    from pyir.ir.expr import min_
+    n, i, x = Var("n"), Var("i"), Var("x")
+    scope = LazyScope()
+    with scope.loop(i, IntImm(0), IntImm(16)):
+        assert scope.const_bound(i) == (0, 15)                      # entered before the copy
+        with scope.let(x, min_(IntImm(8), n - i)):
+            later = scope.snapshot()
+    assert scope.const_bound(x + i) == (None, None)
+    assert later.const_bound(x + i) == (None, 23)
+    assert later.const_bound(i) == (0, 15)
+
+
 def test_codegen_leaves_no_llvm_ir_objects_for_the_cyclic_collector():
     """llvmlite's IR objects form cycles (a block lists its instructions, each names the block
     as its parent; a loop's phi and its increment use each other): codegen breaks them once
