@@ -65,48 +65,84 @@ def parse(llvm_ir, context=None):
     return mod
 
 
-def optimize(mod, tm, level=DEFAULT_IR_LEVEL, unroll=True):
-    """Run the IR pipeline ``level`` over ModuleRef ``mod`` in place for machine ``tm``.
+class Pipeline:
+    """The IR pipeline ``level`` for machine ``tm``; `run` optimizes a module. A "fast" or
+    "none" pipeline runs over any number of modules; LLVM's default pipelines ("O1".."O3"),
+    as llvmlite builds them, only once (a second run fails an LLVM assertion).
 
     ``unroll=False`` leaves the loop unroller out of "fast" (for IR whose loops carry no
     unroll hint: unrolling them unasked doubled machine-code time for scheduled kernels).
     """
-    if level not in IR_LEVELS:
-        raise ValueError(f"unknown IR optimization level {level!r}; expected one of "
-                         f"{', '.join(IR_LEVELS)}")
-    if level == "none":
+
+    def __init__(self, tm, level=DEFAULT_IR_LEVEL, unroll=True):
+        self.reusable = level in ("none", "fast")
+        if level not in IR_LEVELS:
+            raise ValueError(f"unknown IR optimization level {level!r}; expected one of "
+                             f"{', '.join(IR_LEVELS)}")
+        self._passes = None
+        if level == "none":
+            return
+        pto = llvm.create_pipeline_tuning_options(
+            speed_level=1 if level == "fast" else int(level[1]))
+        pb = llvm.create_pass_builder(tm, pto)
+        if level == "fast":
+            pm = llvm.create_new_module_pass_manager()
+            pm.add_always_inliner_pass()
+            pm.add_sroa_pass()
+            pm.add_simplify_cfg_pass()
+            if unroll:
+                pm.add_loop_unroll_pass()
+                pm.add_sroa_pass()  # tiles indexed by an unrolled loop become registers
+        else:
+            pm = pb.getModulePassManager()
+        self._passes = (pm, pb, pto)
+
+    def run(self, mod):
+        """Optimize ModuleRef ``mod`` in place; return it."""
+        if self._passes is not None:
+            pm, pb, _ = self._passes
+            pm.run(mod, pb)
         return mod
-    pto = llvm.create_pipeline_tuning_options(speed_level=1 if level == "fast" else int(level[1]))
-    pb = llvm.create_pass_builder(tm, pto)
-    if level == "fast":
-        pm = llvm.create_new_module_pass_manager()
-        pm.add_always_inliner_pass()
-        pm.add_sroa_pass()
-        pm.add_simplify_cfg_pass()
-        if unroll:
-            pm.add_loop_unroll_pass()
-            pm.add_sroa_pass()  # tiles indexed by an unrolled loop become registers
-    else:
-        pm = pb.getModulePassManager()
-    pm.run(mod, pb)
-    return mod
 
 
-def optimize_and_emit(llvm_ir, target="llvm", level=DEFAULT_IR_LEVEL, reloc="default",
-                      context=None, tm=None):
-    """Parse (in ``context``, see `parse`) and optimize ``llvm_ir``; return (ModuleRef, the
-    TargetMachine ``tm`` or a fresh one).
+def optimize(mod, tm, level=DEFAULT_IR_LEVEL, unroll=True):
+    """Run the IR pipeline ``level`` over ModuleRef ``mod`` in place for machine ``tm``
+    (see `Pipeline`)."""
+    return Pipeline(tm, level, unroll).run(mod)
+
+
+class Machine:
+    """A TargetMachine for ``target`` (``reloc`` as in `optimize_and_emit`), its data layout
+    and its IR pipelines, made once: `prepare` readies any number of modules for it, one
+    thread at a time. (A JIT engine takes ownership of the machine it is given: give it
+    a machine of its own.)"""
+
+    def __init__(self, target, reloc="default"):
+        self.target = Target.from_string(target)
+        self.tm = self.target.create_target_machine(reloc=reloc)
+        self.data_layout = str(self.tm.target_data)
+        self._pipelines = {}
+
+    def prepare(self, llvm_ir, level=DEFAULT_IR_LEVEL, context=None):
+        """``llvm_ir`` parsed (in ``context``, see `parse`), for this machine, optimized."""
+        mod = parse(llvm_ir, context)
+        mod.triple = self.target.triple
+        mod.data_layout = self.data_layout
+        key = (level, "llvm.loop.unroll" in llvm_ir)
+        pipeline = self._pipelines.get(key) or Pipeline(self.tm, *key)
+        if pipeline.reusable:
+            self._pipelines[key] = pipeline
+        return pipeline.run(mod)
+
+
+def optimize_and_emit(llvm_ir, target="llvm", level=DEFAULT_IR_LEVEL, reloc="default"):
+    """Parse and optimize ``llvm_ir``; return (ModuleRef, a fresh TargetMachine).
 
     ``reloc="pic"`` for object code that goes into a shared library, ``"default"`` for
     the JIT (hand the machine to exactly one engine: the engine takes ownership).
     """
-    target = Target.from_string(target)
-    tm = tm or target.create_target_machine(reloc=reloc)
-    mod = parse(llvm_ir, context)
-    mod.triple = target.triple
-    mod.data_layout = str(tm.target_data)
-    optimize(mod, tm, level, unroll="llvm.loop.unroll" in llvm_ir)
-    return mod, tm
+    machine = Machine(target, reloc)
+    return machine.prepare(llvm_ir, level), machine.tm
 
 
 def emit_object_unlocked(tm, mod):
@@ -115,7 +151,7 @@ def emit_object_unlocked(tm, mod):
 
     llvmlite serializes every call into LLVM; LLVM itself needs only that no two threads
     share an LLVMContext or a TargetMachine. Callers give each module its own context
-    (`parse`) and each emission its own machine, and hold `machine_code` around it.
+    (`parse`) and each thread its own machine, and hold `machine_code` around it.
     """
     emit = getattr(ffi.lib.LLVMPY_TargetMachineEmitToMemory, "_cfn", None)
     if emit is None:   # an llvmlite without the unlocked function: take turns

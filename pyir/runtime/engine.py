@@ -27,9 +27,11 @@ compile_count = 0
 _LEVEL_OF_INT = {0: "none", 1: "O1", 2: "O2", 3: "O3"}
 
 #: The interpreter's thread switch interval while a `JitEngine` compiles (seconds): the
-#: background thread needs the GIL for a moment before and after each unit's machine
-#: code, and at Python's default (5 ms) it waited that long for the generating thread.
-SWITCH_INTERVAL = 1e-4
+#: background thread needs the GIL for a moment around each of its ~25 llvmlite calls per
+#: unit, and waits up to this long each time for the thread generating code. Python's
+#: default (5 ms) made the bench matmul's build slower than on one thread; 0.5 ms cost
+#: 6 ms more than 0.1 ms, and 0.02 ms 1-3 ms less.
+SWITCH_INTERVAL = 2e-5
 
 
 def ir_level(opt_level):
@@ -42,14 +44,18 @@ def ir_level(opt_level):
     return level
 
 
-def prepare(llvm_ir, target, opt_level, reloc="default", what="module", context=None,
-            tm=None):
-    """Parse, verify and optimize ``llvm_ir``; return (module, ``tm`` or a new target
-    machine)."""
+def prepare(llvm_ir, target, opt_level, reloc="default", what="module"):
+    """Parse, verify and optimize ``llvm_ir``; return (module, a new target machine)."""
     from ..codegen.compile import optimize_and_emit
+    with _rejected(what):
+        return optimize_and_emit(llvm_ir, target, ir_level(opt_level), reloc=reloc)
+
+
+@contextlib.contextmanager
+def _rejected(what):
+    """LLVM's complaint about the IR of ``what`` as an `Error`."""
     try:
-        return optimize_and_emit(llvm_ir, target, ir_level(opt_level), reloc=reloc,
-                                 context=context, tm=tm)
+        yield
     except RuntimeError as e:
         raise Error(f"LLVM rejected the IR of {what}: {e}") from None
 
@@ -182,11 +188,13 @@ _thread_machines = threading.local()
 
 
 def _machine(target):
-    """This thread's TargetMachine for ``target``, made once: a fresh one for every unit
-    cost ~1 ms more per unit (its subtarget is built at its first use)."""
+    """This thread's `pyir.codegen.compile.Machine` for ``target``, made once: a fresh
+    TargetMachine for every unit cost ~1 ms more per unit (its subtarget is built at its
+    first use), and each llvmlite call of the background thread waits for the GIL."""
+    from ..codegen.compile import Machine
     machines = _thread_machines.__dict__.setdefault("by_target", {})
     if target not in machines:
-        machines[target] = target.create_target_machine()
+        machines[target] = Machine(target)
     return machines[target]
 
 
@@ -197,10 +205,11 @@ def _compile(llvm_ir, target, level, what):
     import llvmlite.binding as llvm
 
     from ..codegen.compile import emit_object_unlocked
-    mod, tm = prepare(llvm_ir, target, level, what=what, context=llvm.create_context(),
-                      tm=_machine(target))
+    machine = _machine(target)
+    with _rejected(what):
+        mod = machine.prepare(llvm_ir, level, llvm.create_context())
     try:
-        return emit_object_unlocked(tm, mod)
+        return emit_object_unlocked(machine.tm, mod)
     except RuntimeError as e:
         raise Error(f"LLVM could not generate machine code for {what}: {e}") from None
     finally:

@@ -22,17 +22,20 @@ import tempfile
 from ..codegen import abi
 from ..ffi.extern import SYMBOL_PREFIX
 from ..errors import Error
-from .engine import ir_level, prepare
+from .engine import _rejected, ir_level, prepare
 
 
 def export_library(path, units, infos, target, opt_level="O3", graphs=(), symbols=None):
     """Write the shared object; ``units`` are the IR texts of the compile units, ``graphs``
     the `GraphPlan`s of the graph functions compiled into them; ``symbols`` map the names
     generated code calls extern kernels by to their addresses."""
-    from ..codegen.compile import machine_code, optimize  # llvmlite: only when compiling
-    mod, tm = prepare(units[0], target, "none", reloc="pic")
-    for unit in units[1:]:
-        mod.link_in(prepare(unit, target, "none", reloc="pic")[0])
+    from ..codegen.compile import Machine, machine_code, optimize  # llvmlite: when compiling
+    machine = Machine(target, reloc="pic")
+    tm = machine.tm
+    with _rejected("module"):
+        mod = machine.prepare(units[0], "none")
+        for unit in units[1:]:
+            mod.link_in(machine.prepare(unit, "none"))
     entries = {info.name for info in infos} | {plan.name for plan in graphs}
     for fn in mod.functions:
         if not fn.is_declaration and fn.name not in entries:

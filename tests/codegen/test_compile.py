@@ -1,5 +1,6 @@
 """Machine code generation options: loop strength reduction is off for "fast" IR only, and
-back on for everything else afterwards (LLVM's option is process-wide)."""
+back on for everything else afterwards (LLVM's option is process-wide); a `Machine` readies
+module after module; emission outside llvmlite's lock makes the same object code."""
 
 import pytest
 
@@ -49,3 +50,22 @@ def test_strength_reduction_comes_back_after_a_failed_compilation():
         with C.machine_code("fast"):
             raise RuntimeError("LLVM failed")
     assert "imul" not in machine_asm("O3")
+
+
+@pytest.mark.parametrize("level", ["fast", "O3"])
+def test_a_machine_prepares_module_after_module(level):
+    """A `Machine` keeps its "fast" pipeline for the next module; LLVM's default pipelines
+    (which fail an assertion when run twice) are built anew each time. Every module comes
+    out the same."""
+    import llvmlite.binding as llvm
+    machine = C.Machine(Target.from_string("llvm"))
+    texts = [str(machine.prepare(STRIDED, level, llvm.create_context())) for _ in range(3)]
+    assert texts[0] == texts[1] == texts[2]
+    assert len(machine._pipelines) == (level == "fast")
+
+
+def test_unlocked_emission_makes_the_same_object_code():
+    machine = C.Machine(Target.from_string("llvm"))
+    mod = machine.prepare(STRIDED, "fast")
+    with C.machine_code("fast"):
+        assert C.emit_object_unlocked(machine.tm, mod) == machine.tm.emit_object(mod)
