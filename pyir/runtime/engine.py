@@ -47,12 +47,12 @@ def ir_level(opt_level):
 def prepare(llvm_ir, target, opt_level, reloc="default", what="module"):
     """Parse, verify and optimize ``llvm_ir``; return (module, a new target machine)."""
     from ..codegen.compile import optimize_and_emit
-    with _rejected(what):
+    with ir_rejected(what):
         return optimize_and_emit(llvm_ir, target, ir_level(opt_level), reloc=reloc)
 
 
 @contextlib.contextmanager
-def _rejected(what):
+def ir_rejected(what):
     """LLVM's complaint about the IR of ``what`` as an `Error`."""
     try:
         yield
@@ -206,7 +206,7 @@ def _compile(llvm_ir, target, level, what):
 
     from ..codegen.compile import emit_object_unlocked
     machine = _machine(target)
-    with _rejected(what):
+    with ir_rejected(what):
         mod = machine.prepare(llvm_ir, level, llvm.create_context())
     try:
         return emit_object_unlocked(machine.tm, mod)

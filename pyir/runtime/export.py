@@ -22,7 +22,7 @@ import tempfile
 from ..codegen import abi
 from ..ffi.extern import SYMBOL_PREFIX
 from ..errors import Error
-from .engine import _rejected, ir_level, prepare
+from .engine import ir_level, ir_rejected, prepare
 
 
 def export_library(path, units, infos, target, opt_level="O3", graphs=(), symbols=None):
@@ -32,7 +32,7 @@ def export_library(path, units, infos, target, opt_level="O3", graphs=(), symbol
     from ..codegen.compile import Machine, machine_code, optimize  # llvmlite: when compiling
     machine = Machine(target, reloc="pic")
     tm = machine.tm
-    with _rejected("module"):
+    with ir_rejected("module"):
         mod = machine.prepare(units[0], "none")
         for unit in units[1:]:
             mod.link_in(machine.prepare(unit, "none"))
