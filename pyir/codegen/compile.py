@@ -1,5 +1,9 @@
 """From LLVM IR text to optimized modules and object code.
 
+A `Machine` (a TargetMachine with its data layout and IR pipelines) readies module after
+module; `emit_object_unlocked` makes object code outside llvmlite's process-wide lock, so
+that `pyir.runtime.engine.JitEngine` compiles two modules at once.
+
 ``IR_LEVELS`` name the IR pipelines: "none"; "fast" (inline, SROA, simplifycfg, and loop
 unrolling where codegen asked for it: cheap, and enough for IR that codegen already
 vectorized, tiled and constant-folded); "O1".."O3" (LLVM's standard pipelines through the

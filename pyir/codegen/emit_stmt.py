@@ -221,7 +221,7 @@ class FunctionEmitter(ExprEmitter):
             if case is None:
                 continue
             self.b.position_at_end(bb)
-            if likely and _holds_loop_nest(case) and self.vvar is None:
+            if likely and self.vvar is None and _holds_loop_nest(case):
                 k = self.ctx.next_id(f"{self.name}.split") if k is None else k
                 self.outlined(case, f"split{k}.{part}")
             else:

@@ -7,14 +7,14 @@ that unpacks the slots, checks the entry conditions (returning ``k`` when condit
 (lowered elsewhere).
 
 `codegen_units` cuts the module into compile units, so that LLVM can compile one while
-Python still generates the next (`pyir.runtime.engine.JitEngine` emits them on two
+Python still generates the next (`pyir.runtime.engine.JitEngine` compiles them on two
 threads). A parallel loop's thunk and body and an outlined version of a split loop
 (`FunctionEmitter.outlined`) are generated after the function that calls them: the impls,
 wrappers and graph functions are the first unit; each outlined function, once generated,
 closes a unit when the unit holds at least `UNIT_INSTRUCTIONS` instructions; the last unit
-holds the rest. A unit is a
-complete module text: what it calls in other units it declares, and the thunks it defines
-are external, so that the units link into one program.
+holds the rest. A unit is a complete module text: it declares what it calls in other
+units, and the outlined functions it defines are external, so that the units link into
+one program.
 """
 
 import collections
@@ -60,6 +60,7 @@ class ModuleContext:
         self._waiting = set()   # ids of the functions deferred and not emitted yet
         self._pending = []   # complete functions of the open unit, in order
         self._sent = set()   # ids of the functions sent in earlier units
+        self._units = 0      # units sent
 
     def declare(self, name, ret, args):
         """The function ``name`` (declared on first use)."""
@@ -144,9 +145,9 @@ class ModuleContext:
         """Generate the deferred functions, in order (what they defer comes after them);
         with ``split``, the functions generated so far are the first unit, and each deferred
         group closes a unit once the unit holds `UNIT_INSTRUCTIONS`."""
-        if self._split:
-            self.send([f for f in self.module.functions
-                       if f.blocks and id(f) not in self._waiting])
+        first = [f for f in self.module.functions if f.blocks and id(f) not in self._waiting]
+        if self._split and first:
+            self.send(first)
         while self._deferred:
             emit, functions = self._deferred.popleft()
             self._pending += emit()
@@ -159,6 +160,7 @@ class ModuleContext:
         """Send the unit defining ``functions`` to the sink, and free their instructions."""
         self._sink(_unit_text(self.module, functions, self._sent | self._waiting))
         self._sent.update(id(f) for f in functions)
+        self._units += 1
         self._pending = []
         _release(functions)
 
@@ -166,7 +168,7 @@ class ModuleContext:
         """Send the last unit: every function defined and not yet sent (if any, or if
         nothing was sent)."""
         rest = [f for f in self.module.functions if f.blocks and id(f) not in self._sent]
-        if rest or not self._sent:
+        if rest or not self._units:
             self.send(rest)
 
 

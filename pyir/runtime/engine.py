@@ -3,13 +3,12 @@
 A `JitEngine` compiles the compile units of one module (`pyir.codegen.llvm.codegen_units`)
 for a `Target`. `add` hands a unit to a background thread, which parses, verifies and
 optimizes it (with `pyir.codegen.compile`) in an LLVM context of its own and makes its
-machine code, so that LLVM works on one unit while Python generates the next; on leaving
-the ``with`` block the
-calling thread compiles the units the background thread has not started (the last one,
-usually) and loads every unit's object code into one MCJIT engine, which links them. The
-engine keeps the code and its target machine alive as long as it lives (MCJIT owns the
-target machine it is given, so every engine gets its own). llvmlite is imported only when something is compiled, never by ``import pyir`` or
-`pyir.load_module`.
+machine code, so that LLVM works on one unit while Python generates the next. When the
+``with`` block ends, the calling thread compiles the units the background thread has not
+started (the last one, usually), and one MCJIT engine loads and links every unit's object
+code. The engine keeps the code and its target machine alive as long as it lives (MCJIT
+owns the target machine it is given, so every engine gets its own). llvmlite is imported
+only when something is compiled, never by ``import pyir`` or `pyir.load_module`.
 """
 
 import concurrent.futures
@@ -161,7 +160,8 @@ class JitEngine:
             job, future = self._jobs[k]
             if future is None or future.cancel():
                 objects[k] = job()
-        objects = [obj or future.result() for obj, (_, future) in zip(objects, self._jobs)]
+        objects = [obj if obj is not None else future.result()
+                   for obj, (_, future) in zip(objects, self._jobs)]
         self._engine = llvm.create_mcjit_compiler(llvm.parse_assembly(""),
                                                   self.target.create_target_machine())
         for obj in objects:
