@@ -183,3 +183,23 @@ def test_compiled_units_survive_the_garbage_collector():
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "ok"
+
+
+def test_builds_from_two_threads_take_turns_and_both_work():
+    import threading
+    libs, errors = {}, []
+
+    def build(k):
+        try:
+            libs[k] = pyir.build(_matmul(parallel=k == 0), opt_level="fast", use_cache=False)
+        except Exception as e:  # noqa: BLE001 -- reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=build, args=(k,)) for k in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=120)
+    assert not errors and sorted(libs) == [0, 1]
+    for lib in libs.values():
+        _check(lib, 40)
