@@ -60,7 +60,6 @@ class ModuleContext:
         self._waiting = set()   # ids of the functions deferred and not emitted yet
         self._pending = []   # complete functions of the open unit, in order
         self._sent = set()   # ids of the functions sent in earlier units
-        self._units = 0      # units sent
 
     def declare(self, name, ret, args):
         """The function ``name`` (declared on first use)."""
@@ -160,15 +159,14 @@ class ModuleContext:
         """Send the unit defining ``functions`` to the sink, and free their instructions."""
         self._sink(_unit_text(self.module, functions, self._sent | self._waiting))
         self._sent.update(id(f) for f in functions)
-        self._units += 1
         self._pending = []
         _release(functions)
 
     def send_rest(self):
         """Send the last unit: every function defined and not yet sent (if any, or if
-        nothing was sent)."""
+        nothing was sent: the units before it are never empty)."""
         rest = [f for f in self.module.functions if f.blocks and id(f) not in self._sent]
-        if rest or not self._units:
+        if rest or not self._sent:
             self.send(rest)
 
 

@@ -21,7 +21,7 @@ import tempfile
 from ..codegen import abi
 from ..ffi.extern import SYMBOL_PREFIX
 from ..errors import Error
-from .engine import ir_level, ir_rejected, prepare
+from .engine import ir_level, ir_rejected
 
 
 def export_library(path, units, infos, target, opt_level="O3", graphs=(), symbols=None):
@@ -42,12 +42,10 @@ def export_library(path, units, infos, target, opt_level="O3", graphs=(), symbol
     optimize(mod, tm, ir_level(opt_level), unroll=any("llvm.loop.unroll" in u for u in units))
     if any("pyir_parallel_for" in u for u in units):
         from .threadpool import threadpool_ir
-        pool, _ = prepare(threadpool_ir(tm.triple), target, opt_level, reloc="pic",
-                          what="the thread pool")
-        mod.link_in(pool)
-    metadata, _ = prepare(metadata_ir(abi.dumps(infos, graphs)), target, "none", reloc="pic",
-                          what="the function metadata")
-    mod.link_in(metadata)
+        with ir_rejected("the thread pool"):
+            mod.link_in(machine.prepare(threadpool_ir(tm.triple), ir_level(opt_level)))
+    with ir_rejected("the function metadata"):
+        mod.link_in(machine.prepare(metadata_ir(abi.dumps(infos, graphs)), "none"))
     libraries = _call_kernels_by_name(mod, symbols or {})
     with machine_code(ir_level(opt_level)):
         obj = tm.emit_object(mod)
