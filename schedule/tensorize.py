@@ -175,9 +175,10 @@ def _show(node):
     return type(node).__name__ + (f" {node.buffer.name}" if hasattr(node, "buffer") else "")
 
 
-def match(func, loop_var, intrin, prim="tensorize"):
-    """Check the loops from ``loop_var`` down against ``intrin``; return what the rewrite
-    needs or raise ScheduleError saying what differs."""
+def _structure(func, loop_var, intrin, prim):
+    """The loops from ``loop_var`` down and their one block, checked against ``intrin``'s
+    loops and computation: (loop, lpath, loops, inner, d_loops, pairs of (description,
+    block) accesses with the block's in terms of its loops, subject for errors)."""
     lpath = find_loop(func.body, loop_var)
     loop = lpath[-1]
     subject = f"loop {loop_var.name}"
@@ -218,6 +219,26 @@ def match(func, loop_var, intrin, prim="tensorize"):
     diff = _pairs(d_body, body, pairs, "the computation differs")
     if diff:
         raise ScheduleError(prim, subject, diff, loop)
+    return loop, lpath, loops, inner, d_loops, pairs, subject
+
+
+def _bases(pairs, inner, ana):
+    """Description buffer -> the block's access where the kernel's pointer for it points:
+    the buffer's first access with the inner loops at 0."""
+    zero = {lp.loop_var: IntImm(0) for lp in inner}
+    bases = {}
+    for da, sa in pairs:
+        if da.buffer not in bases:
+            bases[da.buffer] = BufferLoad(sa.buffer, tuple(ana.simplify(substitute(i, zero))
+                                                           for i in sa.indices))
+    return bases
+
+
+def match(func, loop_var, intrin, prim="tensorize"):
+    """Check the loops from ``loop_var`` down against ``intrin``; return (the description's
+    strides: stride Var -> the block's, `_bases`) or raise ScheduleError saying what
+    differs."""
+    loop, _, loops, inner, d_loops, pairs, subject = _structure(func, loop_var, intrin, prim)
     # One to one buffer mapping.
     bmap = {}
     for da, sa in pairs:
@@ -231,10 +252,12 @@ def match(func, loop_var, intrin, prim="tensorize"):
     ana = analyzer_for(loops)
     d_ana = analyzer_for(d_loops)
     stride_vals = {}
-    # description buffer -> (offset of its first access, the block's, the block's access,
-    # the inner loops at their start): where the kernel's pointer for the buffer comes from
+    # description buffer -> (offset of its first access, the block's) with the inner loops
+    # at their start
     firsts = {}
     inner_vars = {x.loop_var for x in inner}
+    zero = {lp.loop_var: IntImm(0) for lp in inner}
+    d_zero = {dl.loop_var: IntImm(0) for dl in d_loops}
     for da, sa in pairs:
         s_off = ana.simplify(_flat_offset(sa, sa.buffer.shape))
         d_off = d_ana.simplify(_flat_offset(da, da.buffer.shape))
@@ -258,10 +281,7 @@ def match(func, loop_var, intrin, prim="tensorize"):
                                     f"elements per step of loop {lp.loop_var.name} but the "
                                     f"description's {da.buffer.name} moves by {_expr(d_c)} per "
                                     f"step of {dl.loop_var.name}", loop)
-        zero = {lp.loop_var: IntImm(0) for lp in inner}
-        d_zero = {dl.loop_var: IntImm(0) for dl in d_loops}
-        here = (d_ana.simplify(substitute(d_off, d_zero)), ana.simplify(substitute(s_off, zero)),
-                sa, zero)
+        here = (d_ana.simplify(substitute(d_off, d_zero)), ana.simplify(substitute(s_off, zero)))
         first = firsts.setdefault(da.buffer, here)
         # Every access of a description buffer lies where the description has it relative
         # to the first (C read and written at one place; not one 16 rows away).
@@ -271,16 +291,11 @@ def match(func, loop_var, intrin, prim="tensorize"):
                                 f"{_expr(ana.simplify(here[1] - first[1]))} elements from its "
                                 f"first access where the description's {da.buffer.name} is at "
                                 f"{_expr(moved)}", loop)
-    bases = {}
-    for dbuf, (d0, _, sa, zero) in firsts.items():
+    for dbuf, (d0, _) in firsts.items():
         if not d_ana.can_prove_equal(d0, 0):
             raise ScheduleError(prim, subject, f"the description's first access of "
                                 f"{dbuf.name} is not its first element", loop)
-        bases[dbuf] = BufferLoad(sa.buffer, tuple(ana.simplify(substitute(i, zero))
-                                                  for i in sa.indices))
-    return {"loop": loop, "lpath": lpath, "block": name, "inner": inner, "bmap": bmap,
-            "bases": bases, "strides": stride_vals, "predicate": realize.predicate,
-            "analyzer": ana}
+    return stride_vals, _bases(pairs, inner, ana)
 
 
 def _expr(e):
@@ -290,8 +305,8 @@ def _expr(e):
         return str(e)
 
 
-def _call(intrin, m):
-    """The call of the kernel on the tile matched by ``m``."""
+def _call(intrin, strides, bases):
+    """The call of the kernel on the tile matched with ``strides`` and ``bases``."""
     from pyir.ffi import get_global_func
     impl = get_global_func(intrin.impl_name, allow_missing=True)
     if impl is None or not hasattr(impl, "prim"):
@@ -314,16 +329,16 @@ def _call(intrin, m):
             raise ScheduleError("tensorize", f"intrinsic \"{intrin.name}\"",
                                 f"the kernel's buffer {kb.name} is {kb.dtype}, the "
                                 f"description's {db.name} is {db.dtype}")
-        if db not in m["bases"]:
+        if db not in bases:
             raise ScheduleError("tensorize", f"intrinsic \"{intrin.name}\"",
                                 f"the description's buffer {db.name} is not accessed by its "
                                 "computation")
-    by_name = {s.name: v for s, v in m["strides"].items()}
+    by_name = {s.name: v for s, v in strides.items()}
     args = []
     for a in template.value.args[1:]:
         buf = a.buffer if isinstance(a, BufferLoad) else a
         if buf in to_desc:
-            args.append(m["bases"][to_desc[buf]])
+            args.append(bases[to_desc[buf]])
         elif isinstance(a, Var) and a.name in by_name:
             args.append(by_name[a.name])
         else:
@@ -363,21 +378,24 @@ def tensorize(func, loop_var, intrin_name):
     """The pure step behind `Schedule.tensorize` (returns the new function and the outer
     block's name)."""
     intrin = get_tensor_intrin(intrin_name)
-    _call(intrin, match(func, loop_var, intrin))  # a mismatch fails before anything changes
+    strides, bases = match(func, loop_var, intrin)
+    _call(intrin, strides, bases)  # a mismatch fails before anything changes
     new_func, names = blockize(func, loop_var)
     outer_path = find_block(new_func.body, names[0])
     outer = outer_path[-1]
     ob = outer.block
     inner_body = ob.body
-    # Matched again inside the new outer block, the call's arguments use its iterators.
+    # Inside the new outer block, the kernel's pointers are in terms of its iterators (the
+    # strides are the buffers' row strides: blockize changed no loop).
     in_rel = realizes_under(inner_body)[0][-1]
-    m2 = match(new_func, loop_var, intrin)
-    call = Evaluate(_call(intrin, m2))
+    _, _, loops, inner, _, pairs, _ = _structure(new_func, loop_var, intrin, "tensorize")
+    ana = analyzer_for(loops)
+    call = Evaluate(_call(intrin, strides, _bases(pairs, inner, ana)))
     pred = in_rel.predicate
     if isinstance(pred, IntImm) and pred.value == 1:
         body = call
     else:
-        cond = _full_tile(pred, m2["inner"], m2["analyzer"])
+        cond = _full_tile(pred, inner, ana)
         if cond is None:
             raise ScheduleError("tensorize", f"loop {loop_var.name}", "the block's predicate "
                                 f"{_expr(pred)} does not say which tiles are whole")
