@@ -238,15 +238,15 @@ def _mark(run_mark, n, fail_at=-1, meet=0):
 
 
 def _check_chunks(starts, n, threads):
-    """[0, n) in min(threads, n) balanced parts, each run in steps of an eighth of it (one
-    call of all of [0, n) when that is one part)."""
+    """[0, n) in min(threads, n) balanced parts, the last ``n % parts`` one longer, each
+    run in steps of an eighth of it (one call of all of [0, n) when that is one part)."""
     parts = min(threads, n)
     if parts == 1:
         assert starts.tolist() == [0] * n
         return
     expected, begin = {}, 0
     for i in range(parts):
-        length = n // parts + (i < n % parts)
+        length = n // parts + (i >= parts - n % parts)
         step = -(-length // 8)
         for lo in range(begin, begin + length, step):
             expected[lo] = min(step, begin + length - lo)
