@@ -21,40 +21,42 @@ from .simplify import Simplifier
 _MAX_DEPTH = 1
 
 
-_VARS = {}  # id(node) -> (node, frozenset of its Vars); the entry keeps node alive
 _NO_VARS = frozenset()
 
 
 def vars_of(expr):
-    """The Vars anywhere in ``expr`` (as `walk` finds them), memoized per node: IR is
-    immutable and shares subtrees, so a new expression costs only its new nodes."""
-    hit = _VARS.get(id(expr))
-    if hit is not None and hit[0] is expr:
-        return hit[1]
-    if len(_VARS) >= 50000:
-        _VARS.clear()
+    """The Vars anywhere in ``expr`` (as `walk` finds them), computed once per node and
+    kept on it (IR is immutable and shares subtrees, so a new expression costs only its
+    new nodes). A Var's own set is made when asked: kept on the Var, it would refer back
+    to it, and only the cyclic collector could free either."""
+    found = _known_vars(expr)
+    if found is not None:
+        return found
     stack = [expr]                    # post-order without recursion: sums can be deep
     while stack:
         node = stack[-1]
-        kind = type(node)
-        if kind is Var:
-            found = frozenset((node,))
-        elif kind is IntImm:
-            found = _NO_VARS
-        else:
-            found, pending = _NO_VARS, False
-            for k in ((node.a, node.b) if kind is Binary else children(node)):
-                hit = _VARS.get(id(k))
-                if hit is None or hit[0] is not k:
-                    pending = True
-                    stack.append(k)
-                elif not pending:
-                    found = found | hit[1] if found else hit[1]
-            if pending:
-                continue              # back here once the children are known
+        found, pending = _NO_VARS, False
+        for k in ((node.a, node.b) if type(node) is Binary else children(node)):
+            hit = _known_vars(k)
+            if hit is None:
+                pending = True
+                stack.append(k)
+            elif not pending:
+                found = found | hit if found else hit
+        if pending:
+            continue                  # back here once the children are known
         stack.pop()
-        _VARS[id(node)] = (node, found)
-    return _VARS[id(expr)][1]
+        object.__setattr__(node, "_vars", found)
+    return found
+
+
+def _known_vars(node):
+    kind = type(node)
+    if kind is Var:
+        return frozenset((node,))
+    if kind is IntImm:
+        return _NO_VARS
+    return getattr(node, "_vars", None)
 
 
 class Analyzer:

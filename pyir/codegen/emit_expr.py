@@ -35,21 +35,19 @@ def has_side_reads(e):
 
 
 _INDEX_OPS = frozenset(("add", "sub", "mul", "floordiv", "floormod", "min", "max"))
-_INDEX_ARITHMETIC = {}   # id(expr) -> (expr, whether it is index arithmetic)
 
 
-def _index_arithmetic(e):
+def index_arithmetic(e, memo):
     """Whether ``e`` is integer arithmetic (+ - * // % min max) on variables and constants
-    only: nothing that reads memory, calls, or branches."""
-    hit = _INDEX_ARITHMETIC.get(id(e))
+    only: nothing that reads memory, calls, or branches. ``memo``: id(expr) -> (expr,
+    answer), kept by the caller for one module."""
+    hit = memo.get(id(e))
     if hit is None or hit[0] is not e:
-        if len(_INDEX_ARITHMETIC) >= 50000:
-            _INDEX_ARITHMETIC.clear()
         kind = type(e)
         ok = kind is E.Var or kind is E.IntImm or (
-            kind is E.Binary and e.op in _INDEX_OPS and _index_arithmetic(e.a)
-            and _index_arithmetic(e.b))
-        hit = _INDEX_ARITHMETIC[id(e)] = (e, ok)
+            kind is E.Binary and e.op in _INDEX_OPS and index_arithmetic(e.a, memo)
+            and index_arithmetic(e.b, memo))
+        hit = memo[id(e)] = (e, ok)
     return hit[1]
 
 
@@ -97,7 +95,7 @@ class ExprEmitter:
         """The value of ``e``. Integer arithmetic on variables (indices) is emitted once per
         block and set of variable values: unrolled copies of a body ask for the same index
         sums many times, and instruction numbering alone would still walk them each time."""
-        if type(e) is E.Binary and e.dtype == "int64" and _index_arithmetic(e):
+        if type(e) is E.Binary and e.dtype == "int64" and self.ctx.index_arithmetic(e):
             key = (id(e), self.lanes, id(self.b.block)) + tuple(
                 self.env.get(v) for v in vars_of(e))
             hit = self.sums.get(key)

@@ -29,6 +29,7 @@ from ..transform.common import param_shapes, shape_vars
 from . import types as T
 from .abi import Condition, FuncInfo, ParamInfo
 from .builder import Builder
+from .emit_expr import index_arithmetic
 from .emit_stmt import PARALLEL_FOR, CodegenError, FunctionEmitter
 from .target import Target
 from .vectorize import vector_plan
@@ -54,6 +55,7 @@ class ModuleContext:
         self._hints = {}
         self._plans = {}
         self._multiples = {}
+        self._index = {}
         self._sink = sink
         self._split = split
         self._deferred = collections.deque()   # (emit, functions) in the order deferred
@@ -86,6 +88,10 @@ class ModuleContext:
             hit = self._multiples[key] = (index, var,
                                           known_multiple(E.Binary("sub", index, var)))
         return hit[2]
+
+    def index_arithmetic(self, e):
+        """`pyir.codegen.emit_expr.index_arithmetic`, remembered for the module."""
+        return index_arithmetic(e, self._index)
 
     def extern_symbol(self, kernel_name):
         return self.externs.get(kernel_name, kernel_name)

@@ -10,9 +10,10 @@ import dataclasses
 
 class Node:
     """Base class of all IR nodes. Subclasses are frozen dataclasses with slots; every node
-    also keeps the tuple of its children (see `children`) and can be weakly referenced."""
+    also keeps the tuple of its children (see `children`) and the set of variables in it
+    (`pyir.arith.vars_of`), both computed once, and can be weakly referenced."""
 
-    __slots__ = ("_children", "__weakref__")
+    __slots__ = ("_children", "_vars", "__weakref__")
 
     def script(self, **kwargs):
         """Python text of this node (see `pyir.script.printer`)."""
