@@ -177,8 +177,8 @@ def _show(node):
 
 def _structure(func, loop_var, intrin, prim):
     """The loops from ``loop_var`` down and their one block, checked against ``intrin``'s
-    loops and computation: (loop, lpath, loops, inner, d_loops, pairs of (description,
-    block) accesses with the block's in terms of its loops, subject for errors)."""
+    loops and computation: (loop, loops, inner, d_loops, pairs of (description, block)
+    accesses with the block's in terms of its loops, subject for errors)."""
     lpath = find_loop(func.body, loop_var)
     loop = lpath[-1]
     subject = f"loop {loop_var.name}"
@@ -219,7 +219,7 @@ def _structure(func, loop_var, intrin, prim):
     diff = _pairs(d_body, body, pairs, "the computation differs")
     if diff:
         raise ScheduleError(prim, subject, diff, loop)
-    return loop, lpath, loops, inner, d_loops, pairs, subject
+    return loop, loops, inner, d_loops, pairs, subject
 
 
 def _bases(pairs, inner, ana):
@@ -238,7 +238,7 @@ def match(func, loop_var, intrin, prim="tensorize"):
     """Check the loops from ``loop_var`` down against ``intrin``; return (the description's
     strides: stride Var -> the block's, `_bases`) or raise ScheduleError saying what
     differs."""
-    loop, _, loops, inner, d_loops, pairs, subject = _structure(func, loop_var, intrin, prim)
+    loop, loops, inner, d_loops, pairs, subject = _structure(func, loop_var, intrin, prim)
     # One to one buffer mapping.
     bmap = {}
     for da, sa in pairs:
@@ -388,7 +388,7 @@ def tensorize(func, loop_var, intrin_name):
     # Inside the new outer block, the kernel's pointers are in terms of its iterators (the
     # strides are the buffers' row strides: blockize changed no loop).
     in_rel = realizes_under(inner_body)[0][-1]
-    _, _, loops, inner, _, pairs, _ = _structure(new_func, loop_var, intrin, "tensorize")
+    _, loops, inner, _, pairs, _ = _structure(new_func, loop_var, intrin, "tensorize")
     ana = analyzer_for(loops)
     call = Evaluate(_call(intrin, strides, _bases(pairs, inner, ana)))
     pred = in_rel.predicate
