@@ -250,6 +250,26 @@ def test_vars_of_finds_what_walk_finds():
         assert vars_of(e) == {v for v in walk(e) if isinstance(v, Var)}
 
 
+
+def test_vars_of_keeps_nothing_alive():
+    """The answer lives on the node: an expression and a variable asked about are freed
+    when the last reference goes, by reference counting alone (no cycle through a Var's
+    own set, no process-wide memo holding them)."""
+    import gc
+    import weakref
+
+    from pyir.arith import vars_of
+    fresh = Var("fresh")
+    expr = fresh * 8 + i
+    assert vars_of(expr) == {fresh, i} and vars_of(fresh) == {fresh}
+    refs = [weakref.ref(fresh), weakref.ref(expr)]
+    gc.disable()
+    try:
+        del fresh, expr
+        assert [r() for r in refs] == [None, None]
+    finally:
+        gc.enable()
+
 def test_constant_bounds_follow_the_facts_they_come_from():
     ana = Analyzer()
     ana.bind(n, IntBound(1, 64))
