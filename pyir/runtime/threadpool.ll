@@ -4,11 +4,11 @@
 ;   i32 @pyir_parallel_for(ptr %fn, ptr %closure, i64 %n)
 ;       %fn is `i32 (i64 begin, i64 end, ptr closure)`. [0, n) is cut into at most
 ;       num_threads balanced contiguous parts, the later ones one iteration longer when
-;       they cannot be equal (a split loop's last iteration is its partial tile: 147
+;       they cannot be equal (a split loop's last iteration is its partial tile: the 147
 ;       tiles of 7 rows for n = 1024 on two threads are 73 and 73 + 2/7 tiles of work,
-;       not 74 and 72 + 2/7); the caller runs part 0, worker k part k,
-;       each in steps of an eighth of it, and a thread that finished its part takes the
-;       steps left in the others (see @tp_run). Returns 0 or the first nonzero status a
+;       not 74 and 72 + 2/7). The caller runs part 0, worker k part k, each in steps of
+;       an eighth of it, and a thread that finished its part takes the steps left in the
+;       others (see @tp_run). Returns 0 or the first nonzero status a
 ;       step returned. n <= 0 calls nothing; n == 1 calls fn inline.
 ;   i32 @pyir_num_threads()
 ;       Threads a launch uses (the caller included).
