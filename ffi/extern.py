@@ -204,18 +204,20 @@ class IRLinker:
     definition. One of internal or private linkage is appended to every unit that calls it."""
 
     def __init__(self, kernels):
-        self._kernels = [k for k in kernels if k.llvm_ir is not None]
+        # (kernel, the pattern of a reference to it, whether each unit needs its own copy)
+        self._kernels = [(k, rf'@"?{re.escape(k.symbol)}"?\(',
+                          bool(re.search(r"\b(internal|private)\b",
+                                         _DEFINE.search(k.llvm_ir).group(1))))
+                         for k in kernels if k.llvm_ir is not None]
         self._linked = set()
 
     def __call__(self, llvm_ir):
-        for k in self._kernels:
-            name = rf'@"?{re.escape(k.symbol)}"?\('
+        for k, name, local in self._kernels:
             if k.symbol in self._linked or not re.search(rf"\bcall\b[^\n]*{name}", llvm_ir):
                 continue
             llvm_ir = re.sub(rf"^declare\b[^\n]*{name}[^\n]*\n", "", llvm_ir,
                              flags=re.MULTILINE) + "\n" + k.llvm_ir
-            linkage = _DEFINE.search(k.llvm_ir).group(1)
-            if not re.search(r"\b(internal|private)\b", linkage):
+            if not local:
                 self._linked.add(k.symbol)
         return llvm_ir
 
