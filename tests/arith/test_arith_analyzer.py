@@ -250,7 +250,6 @@ def test_vars_of_finds_what_walk_finds():
         assert vars_of(e) == {v for v in walk(e) if isinstance(v, Var)}
 
 
-
 def test_vars_of_keeps_nothing_alive():
     """The answer lives on the node: an expression and a variable asked about are freed
     when the last reference goes, by reference counting alone (no cycle through a Var's
@@ -269,6 +268,7 @@ def test_vars_of_keeps_nothing_alive():
         assert [r() for r in refs] == [None, None]
     finally:
         gc.enable()
+
 
 def test_constant_bounds_follow_the_facts_they_come_from():
     ana = Analyzer()
