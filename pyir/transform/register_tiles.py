@@ -18,14 +18,16 @@ body with ``i_0 * f + i_1 < E``. The body becomes::
     if i_0 < E // f:   body with those guards dropped (always true there)
     else:              body as it was (the last, partial tile)
 
-so the hot path carries no guard per iteration, also for symbolic ``E``. A split loop whose
-body is another one (the rows and columns of a register tile) is versioned once, inside
-both loops, on both tests (`_split_nest`): one copy of the partial tile serves the last
-row and the last column of tiles. A loop fused from
-split loops (annotated ``{"pyir.fused_tails": 1}``) binds its ``f // J`` and ``f % J`` once
-per iteration and tests its tails' guards there, ``if i_0 * 6 + 5 < n and j_0 * 16 + 15 <
-m``, the same way. Variables and buffers defined inside the guard-free copy are renamed so
-every definition stays unique.
+so the hot path carries no guard per iteration, also for symbolic ``E``. For a constant
+``E`` the else branch is one iteration, ``i_0 = E // f``: with that constant the guards
+become constant loop bounds, and the last tile is a smaller register tile (its unrolled
+loops stay unrolled). A split loop whose body is another one (the rows and columns of a
+register tile) is versioned once, inside both loops, on both tests (`_split_nest`): one
+copy of the partial tile serves the last row and the last column of tiles. A loop fused
+from split loops (annotated ``{"pyir.fused_tails": 1}``) binds its ``f // J`` and
+``f % J`` once per iteration and tests its tails' guards there, ``if i_0 * 6 + 5 < n and
+j_0 * 16 + 15 < m``, the same way. Variables and buffers defined inside the guard-free copy
+are renamed so every definition stays unique.
 """
 
 from functools import reduce
@@ -370,13 +372,32 @@ def _versioned(loop, whole, main):
     """``loop`` running ``main`` (its body without the tail guards) where ``whole`` holds,
     its body as it was elsewhere."""
     main = _split_outside_in(_fresh_copy(main))
-    # The partial tile runs once per loop: its unrolled loops stay loops and the split
-    # loops inside it stay whole (their guards become clamped loop bounds, short vectors
-    # run masked): one copy of code for a path that is rarely taken, not one per
-    # combination of inner tails.
-    tail = rewrite(loop.body, lambda n: with_fields(n, kind="serial")
-                   if isinstance(n, S.For) and n.kind == "unroll" else None)
+    last = _last_iteration(loop, whole)
+    if last is not None:
+        # The partial tile is the loop's last iteration, a known constant: its guards
+        # become constant bounds (`_clamp`) and its unrolled loops stay unrolled, so it is
+        # a smaller register tile (n = 1024 in tiles of 7 rows: one of 2 rows).
+        tail = substitute(loop.body, {loop.loop_var: last})
+    else:
+        # The partial tile runs once per loop: its unrolled loops stay loops and the split
+        # loops inside it stay whole (their guards become clamped loop bounds, short
+        # vectors run masked): one copy of code for a path that is rarely taken, not one
+        # per combination of inner tails.
+        tail = rewrite(loop.body, lambda n: with_fields(n, kind="serial")
+                       if isinstance(n, S.For) and n.kind == "unroll" else None)
     return with_fields(loop, body=S.IfThenElse(whole, main, tail))
+
+
+def _last_iteration(loop, whole):
+    """The value of ``loop``'s variable where ``whole`` (``v < c``) fails, when that is
+    a single constant (a constant extent split with a tail); else None."""
+    if not (isinstance(whole, E.Binary) and whole.op == "lt" and whole.a is loop.loop_var
+            and isinstance(whole.b, E.IntImm) and isinstance(loop.start, E.IntImm)
+            and isinstance(loop.extent, E.IntImm)):
+        return None
+    c = whole.b.value
+    return whole.b if loop.start.value <= c == loop.start.value + loop.extent.value - 1 \
+        else None
 
 
 def _bind_divisions(loop):
@@ -455,16 +476,24 @@ def _clamp(loop):
         if v in vars_of(rest):
             return None
         bound = E.binary("sub", c.b, rest)
+    let = None
     if bound is None:  # a test that does not depend on v: hoisted out of the loop
         extent, kind = loop.extent, loop.kind
+    elif not vars_of(bound) and isinstance(loop.start, E.IntImm) \
+            and isinstance(loop.extent, E.IntImm):
+        # A constant bound (a last tile known at compile time): a constant extent, and an
+        # unrolled loop stays unrolled.
+        end = arith.simplify(bound).value - loop.start.value
+        extent, kind = E.IntImm(max(0, min(loop.extent.value, end))), loop.kind
     else:
         # The clamped extent is bound to a variable: a min() in a loop bound makes every
         # later range analysis under the loop expensive, and nothing needs its value.
         extent = E.Var(f"{v.name}_end")
         kind = "serial" if loop.kind == "unroll" else loop.kind
+        let = E.min_(loop.extent, E.binary("sub", bound, loop.start))
     out = with_fields(loop, extent=extent, kind=kind, body=body.then_case)
-    if bound is not None:
-        out = S.LetStmt(extent, E.min_(loop.extent, E.binary("sub", bound, loop.start)), out)
+    if let is not None:
+        out = S.LetStmt(extent, let, out)
     if keep:
         cond = keep[0]
         for c in keep[1:]:

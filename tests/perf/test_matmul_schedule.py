@@ -39,9 +39,13 @@ def test_symbolic_schedule_matches_numpy_with_and_without_tails(parallel):
         _check(lib, n)
 
 
-@pytest.mark.parametrize("n", [64, 59])
-def test_static_schedule_matches_numpy(n):
-    lib = pyir.build(M.schedule_matmul(M.matmul_func(n)).mod, opt_level="fast")
+@pytest.mark.parametrize("parallel", [True, False])
+@pytest.mark.parametrize("n", [64, 59, 96, 70, 6])
+def test_static_schedule_matches_numpy(n, parallel):
+    """Tails of rows only (64, 96), of columns only (70), of both (59), a matrix smaller
+    than one tile (6)."""
+    lib = pyir.build(M.schedule_matmul(M.matmul_func(n), parallel=parallel).mod,
+                     opt_level="fast")
     _check(lib, n)
 
 
@@ -72,6 +76,24 @@ def test_split_tails_give_a_guard_free_main_path():
     assert not any(isinstance(n, S.IfThenElse) for n in walk(main))
     assert any(isinstance(n, S.For) and n.kind == "vectorized" for n in walk(main))
     assert sum(isinstance(n, S.IfThenElse) for n in walk(i0)) == 1
+
+
+@pytest.mark.parametrize("n, rows", [(1024, 2), (64, 1)])
+def test_a_static_last_tile_is_a_smaller_register_tile(n, rows):
+    """With n known, the partial tile is the last iteration of i_0 (146 when n = 1024): i_0
+    is that constant there, and the tile's rows are an unrolled loop of constant extent
+    (1024 - 146 * 7 = 2), as the whole tile's are: no guard, no clamped bound."""
+    func = _lowered(M.schedule_matmul(M.matmul_func(n)).mod)
+    i0 = next(x for x in walk(func.body) if isinstance(x, S.For) and x.loop_var.name == "i_0")
+    tile = i0.body
+    assert isinstance(tile, S.IfThenElse) and tile.condition.b.value == n // 7
+    last = tile.else_case
+    assert i0.loop_var not in pyir.arith.vars_of(last)
+    assert not any(isinstance(x, (S.IfThenElse, S.LetStmt)) for x in walk(last))
+    rows_loops = [x for x in walk(last) if isinstance(x, S.For)
+                  and x.loop_var.name in ("i_1", "ax0")]
+    assert len(rows_loops) == 3     # initialize, accumulate, copy out
+    assert all(x.kind == "unroll" and x.extent.value == rows for x in rows_loops)
 
 
 def test_split_tail_main_path_is_the_likely_branch():

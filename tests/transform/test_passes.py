@@ -553,3 +553,27 @@ def test_a_sum_guarded_by_two_split_tails_needs_no_condition(splits):
         lib["conv1d"](*got)
         ref["conv1d"](*want)
         np.testing.assert_allclose(got[-1], want[-1], rtol=1e-5)
+
+
+@T.prim_func
+def _add_one_100(A: T.Buffer((100,), "float32"), B: T.Buffer((100,), "float32")):
+    for i in range(100):
+        with T.block("B"):
+            vi = T.axis.spatial(100, i)
+            B[vi] = A[vi] + T.float32(1)
+
+
+@pytest.mark.parametrize("kind", ["vectorize", "unroll"])
+def test_a_constant_split_tail_is_its_last_iteration(kind, golden):
+    """100 split by 16 (by 8): the tail branch is the one iteration i_0 = 6 (12), with the
+    inner loop's guard as its constant extent 4, of the same kind (not a clamped serial
+    loop, not a `min`)."""
+    sch = Schedule(_add_one_100)
+    _, inner = sch.split(sch.get_loops(sch.get_block("B"))[0],
+                         [None, 16 if kind == "vectorize" else 8])
+    getattr(sch, kind)(inner)
+    golden(f"transform/constant_split_tail_{kind}.py", transform.lower(sch.mod).script())
+    a = np.arange(100, dtype=np.float32)
+    b = np.zeros_like(a)
+    pyir.build(sch.mod)["_add_one_100"](a, b)
+    np.testing.assert_array_equal(b, a + 1)
