@@ -156,9 +156,10 @@ def test_tensorize_result_matches_numpy(intrin, parallel):
         _check(lib, n)
 
 
-def test_tensorize_static_matches_numpy(intrin):
-    lib = pyir.build(_tensorized(n=45).mod, opt_level="fast")
-    _check(lib, 45)
+@pytest.mark.parametrize("n", [45, 64, 70])
+def test_tensorize_static_matches_numpy(intrin, n):
+    lib = pyir.build(_tensorized(n=n).mod, opt_level="fast")
+    _check(lib, n)
 
 
 def test_tensorize_inserts_the_kernel_call(intrin):
