@@ -476,15 +476,16 @@ def _clamp(loop):
         if v in vars_of(rest):
             return None
         bound = E.binary("sub", c.b, rest)
+    end = None
+    if bound is not None and not vars_of(bound) and isinstance(loop.extent, E.IntImm):
+        end = arith.simplify(E.binary("sub", bound, loop.start))
     let = None
     if bound is None:  # a test that does not depend on v: hoisted out of the loop
         extent, kind = loop.extent, loop.kind
-    elif not vars_of(bound) and isinstance(loop.start, E.IntImm) \
-            and isinstance(loop.extent, E.IntImm):
+    elif isinstance(end, E.IntImm):
         # A constant bound (a last tile known at compile time): a constant extent, and an
         # unrolled loop stays unrolled.
-        end = arith.simplify(bound).value - loop.start.value
-        extent, kind = E.IntImm(max(0, min(loop.extent.value, end))), loop.kind
+        extent, kind = E.IntImm(max(0, min(loop.extent.value, end.value))), loop.kind
     else:
         # The clamped extent is bound to a variable: a min() in a loop bound makes every
         # later range analysis under the loop expensive, and nothing needs its value.
