@@ -275,10 +275,12 @@ def warm_up():
     return time.perf_counter() - t0
 
 
-def bench_variant(n, static, threads, tensorize=None, tile=TILE, builds=5):
-    """Schedule + build (cold, ``builds`` times: medians and minimum of the wall time, and
-    the minimum CPU time of this process, of both its compiling threads), a cache-hit
-    rebuild, checks at n and 999, timing."""
+def timed_builds(n, static, threads, tensorize=None, tile=TILE, builds=5):
+    """Schedule + build, cold, ``builds`` times: (the last schedule, its library, the
+    medians and minimum of the wall time and the minimum CPU time of this process, of both
+    its compiling threads). `run` times every variant's builds before any numpy reference
+    is computed: OpenBLAS's threads spin on after a call, and a build timed then shares the
+    cores with them (measured: the first build 10 ms slower, the median of five 1.3 ms)."""
     func = matmul_func(n if static else None)
     times, cpu = [], []
     for _ in range(builds):
@@ -288,6 +290,19 @@ def bench_variant(n, static, threads, tensorize=None, tile=TILE, builds=5):
         lib = pyir.build(sch.mod, opt_level="fast", use_cache=False)
         times.append((t1 - t0, time.perf_counter() - t1))
         cpu.append(time.process_time() - c0)
+    info = {"schedule_s": statistics.median(t[0] for t in times),
+            "build_s": statistics.median(t[1] for t in times),
+            "schedule_build_s": statistics.median(sum(t) for t in times),
+            "schedule_build_min_s": min(sum(t) for t in times),
+            "schedule_build_cpu_min_s": min(cpu)}
+    return sch, lib, info
+
+
+def bench_variant(n, static, threads, built, tensorize=None, tile=TILE):
+    """After `timed_builds` (``built``): a cache-hit rebuild, a replayed schedule's rebuild,
+    checks at n and 999. Returns (library, info)."""
+    sch, lib, info = built
+    func = matmul_func(n if static else None)
     pyir.build(sch.mod, opt_level="fast")  # fills the cache
     t3 = time.perf_counter()
     pyir.build(sch.mod, opt_level="fast")
@@ -305,13 +320,8 @@ def bench_variant(n, static, threads, tensorize=None, tile=TILE, builds=5):
         errors[tail] = check(tail_lib, "matmul", tail)
     else:
         errors[tail] = check(lib, "matmul", tail)
-    info = {"schedule_s": statistics.median(t[0] for t in times),
-            "build_s": statistics.median(t[1] for t in times),
-            "schedule_build_s": statistics.median(sum(t) for t in times),
-            "schedule_build_min_s": min(sum(t) for t in times),
-            "schedule_build_cpu_min_s": min(cpu),
-            "rebuild_s": rebuild, "schedule_and_rebuild_s": replay_rebuild,
-            "max_rel_error": {str(k): v for k, v in errors.items()}}
+    info = dict(info, rebuild_s=rebuild, schedule_and_rebuild_s=replay_rebuild,
+                max_rel_error={str(k): v for k, v in errors.items()})
     return lib, info
 
 
@@ -460,8 +470,9 @@ def finish_tvm_row(row):
 
 # ---------------------------------------------------------------- report
 def run(n, rounds=4, tvm_python=sys.executable, tile=TILE):
-    """Build and check every variant, then time them all in ``rounds`` interleaved rounds
-    (so that a busy spell on a shared machine hits every variant alike)."""
+    """Time every variant's builds, then rebuild and check each, then time them all in
+    ``rounds`` interleaved rounds (so that a busy spell on a shared machine hits every
+    variant alike)."""
     results = {"n": n, "tile": list(tile)}
     timed, sizes = {}, {}
     variants = [("pyir static 2T", True, 2, None), ("pyir symbolic 2T", False, 2, None),
@@ -475,13 +486,22 @@ def run(n, rounds=4, tvm_python=sys.executable, tile=TILE):
     tail = n - 25
     at_tail = (a[:tail, :tail].copy(), b[:tail, :tail].copy(), c[:tail, :tail].copy())
     results["process_warm_up_s"] = warm_up()
+    built = {}
     for key, static, threads, tz in variants:
         try:
             intrin = register_ukernel(tile) if tz else None
-            lib, info = bench_variant(n, static, threads, tensorize=intrin, tile=tile)
+            built[key] = intrin, timed_builds(n, static, threads, tensorize=intrin, tile=tile)
+        except Exception as e:  # noqa: BLE001 -- a failed variant is a row of the report
+            results[key] = {"error": f"{type(e).__name__}: {e}"}
+    for key, static, threads, _ in variants:
+        if key not in built:
+            continue
+        intrin, builds = built[key]
+        try:
+            lib, info = bench_variant(n, static, threads, builds, tensorize=intrin, tile=tile)
             results[key] = info
             timed[key] = lambda lib=lib: time_runs(lib["matmul"], (a, b, c))
-            if not static and tz is None:
+            if not static and intrin is None:
                 results[f"{key}, n = {tail}"] = {}
                 timed[f"{key}, n = {tail}"] = lambda lib=lib: time_runs(lib["matmul"], at_tail)
                 sizes[f"{key}, n = {tail}"] = tail
