@@ -577,3 +577,39 @@ def test_a_constant_split_tail_is_its_last_iteration(kind, golden):
     b = np.zeros_like(a)
     pyir.build(sch.mod)["_add_one_100"](a, b)
     np.testing.assert_array_equal(b, a + 1)
+
+
+
+@T.prim_func
+def _add_one_and_guards(A: T.Buffer((100,), "float32"), B: T.Buffer((100,), "float32")):
+    for i in range(100):
+        with T.block("B"):
+            vi = T.axis.spatial(100, i)
+            B[vi] = A[vi] + T.float32(1)
+    for j in T.unroll(8):
+        with T.block("never"):
+            vj = T.axis.spatial(8, j)
+            if vj + 10 < 5:
+                B[vj] = T.float32(0)
+    for j in T.vectorized(8):
+        with T.block("first5"):
+            vj = T.axis.spatial(8, j)
+            if vj + 3 < 8:
+                B[vj] = T.float32(7)
+
+
+def test_constant_guards_bound_their_loops_in_a_function_with_split_tails():
+    """Where split tails are lowered, every guard with a constant bound becomes its loop's
+    extent, of the same kind: ``if j + 10 < 5`` an unrolled loop of extent 0 (gone after
+    simplify), ``if j + 3 < 8`` a vectorized loop of extent 5."""
+    sch = Schedule(_add_one_and_guards)
+    _, inner = sch.split(sch.get_loops(sch.get_block("B"))[0], [None, 16])
+    sch.vectorize(inner)
+    out = transform.lower(sch.mod)["_add_one_and_guards"]
+    assert [(x.kind, x.extent.value) for x in loops(out)][-1:] == [("vectorized", 5)]
+    assert [x.extent.value for x in loops(out) if x.kind == "unroll"] == []
+    assert not nodes(out, S.LetStmt)
+    a = np.arange(100, dtype=np.float32)
+    b = np.zeros_like(a)
+    pyir.build(sch.mod)["_add_one_and_guards"](a, b)
+    np.testing.assert_array_equal(b, np.concatenate([np.full(5, 7, np.float32), a[5:] + 1]))
