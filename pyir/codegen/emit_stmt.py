@@ -60,11 +60,11 @@ class CodegenError(Error):
 
 class LazyScope:
     """The `pyir.transform._arith.Scope` of a function being emitted, recording the loops
-    and lets around the current statement only when a question is asked inside them:
-    binding a loop simplifies its range, and most loops (all those of a static matmul's
-    main part) hold no question. A loop or let variable appears in no question outside its
-    statement, so each answer is the one that recording every loop and let at its start
-    gives."""
+    and lets around the current statement (and that its shape variables are never
+    negative) only when a question is asked inside them: binding a loop simplifies its
+    range, and most loops (all those of a static matmul's main part) hold no question. A
+    loop or let variable appears in no question outside its statement, so each answer is
+    the one that recording every loop and let at its start gives."""
 
     def __init__(self):
         self._scope = Scope()
@@ -88,7 +88,12 @@ class LazyScope:
 
     def let(self, var, value):
         """A context: inside, what `Scope.bind_let` records of ``var = value``."""
-        return self._pending(lambda scope: _let_fact(scope, var, value))
+        return self._pending(lambda scope: _fact(scope.bind_let, var, value))
+
+    def nonnegative(self, var):
+        """``var >= 0`` in the whole function (`Scope.nonnegative`) and in the snapshots
+        taken: said at its start, before any loop or let is open."""
+        self._open.append([lambda scope: _fact(scope.nonnegative, var), None])
 
     def snapshot(self):
         """A LazyScope of the loops and lets open here, for a function emitted later."""
@@ -108,10 +113,11 @@ class LazyScope:
 
 
 @contextlib.contextmanager
-def _let_fact(scope, var, value):
-    """`Scope.bind_let` as a context (the fact outlives it: its variable is not used
-    after its statement)."""
-    scope.bind_let(var, value)
+def _fact(record, *args):
+    """``record(*args)`` (a `Scope` method that binds a fact) as a context: the fact
+    outlives it (a let's variable is not used after its statement, a shape variable is
+    never negative)."""
+    record(*args)
     yield
 
 

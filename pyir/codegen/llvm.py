@@ -224,6 +224,7 @@ def _emit_impl(ctx, func, info):
     for v, a in zip(info.shape_vars, fn.args[len(func.params):]):
         a.name = v.name
         em.env[v] = a
+        em.scope.nonnegative(v)
     em.stmt(func.body)
     em.finish()
     return fn

@@ -39,6 +39,10 @@ class Scope:
             self.bind(var, start, extent)
             yield
 
+    def nonnegative(self, var):
+        """Record ``var >= 0`` (a shape variable: a call takes it from an array dimension)."""
+        self.analyzer.bind(var, arith.IntBound(0, None))
+
     def bind_let(self, var, value):
         """Record what is known of ``var = value`` (a let): the constant bounds of an
         integer ``value`` (``x = min(16, n - 16 * j)`` is at most 16), so that a loop up to

@@ -82,7 +82,7 @@ class _Collector:
             p for p in func.params if isinstance(p, E.Var) and dt.is_int(p.dtype)}
         self.scope = Scope()
         for v in dims:   # dimensions: never negative
-            self.scope.analyzer.bind(v, arith.IntBound(0, None))
+            self.scope.nonnegative(v)
         self.ranges = {}  # loop var -> (start, extent)
         self.loop_vars = []
         self.lets = {}

@@ -116,6 +116,16 @@ def test_split_tails_run_as_masked_vectors():
     assert '@"llvm.masked.load.' in text and '@"llvm.masked.store.' in text
 
 
+def test_shape_variables_divide_without_a_floor_correction():
+    """n is an array dimension, never negative: the packed panels' size, (n + 31) // 32
+    panels, is a plain signed division, without the remainder test that floors it for a
+    negative dividend."""
+    from pyir.codegen.llvm import codegen
+    text, _ = codegen(transform.lower(M.schedule_matmul(M.matmul_func(None)).mod))
+    assert re.search(r"= sdiv i64 %\S+, 32$", text, re.MULTILINE)
+    assert "srem" not in text
+
+
 def test_split_tail_loops_is_exact_for_a_small_kernel():
     src = '''
 from pyir.script import tensor as T
