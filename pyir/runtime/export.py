@@ -5,11 +5,12 @@ made internal: a function called across units is not exported) and compiled to
 position-independent object code by llvmlite (reloc="pic", default code model), with the
 thread pool's IR linked in when a parallel loop needs it and the metadata (`abi.dumps`:
 `FuncInfo`s and graph plans) embedded as JSON in the constant `abi.METADATA_SYMBOL`; the
-system C compiler links the object (``cc -shared``; ``$CC`` overrides). The library needs only libc and libm, and the shared libraries of the native
-kernels it calls: a kernel declared with ``pyir.ffi.extern(symbol=...)`` is called by its
-own name in the library that holds it (found with ``dladdr``), which is linked in by path,
-with its folder as run path. Kernels that are not in a shared library (a ctypes callback
-of a Python function) cannot be exported: that is an error naming them.
+system C compiler links the object (``cc -shared``; ``$CC`` overrides). The library needs
+only libc and libm, and the shared libraries of the native kernels it calls: a kernel
+declared with ``pyir.ffi.extern(symbol=...)`` is called by its own name in the library
+that holds it (found with ``dladdr``), which is linked in by path, with its folder as run
+path. Kernels that are not in a shared library (a ctypes callback of a Python function)
+cannot be exported: that is an error naming them.
 """
 
 import ctypes
