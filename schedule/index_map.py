@@ -8,7 +8,7 @@ The text notation has names, integer literals, ``+ - * // %`` and parentheses; a
 import inspect
 
 from lark import Lark, Transformer
-from lark.exceptions import LarkError
+from lark.exceptions import UnexpectedCharacters, UnexpectedToken, VisitError
 
 from pyir.ir import Binary, IntImm, PrimExpr, Var, convert, substitute
 
@@ -100,12 +100,11 @@ class IndexMap:
             return spec
         if isinstance(spec, str):
             try:
-                tree = _PARSER.parse(spec)
-                inputs, outputs = _Build().transform(tree)
-            except (LarkError, ValueError) as e:
-                detail = str(e).strip().splitlines()[0]
+                inputs, outputs = _Build().transform(_PARSER.parse(spec))
+            except (UnexpectedCharacters, UnexpectedToken, VisitError) as e:
                 raise ScheduleError(primitive, f"index map {spec!r}", "cannot read it: "
-                                    f"{detail}; write it like \"i, j -> j // 16, i, j % 16\"")
+                                    f"{_why(e)}; write it like \"i, j -> j // 16, i, j % 16\""
+                                    ) from None
             return IndexMap(inputs, outputs)
         if callable(spec):
             names = list(inspect.signature(spec).parameters)
@@ -124,10 +123,26 @@ class IndexMap:
     def text(self):
         """The map in the text notation (what `parse` reads)."""
         return (", ".join(v.name for v in self.inputs) + " -> "
-                + ", ".join(_fmt(o, 0) for o in self.outputs))
+                + ", ".join(self.output_text(k) for k in range(len(self.outputs))))
+
+    def output_text(self, k):
+        """Output ``k`` in the text notation (``j // 16``)."""
+        return _fmt(self.outputs[k], 0)
 
     def __repr__(self):
         return f"IndexMap({self.text()!r})"
+
+
+def _why(e):
+    """What is wrong with an index map's text, from lark's exception ``e``: a name `_Build`
+    refused, a character or token where it cannot stand (with its column), or an early end."""
+    if isinstance(e, VisitError):
+        return str(e.orig_exc)
+    if isinstance(e, UnexpectedCharacters):
+        return f"unexpected {e.char!r} at column {e.column}"
+    if e.token.type == "$END":
+        return "the text ends where more is expected"
+    return f"unexpected {e.token.value!r} at column {e.column}"
 
 
 _PREC = {"add": 1, "sub": 1, "mul": 2, "floordiv": 2, "floormod": 2}

@@ -99,11 +99,11 @@ def transform_layout(func, name, which, imap):
     for v, s in zip(imap.inputs, buf.shape):
         ana.bind(v, Range(IntImm(0), s))
     shape = []
-    for o in imap.outputs:
+    for k, o in enumerate(imap.outputs):
         lo, hi = ana.symbolic_bound(o, list(imap.inputs))
         if lo is None or hi is None or not ana.can_prove(Binary("ge", lo, IntImm(0))):
-            raise ScheduleError(prim, subject, f"cannot bound output {o!r} of the index map "
-                                "below by 0 and above", realize)
+            raise ScheduleError(prim, subject, f"cannot bound output {imap.output_text(k)!r} of "
+                                f"the index map {imap.text()!r} below by 0 and above", realize)
         shape.append(ana.simplify(hi + 1))
     new = Buffer(buf.name, tuple(shape), buf.dtype, buf.scope)
 

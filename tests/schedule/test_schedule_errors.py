@@ -109,6 +109,10 @@ def layout_bad_text(s):
     s.transform_layout(s.get_block("B"), "B", "i, j => j, i")
 
 
+def layout_unbounded(s):
+    s.transform_layout(s.get_block("B"), "B", "i, j -> i, j, j % 0")
+
+
 def blockize_two_blocks(s):
     s.compute_at(s.get_block("B"), loops(s, "C")[0])
     s.blockize(loops(s, "C")[0])
@@ -179,6 +183,8 @@ CASES = [
     ("matmul", layout_param, ["transform_layout", "parameter", "cache_read"]),
     ("chain", layout_not_one_to_one, ["transform_layout", "one-to-one"]),
     ("chain", layout_bad_text, ["transform_layout", "cannot read it"]),
+    ("chain", layout_unbounded, ["transform_layout", "buffer B", "cannot bound output 'j % 0' of "
+                                 "the index map 'i, j -> i, j, j % 0' below by 0 and above"]),
     ("chain", blockize_two_blocks, ["blockize", "loop i", "exactly one block"]),
     ("matmul", sample_symbolic, ["sample_perfect_tile", "not a constant"]),
     ("chain", stale_after_fuse, ["split", "loop i", "stale", "l3 = sch.fuse(l1, l2)"]),
@@ -216,6 +222,24 @@ def test_illegal_step(kernel, steps, words):
     mod, length, text = rec.before
     assert rec.sch.mod is mod and structural_equal(rec.sch.mod, mod)
     assert len(rec.sch.trace) == length and str(rec.sch.trace) == text
+
+
+@pytest.mark.parametrize("text,why", [
+    ("i, j => j, i", "unexpected '=' at column 6"),
+    ("i, j -> j // 16,, i", "unexpected ',' at column 17"),
+    ("i j -> j, i", "unexpected 'j' at column 3"),
+    ("i, j -> ", "the text ends where more is expected"),
+    ("i, j -> j, k", "k is not one of the index variables"),
+    ("i, i -> i", "index variable i is listed twice"),
+])
+def test_index_map_text_errors_say_what_is_wrong_and_where(text, why):
+    sch = fresh("chain")
+    with pytest.raises(ScheduleError) as info:
+        sch.transform_layout(sch.get_block("B"), "B", text)
+    assert str(info.value) == (f"transform_layout: index map {text!r}: cannot read it: {why}; "
+                               "write it like \"i, j -> j // 16, i, j % 16\"")
+    # Nothing from inside lark is chained on: the traceback ends at the user's call.
+    assert info.value.__cause__ is None and info.value.__suppress_context__
 
 
 def test_error_shows_the_ir_concerned():
