@@ -10,7 +10,7 @@ import inspect
 from lark import Lark, Transformer
 from lark.exceptions import UnexpectedCharacters, UnexpectedToken, VisitError
 
-from pyir.ir import Binary, IntImm, PrimExpr, Var, convert, substitute
+from pyir.ir import Binary, IntImm, PrimExpr, Var, convert, dtype as dt, substitute
 
 from .errors import ScheduleError
 
@@ -65,7 +65,10 @@ class _Build(Transformer):
         return self.vars[str(items[0])]
 
     def int(self, items):
-        return IntImm(int(items[0]))
+        value = int(items[0])
+        if value > dt.int_range(dt.INDEX)[1]:
+            raise ValueError(f"{value} does not fit in {dt.INDEX}")
+        return IntImm(value)
 
     def neg(self, items):
         return IntImm(0) - items[0]

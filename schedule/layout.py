@@ -7,7 +7,7 @@ from pyir.arith import Analyzer
 from pyir.arith.tiles import recoverable
 from pyir.errors import IRError
 from pyir.ir import (Allocate, Binary, Block, Buffer, BufferLoad, BufferRegion, BufferStore,
-                     IntImm, Range, Var)
+                     IntImm, Range, Var, dtype as dt)
 from pyir.ir.node import rewrite
 from pyir.transform.dependence import relax_range
 
@@ -104,6 +104,11 @@ def transform_layout(func, name, which, imap):
         if lo is None or hi is None or not ana.can_prove(Binary("ge", lo, IntImm(0))):
             raise ScheduleError(prim, subject, f"cannot bound output {imap.output_text(k)!r} of "
                                 f"the index map {imap.text()!r} below by 0 and above", realize)
+        top = ana.const_int_bound(o, simplify=False).max
+        if top is not None and top >= dt.int_range(dt.INDEX)[1]:
+            raise ScheduleError(prim, subject, f"output {imap.output_text(k)!r} of the index map "
+                                f"{imap.text()!r} reaches {top}: the buffer's extent would not "
+                                f"fit in {dt.INDEX}", realize)
         shape.append(ana.simplify(hi + 1))
     new = Buffer(buf.name, tuple(shape), buf.dtype, buf.scope)
 

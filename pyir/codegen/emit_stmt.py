@@ -13,6 +13,7 @@ accesses to buffers allocated here carry the alignment their index proves.
 
 import contextlib
 import math
+import operator
 
 import llvmlite.ir as ir
 
@@ -52,6 +53,10 @@ LIKELY_WEIGHT = 1000
 #: Target features under which a masked vector load or store costs what a plain one does
 #: (AVX-512 mask registers for every element size and vector width).
 FREE_MASKS = ("avx512f", "avx512bw", "avx512vl")
+
+
+#: The int64 operations `FunctionEmitter.overflows` checks, and their exact values.
+_EXACT = {"add": operator.add, "sub": operator.sub, "mul": operator.mul}
 
 
 class CodegenError(Error):
@@ -317,18 +322,54 @@ class FunctionEmitter(ExprEmitter):
                 self.padded[buf] = width
             self.stmt(s.body)
             return
-        size = self.b.mul(self.expr(extent), T.int_const(dt.nbytes(buf.dtype)))
-        rounded = self.b.add(self.b.or_(size, T.int_const(HEAP_ALIGNMENT - 1)), T.int_const(1))
-        ptr = self.b.call(self.ctx.aligned_alloc(), [T.int_const(HEAP_ALIGNMENT), rounded],
-                          name=buf.name)
-        self.return_if(self.b.icmp_unsigned("==", ptr, ir.Constant(T.PTR, None)),
-                       T.int_const(STATUS_NO_MEMORY, 32))
+        ptr = self.heap_alloc(E.Binary("mul", extent, E.IntImm(dt.nbytes(buf.dtype))), buf.name)
         self.bufs[buf] = ptr
         self.aligned.add(buf)
         self.heaps.append(ptr)
         self.stmt(s.body)
         self.heaps.pop()
         self.b.call(self.ctx.free(), [ptr])
+
+    def heap_alloc(self, size, name=""):
+        """A heap block of ``size`` bytes (an int64 expression) aligned to `HEAP_ALIGNMENT`.
+        The function returns `STATUS_NO_MEMORY` (freeing the blocks it holds) when the
+        allocation fails, and before it when computing ``size`` overflows int64 (a wrapped
+        size would be a small block the code then overruns) or the size rounded up to the
+        alignment does not fit in int64. (A negative size, of a graph intermediate whose
+        shape check comes later, asks for no bytes.)"""
+        nbytes = self.expr(size)
+        limit = dt.int_range(dt.INDEX)[1] - HEAP_ALIGNMENT
+        bad = self.b.icmp_signed(">", nbytes, T.int_const(limit))
+        for flag in self.overflows(size):
+            bad = self.b.or_(bad, flag)
+        if int_value(bad) != 0:   # not a constant size that fits
+            self.return_if(bad, T.int_const(STATUS_NO_MEMORY, 32))
+        rounded = self.b.add(self.b.or_(nbytes, T.int_const(HEAP_ALIGNMENT - 1)), T.int_const(1))
+        ptr = self.b.call(self.ctx.aligned_alloc(), [T.int_const(HEAP_ALIGNMENT), rounded],
+                          name=name)
+        self.return_if(self.b.icmp_unsigned("==", ptr, ir.Constant(T.PTR, None)),
+                       T.int_const(STATUS_NO_MEMORY, 32))
+        return ptr
+
+    def overflows(self, e):
+        """One i1 per int64 add, sub or mul in ``e``: true when the operation overflows for
+        the values its operands have here (decided at once for constants). When none does,
+        every part of ``e`` has its exact value, and so has ``expr(e)``."""
+        lo, hi = dt.int_range(dt.INDEX)
+        flags = []
+        for n in walk(e):
+            if type(n) is not E.Binary or n.op not in _EXACT or n.dtype != dt.INDEX:
+                continue
+            a, b = self.expr(n.a), self.expr(n.b)
+            ka, kb = int_value(a), int_value(b)
+            if ka is not None and kb is not None:
+                if not lo <= _EXACT[n.op](ka, kb) <= hi:
+                    flags.append(T.constant("bool", 1))
+                continue
+            checked = self.ctx.declare(f"llvm.s{n.op}.with.overflow.i64",
+                                       ir.LiteralStructType([T.I64, T.I1]), [T.I64, T.I64])
+            flags.append(self.b.extract_value(self.b.call(checked, [a, b]), 1))
+        return flags
 
     def stack(self, ty, name, align):
         """An opaque pointer to ``ty`` allocated once in the entry block."""

@@ -16,10 +16,8 @@ from llvmlite import ir
 
 from ..transform.graph_plan import nbytes
 from . import types as T
-from .abi import STATUS_CALL_FAILED, STATUS_CALLBACK_FAILED, STATUS_NO_MEMORY
+from .abi import STATUS_CALL_FAILED, STATUS_CALLBACK_FAILED
 from .emit_stmt import FunctionEmitter
-
-ALIGNMENT = 64
 
 
 def graph_emitter(plans):
@@ -67,14 +65,8 @@ class _GraphEmitter:
         em.finish()
 
     def alloc(self, size):
-        em = self.em
-        nbytes = em.expr(size)
-        rounded = self.b.and_(self.b.add(nbytes, T.int_const(ALIGNMENT - 1)),
-                              T.int_const(-ALIGNMENT))
-        ptr = self.b.call(self.ctx.aligned_alloc(), [T.int_const(ALIGNMENT), rounded])
-        em.return_if(self.b.icmp_unsigned("==", ptr, ir.Constant(T.PTR, None)),
-                     T.int_const(STATUS_NO_MEMORY, 32))
-        em.heaps.append(ptr)
+        ptr = self.em.heap_alloc(size)
+        self.em.heaps.append(ptr)
         return ptr
 
     def _alloc(self, k, step):

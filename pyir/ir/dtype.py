@@ -61,6 +61,12 @@ def bits(dtype):
     return _BITS[dtype]
 
 
+def int_range(dtype):
+    """``(smallest, largest)`` value of the integer dtype ``dtype``."""
+    b = _BITS[dtype]
+    return (0, (1 << b) - 1) if dtype in _UINT else (-(1 << (b - 1)), (1 << (b - 1)) - 1)
+
+
 def nbytes(dtype):
     """Storage size of one element in bytes (bool is stored as one byte)."""
     return max(1, _BITS[dtype] // 8)

@@ -8,8 +8,11 @@ parameter shapes stay in the function attribute "param_shapes" (one tuple per pa
 """
 
 import dataclasses
+import math
 from functools import reduce
 
+from ..errors import IRError
+from ..ir import dtype as dt
 from ..ir import expr as E
 from ..ir import stmt as S
 from ..ir.node import rewrite
@@ -28,8 +31,18 @@ def _linear_index(shape, indices):
     return E.IntImm(0) if index is None else index
 
 
+def _check_addressable(func_name, buf):
+    """Refuse a buffer whose constant dimensions alone hold more elements than int64
+    indices address: its flat extent and indices would wrap around."""
+    count = math.prod(d.value for d in buf.shape if isinstance(d, E.IntImm))
+    if count > dt.int_range(dt.INDEX)[1]:
+        raise IRError(f"prim function {func_name}: buffer {buf.name} has {count} elements in "
+                      f"its constant dimensions alone, more than {dt.INDEX} indices address")
+
+
 class _Flattener:
-    def __init__(self):
+    def __init__(self, func_name):
+        self.func_name = func_name
         self.flat = {}
         self.scope = Scope()
 
@@ -38,6 +51,7 @@ class _Flattener:
             if len(buf.shape) == 1:
                 self.flat[buf] = buf
             else:
+                _check_addressable(self.func_name, buf)
                 extent = self.scope.simplify(_product(buf.shape))
                 self.flat[buf] = dataclasses.replace(buf, shape=(extent,))
         return self.flat[buf]
@@ -64,7 +78,7 @@ def flatten_buffers(func):
     if func.attr("param_shapes") is not None:
         return func
     shapes = param_shapes(func)
-    f = _Flattener()
+    f = _Flattener(func.name)
     body = rewrite(func.body, f)
     params = tuple(f.buffer(p) if isinstance(p, E.Buffer) else p for p in func.params)
     return set_attrs(replace_func(func, body=body, params=params), param_shapes=shapes)

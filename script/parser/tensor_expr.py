@@ -371,8 +371,7 @@ def dtype_call(parser, node, dtype):
 
 
 def _check_range(parser, node, value, dtype):
-    bits = dt.bits(dtype)
-    lo, hi = (0, 2 ** bits - 1) if dt.is_uint(dtype) else (-2 ** (bits - 1), 2 ** (bits - 1) - 1)
+    lo, hi = dt.int_range(dtype)
     if not lo <= value <= hi:
         parser.error(node, f"{value} does not fit in {dtype} ([{lo}, {hi}])")
 

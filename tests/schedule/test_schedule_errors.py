@@ -113,6 +113,10 @@ def layout_unbounded(s):
     s.transform_layout(s.get_block("B"), "B", "i, j -> i, j, j % 0")
 
 
+def layout_extent_past_int64(s):
+    s.transform_layout(s.get_block("B"), "B", "i, j -> i, j, 9223372036854775807")
+
+
 def blockize_two_blocks(s):
     s.compute_at(s.get_block("B"), loops(s, "C")[0])
     s.blockize(loops(s, "C")[0])
@@ -185,6 +189,10 @@ CASES = [
     ("chain", layout_bad_text, ["transform_layout", "cannot read it"]),
     ("chain", layout_unbounded, ["transform_layout", "buffer B", "cannot bound output 'j % 0' of "
                                  "the index map 'i, j -> i, j, j % 0' below by 0 and above"]),
+    ("chain", layout_extent_past_int64, ["transform_layout", "buffer B", "output "
+                                         "'9223372036854775807' of the index map 'i, j -> i, j, "
+                                         "9223372036854775807' reaches 9223372036854775807: the "
+                                         "buffer's extent would not fit in int64"]),
     ("chain", blockize_two_blocks, ["blockize", "loop i", "exactly one block"]),
     ("matmul", sample_symbolic, ["sample_perfect_tile", "not a constant"]),
     ("chain", stale_after_fuse, ["split", "loop i", "stale", "l3 = sch.fuse(l1, l2)"]),
@@ -231,6 +239,7 @@ def test_illegal_step(kernel, steps, words):
     ("i, j -> ", "the text ends where more is expected"),
     ("i, j -> j, k", "k is not one of the index variables"),
     ("i, i -> i", "index variable i is listed twice"),
+    ("i, j -> j, 9223372036854775808", "9223372036854775808 does not fit in int64"),
 ])
 def test_index_map_text_errors_say_what_is_wrong_and_where(text, why):
     sch = fresh("chain")
