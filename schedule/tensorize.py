@@ -109,6 +109,10 @@ def _desc_parts(desc, name):
     if not isinstance(realize.block.body, BufferStore) or realize.block.init is not None:
         raise ScheduleError("register_tensor_intrin", name,
                             "the description's block must be a single store without init")
+    if not (isinstance(realize.predicate, IntImm) and realize.predicate.value == 1):
+        raise ScheduleError("register_tensor_intrin", name,
+                            "the description's block has a T.where: a kernel computes every "
+                            "element of its loops (make the loops as long as the kernel's work)")
     return loops, realize
 
 
@@ -329,6 +333,11 @@ def _call(intrin, strides, bases):
             raise ScheduleError("tensorize", f"intrinsic \"{intrin.name}\"",
                                 f"the kernel's buffer {kb.name} is {kb.dtype}, the "
                                 f"description's {db.name} is {db.dtype}")
+        if not _same_shape(kb.shape, db.shape):
+            raise ScheduleError("tensorize", f"intrinsic \"{intrin.name}\"",
+                                f"the kernel's buffer {kb.name} has shape {_shape(kb.shape)}, "
+                                f"the description's {db.name} {_shape(db.shape)}: the kernel "
+                                "would touch other memory than the description says")
         if db not in bases:
             raise ScheduleError("tensorize", f"intrinsic \"{intrin.name}\"",
                                 f"the description's buffer {db.name} is not accessed by its "
@@ -347,6 +356,20 @@ def _call(intrin, strides, bases):
                                 "of the description")
     dtype = template.value.dtype
     return Call(dtype, "call_extern", (StringImm(intrin.impl_name),) + tuple(args))
+
+
+def _same_shape(a, b):
+    """Whether two declared shapes are the same: equal constants, and a stride variable where
+    the other has one of the same name (each names the kernel's scalar parameter)."""
+    return len(a) == len(b) and all(
+        x.value == y.value if isinstance(x, IntImm) and isinstance(y, IntImm)
+        else isinstance(x, Var) and isinstance(y, Var) and x.name == y.name
+        for x, y in zip(a, b))
+
+
+def _shape(shape):
+    return "(" + ", ".join(str(d.value) if isinstance(d, IntImm) else _expr(d)
+                           for d in shape) + ("," if len(shape) == 1 else "") + ")"
 
 
 def _full_tile(pred, inner, ana):

@@ -335,17 +335,17 @@ def test_tensorize_refuses_a_buffer_read_and_written_at_different_places(intrin)
         sch.tensorize(i, M.INTRIN)
 
 
-def _declare_kernel(name, c_dtype="float32", extra=False):
+def _declare_kernel(name, c_dtype="float32", extra=False, c_shape=(7, 32)):
     from pyir.ffi import extern
     from pyir.script import tensor as T
     ir = M.ukernel_ir(7, 32, M.vector_lanes())
 
     if extra:
-        def kernel(C: T.Buffer((7, 32), c_dtype), A: T.Buffer((7, "lda"), "float32"),
+        def kernel(C: T.Buffer(c_shape, c_dtype), A: T.Buffer((7, "lda"), "float32"),
                    B: T.Buffer((1, 32), "float32"), D: T.Buffer((4,), "float32"),
                    lda: T.int64): ...
     else:
-        def kernel(C: T.Buffer((7, 32), c_dtype), A: T.Buffer((7, "lda"), "float32"),
+        def kernel(C: T.Buffer(c_shape, c_dtype), A: T.Buffer((7, "lda"), "float32"),
                    B: T.Buffer((1, 32), "float32"), lda: T.int64): ...
     extern(name, llvm_ir=ir, override=True)(kernel)
 
@@ -359,6 +359,31 @@ def test_tensorize_refuses_a_kernel_of_another_dtype(intrin):
     with pytest.raises(ScheduleError, match="the kernel's buffer C is float64, the "
                        "description's C is float32"):
         sch.tensorize(i1, "test.f64")
+
+
+def test_tensorize_refuses_a_kernel_whose_buffer_shape_differs(intrin):
+    """A kernel declared over 8 x 32 elements of C where the description has 7 x 32 would
+    write a row past the tile."""
+    from pyir.schedule import register_tensor_intrin
+    _declare_kernel("test.tall_kernel", c_shape=(8, 32))
+    register_tensor_intrin("test.tall", from_source(M.UKERNEL_DESC_SRC.format(rows=7, cols=32)),
+                           "test.tall_kernel", override=True)
+    sch, i1 = _before_tensorize()
+    with pytest.raises(ScheduleError, match=r"the kernel's buffer C has shape \(8, 32\), the "
+                       r"description's C \(7, 32\): the kernel would touch other memory"):
+        sch.tensorize(i1, "test.tall")
+
+
+def test_a_description_with_a_predicate_is_refused(intrin):
+    """A kernel computes every element of its loops: a T.where in the description would be
+    ignored, and the elements it excludes computed anyway."""
+    from pyir.schedule import register_tensor_intrin
+    desc = M.UKERNEL_DESC_SRC.format(rows=7, cols=32).replace(
+        'vi, vj = T.axis.remap("SS", [i, j])',
+        'vi, vj = T.axis.remap("SS", [i, j])\n            T.where(j < 16)')
+    with pytest.raises(ScheduleError, match="register_tensor_intrin: test.where: the "
+                       "description's block has a T.where"):
+        register_tensor_intrin("test.where", from_source(desc), "bench.ukernel_7x32.impl")
 
 
 def test_tensorize_refuses_a_description_buffer_its_computation_does_not_use(intrin):
