@@ -170,6 +170,26 @@ def check_call(caller, kernel, args):
             raise Error(f"{what} is {decl.dtype}, but the call passes a {arg.dtype} value")
 
 
+def footprint(call, k):
+    """The elements the kernel of ``call`` (a ``call_extern``) may touch through its argument
+    ``k`` (counted after the name), an int64 expression: the product of the declared
+    buffer's shape, with the shape variables the call's scalar arguments give. None when the
+    name is not a kernel declared with `extern`."""
+    from pyir.arith import simplify
+    from pyir.ir import IntImm, Var, substitute
+
+    from .registry import get_global_func
+    kernel = get_global_func(call.args[0].value, allow_missing=True)
+    if not isinstance(kernel, ExternKernel):
+        return None
+    declared = kernel.prim.body.value.args[1:]
+    values = {d: a for d, a in zip(declared, call.args[1:]) if isinstance(d, Var)}
+    size = IntImm(1, "int64")
+    for dim in declared[k].buffer.shape:
+        size = size * substitute(dim, values)
+    return simplify(size)
+
+
 def _declared_name(decl):
     from pyir.ir import BufferLoad
     return decl.buffer.name if isinstance(decl, BufferLoad) else decl.name

@@ -4,8 +4,9 @@ makes."""
 
 import dataclasses
 
-from pyir.ir import Allocate, Block, BlockRealize, BufferLoad, BufferRegion, For, IntImm, Var
-from pyir.ir.node import rewrite
+from pyir.ir import (Allocate, Block, BlockRealize, BufferLoad, BufferRegion, Call, For, IntImm,
+                     Var)
+from pyir.ir.node import rewrite, walk
 from pyir.ir.ops import is_one
 from pyir.transform.dependence import realizes_under
 
@@ -57,6 +58,17 @@ def only_block(prim, subject, item, realize):
         raise ScheduleError(prim, subject, f"the loops around this block also hold block(s) "
                             f"{', '.join(repr(o) for o in others)}; it must have loops of its "
                             "own", item)
+
+
+def kernel_taking(func, buffer):
+    """The name of an extern kernel that ``func`` passes ``buffer`` to by address (a
+    tensorized block's call: the kernel steps through the buffer as laid out), or None."""
+    for n in walk(func.body):
+        if isinstance(n, Call) and n.op == "call_extern" and any(
+                a is buffer or isinstance(a, BufferLoad) and a.buffer is buffer
+                for a in n.args[1:]):
+            return n.args[0].value
+    return None
 
 
 def readers(stmt, buffer):

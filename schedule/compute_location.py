@@ -14,8 +14,8 @@ from pyir.transform.dependence import (analyzer_for, realizes_under, reduce_loop
 
 from .analysis import complete_binding, extra_predicate, is_true, maps_onto
 from .common import (check_no_interference, drop_buffer, index_vars, inline_path, item_index,
-                     only_block, readers, realize_path, refresh_reads, replace_loads,
-                     same_scope, writers)
+                     kernel_taking, only_block, readers, realize_path, refresh_reads,
+                     replace_loads, same_scope, writers)
 from .errors import ScheduleError
 from .tree import find_block, find_loop, loops_of, replace, top_level, with_body
 
@@ -430,6 +430,10 @@ def compute_inline(func, name):
     if buf in func.params:
         raise ScheduleError(prim, subject, f"the block writes {buf.name}, a parameter of "
                             f"{func.name}; its values must stay in memory", realize)
+    kernel = kernel_taking(func, buf)
+    if kernel is not None:
+        raise ScheduleError(prim, subject, f"{buf.name} is passed by address to kernel "
+                            f"{kernel!r}; its values must stay in memory", realize)
     if not is_true(realize.predicate):
         raise ScheduleError(prim, subject, "the block has a predicate, so it does not compute "
                             "every element it could be asked for", realize)

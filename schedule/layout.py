@@ -11,7 +11,7 @@ from pyir.ir import (Allocate, Binary, Block, Buffer, BufferLoad, BufferRegion, 
 from pyir.ir.node import rewrite
 from pyir.transform.dependence import relax_range
 
-from .common import realize_path
+from .common import kernel_taking, realize_path
 from .errors import ScheduleError
 from .index_map import IndexMap
 from .tree import with_body
@@ -88,6 +88,11 @@ def transform_layout(func, name, which, imap):
         raise ScheduleError(prim, subject, f"{buf.name} is a parameter of {func.name}; changing "
                             "its layout would change the function's signature (cache it with "
                             "cache_read / cache_write and transform the cache)", realize)
+    kernel = kernel_taking(func, buf)
+    if kernel is not None:
+        raise ScheduleError(prim, subject, f"{buf.name} is passed by address to kernel "
+                            f"{kernel!r}, which steps through it as it is laid out (change the "
+                            "layout before tensorize)", realize)
     if len(imap.inputs) != len(buf.shape):
         raise ScheduleError(prim, subject, f"the index map takes {len(imap.inputs)} indices but "
                             f"{buf.name} has {len(buf.shape)} dimensions", realize)

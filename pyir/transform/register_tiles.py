@@ -30,10 +30,12 @@ j_0 * 16 + 15 < m``, the same way. Variables and buffers defined inside the guar
 are renamed so every definition stays unique.
 """
 
+import math
 from functools import reduce
 
 from .. import arith
 from ..arith import vars_of
+from ..ffi.extern import footprint
 from ..ir import dtype as dt
 from ..ir import expr as E
 from ..ir import stmt as S
@@ -172,6 +174,34 @@ def _one_tile_serves(bases, shape, path):
                              one_to_one=True)
 
 
+def _kernel_views_kept(site, buf, shape):
+    """Whether shrinking ``buf`` to ``shape`` keeps what the extern kernels that ``site``
+    passes it to see: a kernel takes an element's address and steps through memory with the
+    strides of the shape it was matched with. So the leading dimensions may shrink to one
+    element, the others must keep their extents (the slab a kernel steps through keeps its
+    strides), and each address passed must start a run of the kernel's declared size within
+    that slab."""
+    p = next((d for d, e in enumerate(shape) if e.value != 1), len(shape))
+    slab = None
+    for call in walk(site):
+        if not (isinstance(call, E.Call) and call.op == "call_extern"):
+            continue
+        for k, arg in enumerate(call.args[1:]):
+            if arg is buf:
+                return False   # the whole buffer
+            if not (isinstance(arg, E.BufferLoad) and arg.buffer is buf):
+                continue
+            if slab is None:
+                if not all(structural_equal(a, b) for a, b in zip(shape[p:], buf.shape[p:])):
+                    return False
+                slab = math.prod(e.value for e in shape[p:])
+            size = footprint(call, k)
+            if not (isinstance(size, E.IntImm) and size.value <= slab and all(
+                    isinstance(i, E.IntImm) and i.value == 0 for i in arg.indices[p:])):
+                return False
+    return True
+
+
 def _compact_one(alloc):
     buf = alloc.buffer
     path = _find_site(alloc.body, buf)
@@ -180,7 +210,7 @@ def _compact_one(alloc):
     if found is None:
         return None
     shape, forms, index_of, bases = found
-    if not _one_tile_serves(bases, shape, path):
+    if not _one_tile_serves(bases, shape, path) or not _kernel_views_kept(site, buf, shape):
         return None
     if all(isinstance(a, E.IntImm) and a.value == b.value for a, b in zip(buf.shape, shape)) \
             and site is alloc.body:

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 from pyir.schedule import Schedule, ScheduleError
 from pyir.script import from_source
+from pyir.script import tensor as T
 
 import pyir
 from pyir import transform
@@ -416,6 +417,117 @@ def test_tensorize_unknown_intrinsic(intrin):
     sch, i1 = _before_tensorize()
     with pytest.raises(ScheduleError, match="no tensor intrinsic"):
         sch.tensorize(i1, "no.such.intrin")
+
+
+ROWS_IR = """
+define void @test_rows2x4(ptr %c, ptr %a, i64 %ldc, i64 %lda) {
+  %a1 = getelementptr float, ptr %a, i64 %lda
+  %c1 = getelementptr float, ptr %c, i64 %ldc
+  %x0 = load <4 x float>, ptr %a, align 4
+  %x1 = load <4 x float>, ptr %a1, align 4
+  %y0 = fmul <4 x float> %x0, <float 2.0, float 2.0, float 2.0, float 2.0>
+  %y1 = fmul <4 x float> %x1, <float 2.0, float 2.0, float 2.0, float 2.0>
+  store <4 x float> %y0, ptr %c, align 4
+  store <4 x float> %y1, ptr %c1, align 4
+  ret void
+}
+"""
+
+ROWS_DESC = '''
+from pyir.script import tensor as T
+
+@T.prim_func
+def rows(C: T.Buffer((2, "ldc"), "float32"), A: T.Buffer((2, "lda"), "float32")):
+    for i, j in T.grid(2, 4):
+        with T.block("u"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            C[vi, vj] = A[vi, vj] * T.float32(2)
+'''
+
+
+@T.prim_func
+def _scale(A: T.Buffer((8, 16), "float32"), C: T.Buffer((8, 16), "float32")):
+    for i, j in T.grid(8, 16):
+        with T.block("C"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            C[vi, vj] = A[vi, vj] * T.float32(2)
+
+
+@pytest.fixture(scope="module")
+def rows_intrin():
+    """"test.rows": two rows of 4 floats doubled, each buffer's rows a stride apart."""
+    from pyir.ffi import extern
+    from pyir.schedule import register_tensor_intrin
+
+    @extern("test.rows2x4", llvm_ir=ROWS_IR, override=True)
+    def rows2x4(C: T.Buffer((2, "ldc"), "float32"), A: T.Buffer((2, "lda"), "float32"),
+                ldc: T.int64, lda: T.int64): ...
+
+    register_tensor_intrin("test.rows", from_source(ROWS_DESC), "test.rows2x4", override=True)
+    return "test.rows"
+
+
+def _rows_tensorized(func, block="C"):
+    """``func``'s block ``block`` in 2 x 4 tiles, written through a local cache, each tile
+    computed by "test.rows". Returns (schedule, the cache's write-back block)."""
+    sch = Schedule(func)
+    c = sch.get_block(block)
+    cw = sch.cache_write(c, 0, "local")
+    i, j = sch.get_loops(c)
+    i0, i1 = sch.split(i, factors=[None, 2])
+    j0, j1 = sch.split(j, factors=[None, 4])
+    sch.reorder(i0, j0, i1, j1)
+    sch.reverse_compute_at(cw, j0)
+    sch.tensorize(i1, "test.rows")
+    return sch, cw
+
+
+def test_a_buffer_a_kernel_steps_through_keeps_its_strides(rows_intrin):
+    """The kernel writes C_local's two rows ``ldc`` = 16 elements apart. Shrunk to the 2 x 4
+    tile its write-back reads, rows 4 apart, the kernel wrote its second row past the tile
+    and the write-back read garbage: the buffer stays as it is."""
+    sch, _ = _rows_tensorized(_scale)
+    shapes = [n.buffer.shape for n in walk(transform.lower(sch.mod)["_scale"].body)
+              if isinstance(n, S.Allocate)]
+    assert [tuple(d.value for d in s) for s in shapes] == [(128,)]
+    a = np.arange(128, dtype=np.float32).reshape(8, 16)
+    out = np.zeros_like(a)
+    pyir.build(sch.mod)["_scale"](a, out)
+    np.testing.assert_array_equal(out, a * 2)
+
+
+def test_the_layout_of_a_buffer_a_kernel_takes_stays(rows_intrin):
+    sch, cw = _rows_tensorized(_scale)
+    with pytest.raises(ScheduleError, match="transform_layout: block \"C_local\", buffer "
+                       "C_local: C_local is passed by address to kernel 'test.rows2x4', which "
+                       "steps through it as it is laid out"):
+        sch.transform_layout(cw, ("read", 0), "i, j -> j, i")
+
+
+@T.prim_func
+def _scale_sum(A: T.Buffer((8, 16), "float32"), C: T.Buffer((8, 16), "float32")):
+    B = T.alloc_buffer((8, 16), "float32")
+    for i, j in T.grid(8, 16):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            B[vi, vj] = A[vi, vj] + T.float32(1)
+    for i, j in T.grid(8, 16):
+        with T.block("C"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            C[vi, vj] = B[vi, vj] * T.float32(2)
+
+
+def test_a_buffer_a_kernel_takes_is_not_inlined(rows_intrin):
+    """Inlined, B's loads in the kernel's call would become the value A[...] + 1, not an
+    address."""
+    sch, _ = _rows_tensorized(_scale_sum)
+    with pytest.raises(ScheduleError, match="compute_inline: block \"B\": B is passed by "
+                       "address to kernel 'test.rows2x4'; its values must stay in memory"):
+        sch.compute_inline(sch.get_block("B"))
+    a = np.arange(128, dtype=np.float32).reshape(8, 16)
+    out = np.zeros_like(a)
+    pyir.build(sch.mod)["_scale_sum"](a, out)
+    np.testing.assert_array_equal(out, (a + 1) * 2)
 
 
 def _tiled(func, panels=None, decompose=True):
