@@ -10,7 +10,9 @@ calls the kernel itself.
 
 A kernel is native code at an address (``symbol=`` a ctypes function) or LLVM IR text
 (``llvm_ir=``, defining exactly one function) linked into every module that calls it, so
-LLVM may inline it (`IRLinker`).
+LLVM may inline it (`IRLinker`). LLVM reads the text when it is declared: the function must
+take what the declaration passes, and whatever it uses without defining must be the
+process's (`_check_llvm_ir`).
 """
 
 import ctypes
@@ -26,7 +28,7 @@ from .registry import register_func
 #: kernel's name (the JIT maps it to the address; an exported library renames it).
 SYMBOL_PREFIX = "pyir.extern."
 
-_DEFINE = re.compile(r'^\s*define\b([^@]*)@("?)([-\w.$]+)\2\s*\(', re.MULTILINE)
+_DEFINE = re.compile(r'^\s*define\b([^@]*)@(?:"([^"]+)"|([-\w.$]+))\s*\(', re.MULTILINE)
 
 
 class ExternKernel:
@@ -59,23 +61,84 @@ def extern(name, symbol=None, llvm_ir=None, override=False):
 
     def declare(decl):
         frame = sys._getframe(1)
-        if llvm_ir is not None:
-            defined = _DEFINE.findall(llvm_ir)
+        text = llvm_ir
+        if text is not None:
+            text = _HEADER.sub("", text)
+            defined = _DEFINE.findall(text)
             if len(defined) != 1:
                 raise Error(f"pyir.ffi.extern({name!r}): the LLVM IR text must define exactly "
                             f"one function, it defines {len(defined)}")
-            sym, address = defined[0][2], None
+            sym, address = defined[0][1] or defined[0][2], None
         else:
+            if not isinstance(symbol, ctypes._CFuncPtr):
+                raise Error(f"pyir.ffi.extern({name!r}): symbol= must be a ctypes function "
+                            f"(such as ctypes.CDLL(path).name), got {type(symbol).__name__} "
+                            f"{symbol!r}")
             address = ctypes.cast(symbol, ctypes.c_void_p).value
             if not address:
                 raise Error(f"pyir.ffi.extern({name!r}): symbol= must be a ctypes function "
                             f"with an address, got {symbol!r}")
             sym = SYMBOL_PREFIX + name
-        kernel = ExternKernel(name, _wrapper(name, decl, frame), sym, address, llvm_ir)
+        prim = _wrapper(name, decl, frame)
+        if text is not None:
+            _check_llvm_ir(name, prim, text, sym)
+        kernel = ExternKernel(name, prim, sym, address, text)
         register_func(name, kernel, override=override)
         return kernel
 
     return declare
+
+
+#: Module-level lines of an LLVM IR file (as ``clang -S -emit-llvm`` writes them) that a
+#: kernel's text blanks: it is linked into modules that have their own.
+_HEADER = re.compile(r"^[ \t]*(source_filename|target[ \t]+(datalayout|triple))[ \t]*=.*$",
+                     re.MULTILINE)
+
+
+def _check_llvm_ir(name, prim, text, sym):
+    """Refuse the LLVM IR ``text`` of kernel ``name`` unless LLVM reads it, the function
+    ``sym`` it defines takes what the declaration ``prim`` passes (a pointer per buffer, each
+    scalar's type), every symbol it uses without defining it is the process's (else the call
+    jumps to address 0), and no other kernel defines ``sym`` differently (a module would
+    link one of them and call it for both)."""
+    import llvmlite.binding as llvm
+
+    from pyir.codegen import types as T
+    from pyir.codegen.compile import parse
+    from pyir.ir import BufferLoad
+    where = f"pyir.ffi.extern({name!r})"
+    try:
+        mod = parse(text, llvm.create_context())
+    except RuntimeError as e:
+        found = re.search(r":(\d+):(\d+): error: ([^\n]*)", str(e))
+        reason = (f"line {found[1]}, column {found[2]}: {found[3]}" if found
+                  else str(e).strip().splitlines()[-1])
+        raise Error(f"{where}: LLVM cannot read the IR text: {reason}") from None
+    try:
+        fn = mod.get_function(sym)
+        wanted = [("ptr", f"buffer {a.buffer.name}") if isinstance(a, BufferLoad) else
+                  (str(T.memory_type(a.dtype)), f"{a.dtype} {a.name}")
+                  for a in prim.body.value.args[1:]]
+        takes = [str(t) for t in list(fn.global_value_type.elements)[1:]]
+        if takes != [w for w, _ in wanted]:
+            raise Error(f"{where}: @{sym} takes ({', '.join(takes)}), but the declaration "
+                        f"passes ({', '.join(what for _, what in wanted)}), that is "
+                        f"({', '.join(w for w, _ in wanted)})")
+        missing = [f"@{g.name}" for g in list(mod.functions) + list(mod.global_variables)
+                   if g.is_declaration and not g.name.startswith("llvm.")
+                   and not (_process_symbol(g.name) or llvm.address_of_symbol(g.name))]
+        if missing:
+            raise Error(f"{where}: the LLVM IR uses {', '.join(missing)}, which neither it "
+                        "nor the process defines")
+    finally:
+        mod.close()
+    from .registry import get_global_func, list_global_funcs
+    for other in list_global_funcs():
+        k = get_global_func(other)
+        if isinstance(k, ExternKernel) and k.symbol == sym and k.name != name \
+                and k.llvm_ir != text:
+            raise Error(f"{where}: the LLVM IR defines @{sym}, as kernel {k.name!r} does "
+                        "differently; give the function another name")
 
 
 def _wrapper(name, decl, frame):
@@ -232,11 +295,14 @@ class IRLinker:
         self._linked = set()
 
     def __call__(self, llvm_ir):
+        here = set()   # kernels declared alike share a symbol: one definition per unit
         for k, name, local in self._kernels:
-            if k.symbol in self._linked or not re.search(rf"\bcall\b[^\n]*{name}", llvm_ir):
+            if k.symbol in self._linked or k.symbol in here or not re.search(
+                    rf"\bcall\b[^\n]*{name}", llvm_ir):
                 continue
             llvm_ir = re.sub(rf"^declare\b[^\n]*{name}[^\n]*\n", "", llvm_ir,
                              flags=re.MULTILINE) + "\n" + k.llvm_ir
+            here.add(k.symbol)
             if not local:
                 self._linked.add(k.symbol)
         return llvm_ir

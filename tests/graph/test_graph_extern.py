@@ -275,3 +275,66 @@ def test_a_c_function_of_the_process_is_called_by_its_name():
     d = np.zeros(1, "float32")
     pyir.build(func)["f"](np.zeros(4, "float32"), d)
     np.testing.assert_allclose(d, [np.e], rtol=1e-6)
+
+
+def _declare_copy(ir, name="test.copy1"):
+    @pyir.ffi.extern(name, llvm_ir=ir, override=True)
+    def kernel(x: T.Buffer((1,), "float32"), out: T.Buffer((1,), "float32")): ...
+    return kernel
+
+
+COPY_IR = """define void @test_copy1(ptr %x, ptr %out) {
+  %a = load float, ptr %x
+  store float %a, ptr %out
+  ret void
+}
+"""
+
+
+@pytest.mark.parametrize("ir, words", [
+    (COPY_IR.replace("load float", "lod float"),
+     "LLVM cannot read the IR text: line 2, column 8: expected instruction opcode"),
+    (COPY_IR.replace("(ptr %x, ptr %out)", "(ptr %out)").replace("ptr %x", "ptr %out"),
+     r"@test_copy1 takes \(ptr\), but the declaration passes \(buffer x, buffer out\), that "
+     r"is \(ptr, ptr\)"),
+    (COPY_IR.replace("  ret void", "  call void @nowhere_defined(ptr %x)\n  ret void")
+     + "declare void @nowhere_defined(ptr)\n",
+     "the LLVM IR uses @nowhere_defined, which neither it nor the process defines"),
+])
+def test_an_llvm_ir_kernel_is_checked_where_it_is_declared(ir, words):
+    """Each was accepted: the bad text failed at the first build, in the words of a module
+    that line numbers did not match; the missing parameter read memory that was not the
+    buffer's, and the undefined function was called at address 0."""
+    with pytest.raises(pyir.Error, match=r"^pyir.ffi.extern\('test.bad'\): " + words):
+        _declare_copy(ir, "test.bad")
+    assert pyir.ffi.get_global_func("test.bad", allow_missing=True) is None
+
+
+def test_two_kernels_may_not_define_one_llvm_function_differently():
+    """Linked into one module, the second kernel's call went to the first's function."""
+    _declare_copy(COPY_IR)
+    with pytest.raises(pyir.Error, match=r"the LLVM IR defines @test_copy1, as kernel "
+                       r"'test.copy1' does differently"):
+        _declare_copy(COPY_IR.replace("store float %a", "%b = fadd float %a, 1.0\n  store "
+                                      "float %b"), "test.copy2")
+
+
+def test_an_llvm_ir_file_as_clang_writes_it_is_a_kernel():
+    """Its module header lines (target, source file) are blanked: the kernel is linked into
+    modules that have their own."""
+    header = ('source_filename = "copy.c"\ntarget datalayout = "e-m:e-i64:64"\n'
+              'target triple = "x86_64-unknown-linux-gnu"\n')
+    kernel = _declare_copy(header + COPY_IR.replace("@test_copy1", '@"test copy"'),
+                           "test.copy_clang")
+    out = np.zeros(1, "float32")
+    kernel(np.array([3.0], "float32"), out)
+    assert out[0] == 3.0
+
+
+@pytest.mark.parametrize("symbol", [1234, "saxpy", ctypes.c_void_p(1234), len])
+def test_symbol_must_be_a_ctypes_function(symbol):
+    """An int, a string or a raw address was taken as the kernel and called: a crash."""
+    with pytest.raises(pyir.Error, match=r"symbol= must be a ctypes function \(such as "
+                       r"ctypes.CDLL\(path\).name\), got "):
+        @pyir.ffi.extern("test.bad_symbol", symbol=symbol, override=True)
+        def kernel(x: T.Buffer((1,), "float32")): ...

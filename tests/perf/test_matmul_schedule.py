@@ -341,7 +341,10 @@ def _declare_kernel(name, c_dtype="float32", extra=False, c_shape=(7, 32)):
     from pyir.script import tensor as T
     ir = M.ukernel_ir(7, 32, M.vector_lanes())
 
-    if extra:
+    if extra:   # the same kernel, taking a pointer it does not use
+        ir = ir.replace("@pyir_ukernel_7x32", "@test_ukernel_extra").replace(
+            "ptr noalias %b, i64 %lda", "ptr noalias %b, ptr %d, i64 %lda")
+
         def kernel(C: T.Buffer(c_shape, c_dtype), A: T.Buffer((7, "lda"), "float32"),
                    B: T.Buffer((1, 32), "float32"), D: T.Buffer((4,), "float32"),
                    lda: T.int64): ...
