@@ -198,8 +198,9 @@ def check_call(caller, kernel, args):
     """Check the arguments of a ``call_extern`` of ``kernel`` in prim function ``caller``
     against its declaration: their number, a buffer (or an element's address) where it
     takes a buffer, the dtypes, and -- where both are constants -- that the memory passed
-    holds as many elements as the declared shape."""
-    from pyir.ir import Buffer, BufferLoad
+    holds as many elements as the declared shape (its variables given by the call's
+    scalars)."""
+    from pyir.ir import Buffer, BufferLoad, IntImm
     declared = kernel.prim.body.value.args[1:]
     where = f"prim function {caller}: T.call_extern({kernel.name!r}, ...)"
     if len(args) != len(declared):
@@ -215,7 +216,8 @@ def check_call(caller, kernel, args):
             if buf.dtype != decl.buffer.dtype:
                 raise Error(f"{what} is a {decl.buffer.dtype} buffer, but {buf.name} is "
                             f"{buf.dtype}")
-            need, have = _elements(decl.buffer.shape), _elements(buf.shape)
+            need = _declared_size(kernel, args, k)
+            need, have = need.value if isinstance(need, IntImm) else None, _elements(buf.shape)
             if isinstance(arg, BufferLoad) and have is not None:
                 offset = _flat_offset(arg.indices, buf.shape)
                 have = None if offset is None else have - offset
@@ -238,15 +240,19 @@ def footprint(call, k):
     ``k`` (counted after the name), an int64 expression: the product of the declared
     buffer's shape, with the shape variables the call's scalar arguments give. None when the
     name is not a kernel declared with `extern`."""
-    from pyir.arith import simplify
-    from pyir.ir import IntImm, Var, substitute
-
     from .registry import get_global_func
     kernel = get_global_func(call.args[0].value, allow_missing=True)
     if not isinstance(kernel, ExternKernel):
         return None
+    return _declared_size(kernel, call.args[1:], k)
+
+
+def _declared_size(kernel, args, k):
+    """The elements of ``kernel``'s buffer parameter ``k`` for a call with ``args``."""
+    from pyir.arith import simplify
+    from pyir.ir import IntImm, Var, substitute
     declared = kernel.prim.body.value.args[1:]
-    values = {d: a for d, a in zip(declared, call.args[1:]) if isinstance(d, Var)}
+    values = {d: a for d, a in zip(declared, args) if isinstance(d, Var)}
     size = IntImm(1, "int64")
     for dim in declared[k].buffer.shape:
         size = size * substitute(dim, values)
