@@ -7,17 +7,22 @@ Packed Python functions that graph code calls are looked up in the registry at t
 
 import ctypes
 import os
+import shutil
+import tempfile
 
 from ..codegen import abi
 from ..errors import Error
 from ..transform.graph_plan import GraphPlan
 from .executable import Executable
 
+#: path -> identity of the file loaded from it (see `_open`)
+_loaded = {}
+
 
 def load_module(path):
     path = os.path.abspath(os.fspath(path))
     try:
-        lib = ctypes.CDLL(path)
+        lib = _open(path)
     except OSError as e:
         raise Error(f"cannot load {path}: {e}") from None
     try:
@@ -38,3 +43,17 @@ def load_module(path):
     for data in graphs:
         exe.add_graph_function(GraphPlan.from_json(data))
     return exe
+
+
+def _open(path):
+    """``ctypes.CDLL`` of ``path``, also after the file was replaced: the dynamic loader
+    hands out the library it loaded from a path before, whatever the file now holds, so a
+    library exported again to the same path is loaded from a private copy."""
+    st = os.stat(path)
+    identity = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+    if _loaded.setdefault(path, identity) == identity:
+        return ctypes.CDLL(path)
+    with tempfile.TemporaryDirectory() as tmp:
+        copy = os.path.join(tmp, os.path.basename(path))
+        shutil.copyfile(path, copy)
+        return ctypes.CDLL(copy)

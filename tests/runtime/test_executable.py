@@ -178,6 +178,34 @@ def test_loaded_module_has_no_source(lib, tmp_path):
     assert (out == 9).all()
 
 
+def test_a_library_exported_again_to_its_path_loads_anew(tmp_path):
+    """The dynamic loader hands out the library it loaded from a path before: the new
+    export was loaded as the old one."""
+    from pyir.script import tensor as T
+
+    def scaled_by(k):
+        @T.prim_func
+        def scale(x: T.Buffer((3,), "float32"), y: T.Buffer((3,), "float32")):
+            for i in range(3):
+                with T.block("y"):
+                    vi = T.axis.spatial(3, i)
+                    y[vi] = x[vi] * T.float32(k)
+        return scale
+
+    path = tmp_path / "scale.so"
+    x, y = np.ones(3, np.float32), np.zeros(3, np.float32)
+    pyir.build(scaled_by(2)).export_library(path)
+    first = pyir.load_module(path)
+    pyir.build(scaled_by(3)).export_library(path)
+    second = pyir.load_module(path)
+    second["scale"](x, y)
+    assert (y == 3).all()
+    first["scale"](x, y)
+    assert (y == 2).all()
+    pyir.load_module(path)["scale"](x, y)
+    assert (y == 3).all()
+
+
 def test_load_module_errors(tmp_path):
     with pytest.raises(pyir.Error, match="cannot load"):
         pyir.load_module(tmp_path / "missing.so")
