@@ -183,7 +183,23 @@ def kernels_called(mod):
                         raise Error(f"prim function {f.name} calls T.call_extern({name!r}, ...), "
                                     f"but no kernel {name!r} is declared with pyir.ffi.extern "
                                     "and the process has no C function of that name")
+                    else:
+                        _values_only(f.name, name, n.args[1:])
     return list(found.values())
+
+
+def _values_only(caller, name, args):
+    """A C function of the process is called with values: T.call_extern passes a buffer or an
+    element by address, and nothing says how much memory the function may touch there."""
+    from pyir.ir import Buffer, BufferLoad
+    for k, a in enumerate(args):
+        if isinstance(a, (Buffer, BufferLoad)):
+            what = a.name if isinstance(a, Buffer) else f"an element of {a.buffer.name}"
+            raise Error(f"prim function {caller}: T.call_extern({name!r}, ...): argument "
+                        f"{k + 1} is {what}, which T.call_extern passes by address; a C "
+                        "function of the process takes values (bind the element to a name "
+                        "first), and one that takes memory must be declared with "
+                        "pyir.ffi.extern")
 
 
 def _process_symbol(name):
