@@ -29,6 +29,8 @@ from .registry import register_func
 SYMBOL_PREFIX = "pyir.extern."
 
 _DEFINE = re.compile(r'^\s*define\b([^@]*)@(?:"([^"]+)"|([-\w.$]+))\s*\(', re.MULTILINE)
+_DECLARE_LINE = re.compile(r'^\s*declare\b[^@\n]*@"?([-\w.$]+)"?\s*\([^\n]*\n?', re.MULTILINE)
+_DECLARE = re.compile(r'^\s*declare\b[^@\n]*@"?([-\w.$]+)"?\s*\(', re.MULTILINE)
 
 
 class ExternKernel:
@@ -99,14 +101,21 @@ def _check_llvm_ir(name, prim, text, sym):
     """Refuse the LLVM IR ``text`` of kernel ``name`` unless LLVM reads it, the function
     ``sym`` it defines takes what the declaration ``prim`` passes (a pointer per buffer, each
     scalar's type), every symbol it uses without defining it is the process's (else the call
-    jumps to address 0), and no other kernel defines ``sym`` differently (a module would
-    link one of them and call it for both)."""
+    jumps to address 0), ``sym`` is not (it would replace the process's in the modules it is
+    linked into), and no other kernel defines ``sym`` differently (a module would link one of
+    them and call it for both)."""
     import llvmlite.binding as llvm
 
     from pyir.codegen import types as T
+    from pyir.codegen.abi import METADATA_SYMBOL
     from pyir.codegen.compile import parse
     from pyir.ir import BufferLoad
+    from pyir.runtime.threadpool import ENTRY_SYMBOL, NUM_THREADS_SYMBOL
     where = f"pyir.ffi.extern({name!r})"
+    if sym in (ENTRY_SYMBOL, NUM_THREADS_SYMBOL, METADATA_SYMBOL) or _process_symbol(sym):
+        raise Error(f"{where}: the LLVM IR defines @{sym}, which the process or pyir's runtime "
+                    "defines: in the modules that call the kernel it would replace that one; "
+                    "give the function another name")
     try:
         mod = parse(text, llvm.create_context())
     except RuntimeError as e:
@@ -185,6 +194,13 @@ def kernels_called(mod):
                                     "and the process has no C function of that name")
                     else:
                         _values_only(f.name, name, n.args[1:])
+    names = mod.names()
+    for k in found.values():
+        taken = next((f for f in names if k.llvm_ir is not None and (
+            k.symbol == f or k.symbol.startswith(f + "."))), None)
+        if taken is not None:
+            raise Error(f"kernel {k.name!r} defines LLVM function @{k.symbol}, a name the code "
+                        f"of function {taken} takes; give the kernel's function another name")
     return list(found.values())
 
 
@@ -323,7 +339,11 @@ class IRLinker:
                     rf"\bcall\b[^\n]*{name}", llvm_ir):
                 continue
             llvm_ir = re.sub(rf"^declare\b[^\n]*{name}[^\n]*\n", "", llvm_ir,
-                             flags=re.MULTILINE) + "\n" + k.llvm_ir
+                             flags=re.MULTILINE)
+            # A function both declare (expf) is declared once.
+            declared = set(_DECLARE.findall(llvm_ir))
+            text = _DECLARE_LINE.sub(lambda m: "" if m[1] in declared else m[0], k.llvm_ir)
+            llvm_ir += "\n" + text
             here.add(k.symbol)
             if not local:
                 self._linked.add(k.symbol)

@@ -290,6 +290,11 @@ class FunctionEmitter(ExprEmitter):
                 args.append(self.to_memory(v, a.dtype))
         ret = T.value_type(call.dtype) if call.dtype in dt.DTYPES else ir.VoidType()
         fn = self.ctx.declare(self.ctx.extern_symbol(name), ret, [a.type for a in args])
+        wanted = ir.FunctionType(ret, [a.type for a in args])
+        if str(fn.ftype) != str(wanted):
+            raise self.error(f"T.call_extern({name!r}, ...) is called as {wanted} here and as "
+                             f"{fn.ftype} elsewhere in the module: a native function has one "
+                             "signature")
         result = self.b.call(fn, args)
         return result if call.dtype in dt.DTYPES else T.int_const(0, 32)
 

@@ -343,3 +343,47 @@ def test_symbol_must_be_a_ctypes_function(symbol):
                        r"ctypes.CDLL\(path\).name\), got "):
         @pyir.ffi.extern("test.bad_symbol", symbol=symbol, override=True)
         def kernel(x: T.Buffer((1,), "float32")): ...
+
+
+def test_a_kernel_may_not_replace_a_function_of_the_process():
+    """Linked into a module, @memcpy replaced the C library's for the whole module (LLVM
+    itself emits memcpy calls)."""
+    with pytest.raises(pyir.Error, match=r"the LLVM IR defines @memcpy, which the process or "
+                       r"pyir's runtime defines"):
+        _declare_copy(COPY_IR.replace("@test_copy1", "@memcpy"), "test.memcpy")
+
+
+def test_a_kernel_may_not_take_the_name_of_a_function_of_the_module():
+    """@f is the name of f's entry in the module (@f.impl its body's): a raw llvmlite error."""
+    _declare_copy(COPY_IR.replace("@test_copy1", "@f.impl"), "test.named_impl")
+    with pytest.raises(pyir.Error, match=r"kernel 'test.named_impl' defines LLVM function "
+                       r"@f.impl, a name the code of function f takes"):
+        pyir.build(_calling('T.call_extern("test.named_impl", x, d, dtype="void")'))
+
+
+EXP_IR = """define void @test_exp1(ptr %x, ptr %out) {
+  %a = load float, ptr %x
+  %e = call float @expf(float %a)
+  store float %e, ptr %out
+  ret void
+}
+declare float @expf(float)
+"""
+
+
+def test_a_kernel_and_its_caller_may_both_declare_a_c_function():
+    """The module declared expf twice: LLVM refused it."""
+    _declare_copy(EXP_IR, "test.exp1")
+    func = _calling('T.call_extern("test.exp1", x, d, dtype="void")\n'
+                    '    d[0] = d[0] + T.call_extern("expf", T.float32(0), dtype="float32")')
+    x, d = np.full(4, 1, "float32"), np.zeros(1, "float32")
+    pyir.build(func)["f"](x, d)
+    np.testing.assert_allclose(d, [np.e + 1], rtol=1e-6)
+
+
+def test_a_c_function_called_with_two_signatures_is_refused():
+    func = _calling('d[0] = T.call_extern("expf", T.float32(1), dtype="float32") + '
+                    'T.cast(T.call_extern("expf", T.float64(1), dtype="float64"), "float32")')
+    with pytest.raises(pyir.Error, match=r"T.call_extern\('expf', ...\) is called as double "
+                       r"\(double\) here and as float \(float\) elsewhere in the module"):
+        pyir.build(func)
