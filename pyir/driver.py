@@ -30,7 +30,12 @@ def build(mod_or_func, target="llvm", default_schedule=True, opt_level="O3",
     `pyir.gcpause`).
     """
     with gc_paused():
-        return _build(mod_or_func, target, default_schedule, opt_level, use_cache, options)
+        try:
+            return _build(mod_or_func, target, default_schedule, opt_level, use_cache, options)
+        except RecursionError:
+            raise Error("pyir.build: an expression or a sequence of statements is nested too "
+                        "deeply to compile (Python's recursion limit); split it into smaller "
+                        "ones") from None
 
 
 def _build(mod_or_func, target, default_schedule, opt_level, use_cache, options):

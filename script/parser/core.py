@@ -61,6 +61,7 @@ class Parser:
         self.scopes = Scopes()
         self.spans = []
         self.state = {}
+        self.too_deep = None   # the innermost node a RecursionError passed (see `span`)
 
     # ------------------------------------------------------------------ dispatch
     def visit(self, node, dialect):
@@ -83,6 +84,11 @@ class Parser:
             raise
         except Error as e:
             raise self.make_error(None, str(e)) from None
+        except RecursionError:
+            # Too close to the limit to build an error here: remember where it happened.
+            if self.too_deep is None and hasattr(node, "lineno"):
+                self.too_deep = node
+            raise
         finally:
             self.spans.pop()
 
@@ -157,7 +163,9 @@ def run_parse(parser, fn, *args):
     except Error as e:
         err = parser.make_error(None, str(e))
     except RecursionError:
-        err = parser.make_error(None, "expression is nested too deeply")
+        err = parser.make_error(parser.too_deep, "this is nested too deeply for the parser "
+                                                 "(Python's recursion limit)",
+                                "split the expression, or the function into smaller ones")
     except Exception as e:  # a bug in pyir: still point at the user's line
         err = parser.make_error(None, f"internal error while parsing this line: "
                                       f"{type(e).__name__}: {e}")

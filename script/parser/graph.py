@@ -11,7 +11,7 @@ namespace per function.
 import ast
 
 from pyir.ir import (BindingBlock, CallDPSPacked, CallPacked, CallTIR, DataflowBlock,
-                     DataflowVar, Function, GraphVar, MatchCast, ObjectStructInfo,
+                     DataflowVar, Function, GraphVar, IntImm, MatchCast, ObjectStructInfo,
                      PrimStructInfo, PrimValue, SeqExpr, ShapeExpr, ShapeStructInfo,
                      TensorStructInfo, Tuple, TupleGetItem, TupleStructInfo, Var, VarBinding,
                      const, convert)
@@ -123,7 +123,11 @@ def _dims(parser, node, resolve):
 
     def in_string(name, n):
         return resolve(parser, name, n)
-    return tuple(parse_dim(parser, d, in_code, in_string) for d in node.elts)
+    dims = tuple(parse_dim(parser, d, in_code, in_string) for d in node.elts)
+    for d, value in zip(node.elts, dims):
+        if isinstance(value, IntImm) and value.value < 0:
+            parser.error(d, f"a dimension cannot be negative ({value.value})")
+    return dims
 
 
 # ---------------------------------------------------------------- struct info

@@ -22,6 +22,9 @@ def parse_shape_expr(parser, node, resolve):
     with parser.span(node):
         if isinstance(node, ast.Constant) and isinstance(node.value, int) \
                 and not isinstance(node.value, bool):
+            lo, hi = dt.int_range(dt.INDEX)
+            if not lo <= node.value <= hi:
+                parser.error(node, f"{node.value} does not fit in {dt.INDEX}", HINT)
             return IntImm(node.value, dt.INDEX)
         if isinstance(node, ast.Name):
             value = resolve(node.id, node)
@@ -32,6 +35,9 @@ def parse_shape_expr(parser, node, resolve):
         if isinstance(node, ast.BinOp) and type(node.op) in _OPS:
             a = parse_shape_expr(parser, node.left, resolve)
             b = parse_shape_expr(parser, node.right, resolve)
+            if isinstance(node.op, (ast.FloorDiv, ast.Mod)) and isinstance(b, IntImm) \
+                    and b.value == 0:
+                parser.error(node, "this shape expression divides by zero", HINT)
             return getattr(a, _OPS[type(node.op)])(b)
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
             operand = parse_shape_expr(parser, node.operand, resolve)

@@ -5,10 +5,17 @@ import ast
 import inspect
 import linecache
 import numbers
+import re
 import sys
 import types
 
+from pyir.errors import ArgumentTypeError
+
 from ..diagnostics import ParseError
+
+#: One line of text with its end, as Python's tokenizer ends lines (``str.splitlines`` also
+#: ends them at form feeds and other separators, so the line shown was a later one).
+_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
 
 
 class Source:
@@ -28,7 +35,10 @@ class Source:
     @staticmethod
     def of_text(text, filename="<string>"):
         """Parse ``text`` (a whole file) without running it."""
-        lines = text.splitlines(keepends=True)
+        if not isinstance(text, str):
+            raise ArgumentTypeError(f"pyir.script.from_source expects the text of a Python "
+                                    f"module (a str), got {type(text).__name__}")
+        lines = _LINE.findall(text)   # as Python counts lines: a form feed ends none
         try:
             tree = ast.parse(text, filename=filename)
         except SyntaxError as e:
@@ -36,6 +46,19 @@ class Source:
                              (e.offset or 1) - 1, None,
                              lines[e.lineno - 1] if e.lineno and e.lineno <= len(lines) else None
                              ) from None
+        except UnicodeEncodeError as e:
+            k, col = 0, e.start
+            while col >= len(lines[k]):
+                col -= len(lines[k])
+                k += 1
+            shown = lines[k].encode("utf-8", "backslashreplace").decode("utf-8")
+            raise ParseError(f"character {text[e.start]!r} is not valid Unicode text",
+                             filename, k + 1, col, None, shown) from None
+        except (RecursionError, MemoryError):
+            k = max(range(len(lines)), key=lambda j: len(lines[j]))
+            raise ParseError("the text is nested too deeply for Python's own parser "
+                             "(its longest line shown)", filename, k + 1, 0, None,
+                             lines[k]) from None
         return Source(filename, lines, tree)
 
     @staticmethod

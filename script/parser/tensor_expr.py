@@ -56,7 +56,13 @@ def to_expr(parser, node, value, dtype=None, what="a value"):
             if value not in (0, 1):
                 parser.error(node, f"{value} is not a bool value", "True, False, 0 or 1")
             return IntImm(value, "bool")
-        return FloatImm(float(value), dtype) if dt.is_float(dtype) else IntImm(value, dtype)
+        if not dt.is_float(dtype):
+            _check_range(parser, node, value, dtype)
+            return IntImm(value, dtype)
+        try:
+            return FloatImm(float(value), dtype)
+        except OverflowError:
+            parser.error(node, f"{value} does not fit in {dtype}")
     if isinstance(value, float):
         dtype = dtype or "float32"
         if not dt.is_float(dtype):

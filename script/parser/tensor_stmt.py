@@ -10,8 +10,9 @@ import ast
 import dataclasses
 
 from pyir import arith
-from pyir.ir import (Allocate, Block, BlockRealize, Buffer, BufferRegion, BufferStore, Evaluate,
-                     For, IfThenElse, IntImm, IterVar, LetStmt, PrimExpr, Range, Var, seq)
+from pyir.ir import (Allocate, Binary, Block, BlockRealize, Buffer, BufferRegion, BufferStore,
+                     Evaluate, For, IfThenElse, IntImm, IterVar, LetStmt, PrimExpr, Range, Var,
+                     seq)
 from pyir.ir import dtype as dt
 from pyir.ir.node import walk
 
@@ -133,6 +134,9 @@ def _checked_dim(parser, node, value):
         parser.error(node, f"a shape entry must be int64, not {value.dtype}")
     if isinstance(value, IntImm) and value.value < 0:
         parser.error(node, f"a shape entry cannot be negative ({value.value})")
+    if any(isinstance(n, Binary) and n.op in ("floordiv", "floormod")
+           and isinstance(n.b, IntImm) and n.b.value == 0 for n in walk(value)):
+        parser.error(node, "this shape entry divides by zero")
     return value
 
 

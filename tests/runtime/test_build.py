@@ -205,3 +205,15 @@ def test_import_pyir_loads_neither_llvmlite_nor_numpy():
     done = subprocess.run([sys.executable, "-c", code], check=False, capture_output=True,
                           text=True, timeout=60)
     assert done.stdout.split() == ["False", "False"], done.stderr
+
+
+def test_an_expression_too_deep_to_compile_is_a_clear_error():
+    """A 450-term sum parses, but the passes recurse deeper than Python allows: a raw
+    RecursionError from the simplifier."""
+    from pyir.script import from_source
+    text = ("from pyir.script import tensor as T\n\n@T.prim_func\n"
+            "def f(B: T.Buffer((4,), \"float32\"), x: T.float32):\n"
+            "    B[0] = " + " + ".join(["x"] * 450) + "\n")
+    with pytest.raises(pyir.Error, match=r"pyir.build: an expression or a sequence of "
+                       r"statements is nested too deeply to compile"):
+        pyir.build(from_source(text), use_cache=False)

@@ -300,3 +300,19 @@ def test_r_names_outside_a_function():
         R.call_tir(None, (), out_sinfo=None)
     with pytest.raises(Error, match="R.nn.softmax is only valid inside @R.function"):
         R.nn.softmax(None)
+
+
+@pytest.mark.parametrize("dim, words, underlined", [
+    ("-4", "a dimension cannot be negative (-4)", "-4"),
+    ("99999999999999999999999", "99999999999999999999999 does not fit in int64",
+     "99999999999999999999999"),
+    ('"4 // 0"', "this shape expression divides by zero", '"4 // 0"'),
+])
+def test_a_dimension_must_be_a_size(dim, words, underlined):
+    """Accepted: -4 as T.Buffer refuses it; a literal past int64 wrapped; 4 // 0 was a raw
+    ZeroDivisionError in the argument binder at the call."""
+    check(f"""
+        @R.function
+        def f(x: R.Tensor(({dim},), "float32")):  # <-
+            return x
+        """, [words], underlined)

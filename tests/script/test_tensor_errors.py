@@ -405,3 +405,76 @@ def test_caret_after_non_ascii_names():
     check(err, text, "T.bogus(1.0)", "unknown name T.bogus")
     source, caret = str(err).splitlines()[1:3]
     assert source[caret.index("^"):caret.rindex("^") + 1] == "T.bogus"
+
+
+@pytest.mark.parametrize("dtype, literal", [("int8", "300"), ("uint8", "-1"),
+                                            ("int64", "9223372036854775808")])
+def test_an_integer_literal_must_fit_its_dtype(dtype, literal):
+    """Stored as written, 300 printed as T.int8(300), which does not parse back; 2**63 into
+    int64 wrapped to -2**63."""
+    err, text = text_error(f'''
+        def f(A: T.Buffer((4,), "{dtype}")):
+            A[0] = {literal}
+        ''')
+    check(err, text, f"A[0] = {literal}", f"{literal} does not fit in {dtype}")
+
+
+def test_an_integer_literal_too_large_for_a_float():
+    big = "1" * 400
+    err, text = text_error(f'''
+        def f(A: T.Buffer((4,), "float32")):
+            A[0] = {big}
+        ''')
+    check(err, text, f"A[0] = {big[:20]}", f"{big} does not fit in float32")
+
+
+@pytest.mark.parametrize("dim", ['"n // 0"', '"n % 0"'])
+def test_a_shape_entry_may_not_divide_by_zero(dim):
+    """The argument binder computed the shape in Python: a raw ZeroDivisionError at the
+    call."""
+    err, text = text_error(f'''
+        def f(A: T.Buffer(("n", {dim}), "float32")):
+            A[0, 0] = T.float32(1)
+        ''')
+    check(err, text, "def f(", "this shape entry divides by zero")
+
+
+def test_too_deep_an_expression_points_at_its_line():
+    """The error was at line 0 without the source line: the spans were gone by then."""
+    err, text = text_error('''
+        def f(B: T.Buffer((4,), "float32"), x: T.float32):
+            B[0] = T.float32(1)
+            B[1] = ''' + " + ".join(["x"] * 2000) + '''
+        ''')
+    check(err, text, "B[1] = x + x", "this is nested too deeply for the parser")
+
+
+@pytest.mark.parametrize("text, words, line", [
+    (None, "pyir.script.from_source expects the text of a Python module (a str), got NoneType",
+     None),
+    ("x = 1\ny = '\udcff'\n", "<string>:2:6: character '\\udcff' is not valid Unicode text", 2),
+    (HEADER + "x = " + " + ".join(["1"] * 5000) + "\n",
+     "the text is nested too deeply for Python's own parser", 4),
+])
+def test_text_python_cannot_read_is_a_clear_error(text, words, line):
+    """Each escaped from_source as a raw TypeError, UnicodeEncodeError or RecursionError."""
+    import pyir
+    with pytest.raises(pyir.Error) as info:
+        from_source(text)
+    assert words in str(info.value)
+    assert getattr(info.value, "line", None) == line
+
+
+def test_a_form_feed_does_not_end_a_line():
+    """str.splitlines ended lines at the form feed, so the line shown was the one before."""
+    text = HEADER + textwrap.dedent('''
+        @T.prim_func
+        def f(A: T.Buffer((4,), "float32")):
+            # page\x0cbreak
+            A[0] = T.float32(1)
+            A[1] = T.bogus
+        ''').lstrip("\n")
+    with pytest.raises(ParseError) as info:
+        from_source(text)
+    assert info.value.line == text.split("\n").index("    A[1] = T.bogus") + 1
+    assert str(info.value).splitlines()[1].endswith("| A[1] = T.bogus")
