@@ -19,6 +19,7 @@ import ctypes
 import dataclasses
 import re
 import sys
+import types
 
 from pyir.errors import Error
 
@@ -28,6 +29,7 @@ from .registry import register_func
 #: kernel's name (the JIT maps it to the address; an exported library renames it).
 SYMBOL_PREFIX = "pyir.extern."
 
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]*")
 _DEFINE = re.compile(r'^\s*define\b([^@]*)@(?:"([^"]+)"|([-\w.$]+))\s*\(', re.MULTILINE)
 _DECLARE_LINE = re.compile(r'^\s*declare\b[^@\n]*@"?([-\w.$]+)"?\s*\([^\n]*\n?', re.MULTILINE)
 _DECLARE = re.compile(r'^\s*declare\b[^@\n]*@"?([-\w.$]+)"?\s*\(', re.MULTILINE)
@@ -57,11 +59,18 @@ class ExternKernel:
 def extern(name, symbol=None, llvm_ir=None, override=False):
     """Decorator declaring the native kernel ``name`` (see the module docstring); the
     decorated declaration is replaced by the `ExternKernel`, also in the registry."""
+    if not (isinstance(name, str) and _NAME.fullmatch(name)):
+        raise Error(f"pyir.ffi.extern({name!r}): a kernel's name is ASCII letters, digits, "
+                    "'_', '.' and '-', not starting with a digit (like \"mylib.saxpy\")")
     if (symbol is None) == (llvm_ir is None):
         raise Error(f"pyir.ffi.extern({name!r}) needs exactly one of symbol= (a ctypes "
                     "function) or llvm_ir= (LLVM IR text)")
 
     def declare(decl):
+        if not isinstance(decl, types.FunctionType):
+            raise Error(f"pyir.ffi.extern({name!r}) decorates a function declaring the "
+                        "kernel's parameters (def kernel(x: T.Buffer(...), ...): ...), not "
+                        f"{type(decl).__name__} {decl!r}")
         frame = sys._getframe(1)
         text = llvm_ir
         if text is not None:

@@ -3,17 +3,21 @@ native kernels and every compiled function."""
 
 import threading
 
-from pyir.errors import Error
+from pyir.errors import ArgumentTypeError, Error
 
 _REGISTRY = {}
 _LOCK = threading.Lock()
 
 
+def _check_name(what, name):
+    if not isinstance(name, str) or not name:
+        raise ArgumentTypeError(f"{what} needs a non-empty string name, got {name!r}")
+
+
 def register_func(name, func=None, override=False):
     """Register ``func`` under ``name``; usable as ``@register_func("name")`` or
     ``register_func("name", f)``. Registering a taken name needs ``override=True``."""
-    if not isinstance(name, str) or not name:
-        raise Error(f"register_func needs a non-empty string name, got {name!r}")
+    _check_name("register_func", name)
 
     def do_register(f):
         if not callable(f):
@@ -30,6 +34,7 @@ def register_func(name, func=None, override=False):
 
 def get_global_func(name, allow_missing=False):
     """The function registered under ``name`` (None if missing and ``allow_missing``)."""
+    _check_name("get_global_func", name)
     f = _REGISTRY.get(name)
     if f is None and not allow_missing:
         close = [n for n in _REGISTRY if n.split(".")[-1] == name.split(".")[-1]]
@@ -45,5 +50,6 @@ def list_global_funcs():
 
 def remove_global_func(name):
     """Unregister ``name`` (a no-op if it is not registered)."""
+    _check_name("remove_global_func", name)
     with _LOCK:
         _REGISTRY.pop(name, None)

@@ -65,6 +65,9 @@ _REGISTRY = {}
 def register_tensor_intrin(name, desc, impl_name, override=False):
     """Register the tensor intrinsic ``name``: ``desc`` (a prim function) computed by the
     kernel ``impl_name`` (declared with ``pyir.ffi.extern``)."""
+    if not isinstance(name, str) or not name:
+        raise ScheduleError("register_tensor_intrin", repr(name),
+                            "the name of a tensor intrinsic is a non-empty string")
     if not isinstance(desc, PrimFunc):
         raise ScheduleError("register_tensor_intrin", name,
                             f"the description must be a prim function, not {type(desc).__name__}")
@@ -77,9 +80,10 @@ def register_tensor_intrin(name, desc, impl_name, override=False):
 
 
 def get_tensor_intrin(name):
-    if name not in _REGISTRY:
+    if not isinstance(name, str) or name not in _REGISTRY:
         known = ", ".join(sorted(_REGISTRY)) or "none"
-        raise ScheduleError("tensorize", f"intrinsic \"{name}\"",
+        subject = f"intrinsic \"{name}\"" if isinstance(name, str) else f"intrinsic {name!r}"
+        raise ScheduleError("tensorize", subject,
                             f"no tensor intrinsic of this name is registered (registered: {known})")
     return _REGISTRY[name]
 
@@ -102,6 +106,9 @@ def _desc_parts(desc, name):
     if not loops:
         # a root block wraps the description: take the loops inside it
         loops = [n for n in path if isinstance(n, For)]
+    if not loops:
+        raise ScheduleError("register_tensor_intrin", name,
+                            "the description has no loops: a kernel replaces loops")
     for lp in loops:
         if not (isinstance(lp.extent, IntImm) and isinstance(lp.start, IntImm)):
             raise ScheduleError("register_tensor_intrin", name,

@@ -4,6 +4,8 @@ import statistics
 import time
 from dataclasses import dataclass
 
+from ..errors import ArgumentValueError
+
 
 @dataclass(frozen=True)
 class BenchmarkResult:
@@ -76,6 +78,11 @@ def time_calls(name, call, number=None, repeat=10, min_run_seconds=0.02):
     ``number`` calls make one run; when None it is chosen so a run lasts at least
     ``min_run_seconds``. Returns a `BenchmarkResult` of ``repeat`` runs.
     """
+    for what, value in (("number", number), ("repeat", repeat)):
+        if value is not None and (not isinstance(value, int) or isinstance(value, bool)
+                                  or value < 1):
+            raise ArgumentValueError(f"benchmark of {name}: {what} must be a whole number, "
+                                     f"at least 1, got {value!r}")
     if number is None:
         number = 1
         while True:
@@ -87,7 +94,7 @@ def time_calls(name, call, number=None, repeat=10, min_run_seconds=0.02):
                 break
             number = max(number * 2, int(number * min_run_seconds / max(elapsed, 1e-9)))
     runs = []
-    for _ in range(max(1, repeat)):
+    for _ in range(repeat):
         start = time.perf_counter()
         for _ in range(number):
             call()

@@ -174,7 +174,9 @@ class JitEngine:
         self._jobs = []
 
     def address(self, name):
-        address = self._engine.get_function_address(name)
+        from llvmlite.binding import ffi
+        # (llvmlite's get_function_address encodes the name as ASCII: "fünf" failed)
+        address = ffi.lib.LLVMPY_GetFunctionAddress(self._engine, name.encode("utf-8"))
         if not address:
             raise Error(f"the compiled module has no function named {name!r}")
         return address

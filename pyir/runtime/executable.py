@@ -5,7 +5,9 @@ the LLVM IR of the compile units and can show code and export a library) or by
 `pyir.load_module` from an exported shared object (only the calls and their checks).
 """
 
-from ..errors import Error
+import os
+
+from ..errors import ArgumentTypeError, Error
 from .function import PrimFunction
 
 
@@ -111,6 +113,7 @@ class Executable:
         """Write a shared object that `pyir.load_module` loads (no Python source needed)."""
         if self._units is None:
             raise Error(f"cannot export an executable loaded from {self._origin}")
+        path = library_path("export_library", path)
         from .export import export_library
         export_library(path, self._units, list(self._infos.values()), self._target,
                        self._opt_level, [g.plan for g in self._graphs.values()], self._symbols)
@@ -118,3 +121,12 @@ class Executable:
     def __repr__(self):
         names = ", ".join(self.function_names()) or "no functions"
         return f"<pyir Executable ({names}) {self._origin}>"
+
+
+def library_path(what, path):
+    """``path`` (a str or an os.PathLike of one) as an absolute path."""
+    path = os.fspath(path) if isinstance(path, os.PathLike) else path
+    if not isinstance(path, str):
+        raise ArgumentTypeError(f"{what} needs a path (a str or a pathlib.Path), got "
+                                f"{type(path).__name__} {path!r}")
+    return os.path.abspath(path)

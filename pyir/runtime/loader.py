@@ -13,14 +13,14 @@ import tempfile
 from ..codegen import abi
 from ..errors import Error
 from ..transform.graph_plan import GraphPlan
-from .executable import Executable
+from .executable import Executable, library_path
 
 #: path -> identity of the file loaded from it (see `_open`)
 _loaded = {}
 
 
 def load_module(path):
-    path = os.path.abspath(os.fspath(path))
+    path = library_path("load_module", path)
     try:
         lib = _open(path)
     except OSError as e:

@@ -387,3 +387,20 @@ def test_a_c_function_called_with_two_signatures_is_refused():
     with pytest.raises(pyir.Error, match=r"T.call_extern\('expf', ...\) is called as double "
                        r"\(double\) here and as float \(float\) elsewhere in the module"):
         pyir.build(func)
+
+
+@pytest.mark.parametrize("call, words", [
+    (lambda: pyir.ffi.get_global_func(5), "get_global_func needs a non-empty string name, got 5"),
+    (lambda: pyir.ffi.remove_global_func(["a"]),
+     r"remove_global_func needs a non-empty string name, got \['a'\]"),
+    (lambda: pyir.ffi.extern("bad\nname", llvm_ir=COPY_IR),
+     r"a kernel's name is ASCII letters, digits, '_', '.' and '-'"),
+    (lambda: pyir.ffi.extern("test.not_a_function", llvm_ir=COPY_IR)(len),
+     r"decorates a function declaring the kernel's parameters .* not "
+     r"builtin_function_or_method"),
+])
+def test_registry_and_extern_arguments_are_checked(call, words):
+    """Each was a raw AttributeError or TypeError from inside the registry or the parser,
+    or (a name with a newline) a broken argument binder at the first call."""
+    with pytest.raises(pyir.Error, match=words):
+        call()

@@ -420,6 +420,28 @@ def test_tensorize_unknown_intrinsic(intrin):
     sch, i1 = _before_tensorize()
     with pytest.raises(ScheduleError, match="no tensor intrinsic"):
         sch.tensorize(i1, "no.such.intrin")
+    with pytest.raises(ScheduleError, match=r"tensorize: intrinsic \['x'\]: no tensor "
+                       "intrinsic of this name"):
+        sch.tensorize(i1, ["x"])
+
+
+def test_register_tensor_intrin_checks_its_name_and_loops():
+    """A name that is no string broke list_tensor_intrins; a description without loops, an
+    IndexError when tensorizing a block."""
+    from pyir.schedule import register_tensor_intrin
+    desc = from_source(M.UKERNEL_DESC_SRC.format(rows=7, cols=32))
+    with pytest.raises(ScheduleError, match="register_tensor_intrin: 5: the name of a tensor "
+                       "intrinsic is a non-empty string"):
+        register_tensor_intrin(5, desc, "bench.ukernel_7x32.impl")
+
+    @T.prim_func
+    def loopless(C: T.Buffer((1,), "float32"), A: T.Buffer((1,), "float32")):
+        with T.block("u"):
+            C[0] = C[0] + A[0]
+
+    with pytest.raises(ScheduleError, match="register_tensor_intrin: test.loopless: the "
+                       "description has no loops"):
+        register_tensor_intrin("test.loopless", loopless, "bench.ukernel_7x32.impl")
 
 
 ROWS_IR = """

@@ -206,6 +206,37 @@ def test_a_library_exported_again_to_its_path_loads_anew(tmp_path):
     assert (y == 3).all()
 
 
+def test_paths_and_benchmark_counts_are_checked(lib):
+    """A raw TypeError from pathlib after a whole compile; a ZeroDivisionError for
+    number=0, and a negative time for number=-1."""
+    with pytest.raises(pyir.ArgumentTypeError, match="export_library needs a path "
+                       r"\(a str or a pathlib.Path\), got NoneType None"):
+        lib.export_library(None)
+    with pytest.raises(pyir.ArgumentTypeError, match="load_module needs a path .*, got int 5"):
+        pyir.load_module(5)
+    a, b, c = (np.zeros(4, np.float32) for _ in range(3))
+    for bad in (0, -1, 2.5):
+        with pytest.raises(pyir.ArgumentValueError, match=r"benchmark of add: number must be "
+                           rf"a whole number, at least 1, got {bad}"):
+            lib.benchmark("add", a, b, c, number=bad)
+
+
+def test_a_function_with_a_non_ascii_name_is_found():
+    """llvmlite looks JIT symbols up by ASCII names: lib["fünf"] was a UnicodeEncodeError."""
+    from pyir.script import tensor as T
+
+    @T.prim_func
+    def fünf(x: T.Buffer((3,), "float32")):
+        for i in range(3):
+            with T.block("x"):
+                vi = T.axis.spatial(3, i)
+                x[vi] = T.float32(5)
+
+    x = np.zeros(3, np.float32)
+    pyir.build(fünf)["fünf"](x)
+    assert (x == 5).all()
+
+
 def test_load_module_errors(tmp_path):
     with pytest.raises(pyir.Error, match="cannot load"):
         pyir.load_module(tmp_path / "missing.so")
