@@ -100,13 +100,21 @@ def _build_graph(mod, names, target, default_schedule, opt_level, options):
     """Legalize operators, add the extern kernels graph code calls, compile the prim
     functions and the graph functions (as `GraphPlan`s) into one module, and register the
     module's own functions in the ffi registry."""
-    from pyir.ffi import register_func
+    from pyir.ffi import get_global_func, register_func
     from pyir.ffi.extern import kernels_called_from_graph
 
     from .codegen.graph import graph_emitter
+    from .runtime.function import PrimFunction
+    from .runtime.graph_function import GraphFunction
     from .transform.graph_plan import lower_graph
     from .transform.legalize import legalize
     own = mod.names()
+    for name in own:
+        taken = get_global_func(name, allow_missing=True)
+        if taken is not None and not isinstance(taken, (PrimFunction, GraphFunction)):
+            raise Error(f"function {name} of the module would replace {taken!r}, registered "
+                        f"as {name!r}: a built module registers its functions under their "
+                        "names; rename one of them")
     mod = legalize(mod)
     for kernel in kernels_called_from_graph(mod):
         if kernel.name not in mod:

@@ -193,6 +193,22 @@ def test_compiled_functions_are_registered():
     assert pyir.ffi.get_global_func("add") is lib["add"]
 
 
+def test_a_build_does_not_replace_a_python_function_of_the_same_name():
+    """The module's function "add" silently replaced the Python function registered as
+    "add", which other graph code calls with R.call_dps_packed."""
+    def add(x, y, out):
+        np.add(x, y, out=out)
+
+    pyir.ffi.register_func("add", add, override=True)
+    try:
+        with pytest.raises(pyir.Error, match=r"function add of the module would replace "
+                           r"<function .*add.*>, registered as 'add'"):
+            pyir.build(Elementwise)
+        assert pyir.ffi.get_global_func("add") is add
+    finally:
+        pyir.ffi.remove_global_func("add")
+
+
 @I.ir_module
 class Ops:
     @R.function
