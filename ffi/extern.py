@@ -118,7 +118,7 @@ def _check_llvm_ir(name, prim, text, sym):
     from pyir.codegen import types as T
     from pyir.codegen.abi import METADATA_SYMBOL
     from pyir.codegen.compile import parse
-    from pyir.ir import BufferLoad
+    from pyir.ir import Buffer
     from pyir.runtime.threadpool import ENTRY_SYMBOL, NUM_THREADS_SYMBOL
     where = f"pyir.ffi.extern({name!r})"
     if sym in (ENTRY_SYMBOL, NUM_THREADS_SYMBOL, METADATA_SYMBOL) or _process_symbol(sym):
@@ -134,7 +134,7 @@ def _check_llvm_ir(name, prim, text, sym):
         raise Error(f"{where}: LLVM cannot read the IR text: {reason}") from None
     try:
         fn = mod.get_function(sym)
-        wanted = [("ptr", f"buffer {a.buffer.name}") if isinstance(a, BufferLoad) else
+        wanted = [("ptr", f"buffer {a.name}") if isinstance(a, Buffer) else
                   (str(T.memory_type(a.dtype)), f"{a.dtype} {a.name}")
                   for a in prim.body.value.args[1:]]
         takes = [str(t) for t in list(fn.global_value_type.elements)[1:]]
@@ -164,11 +164,9 @@ def _wrapper(name, decl, frame):
     ``frame`` is where ``decl`` was declared (its annotations may use names from there)."""
     from pyir.script.parser.module import parse_declaration
 
-    from pyir.ir import Buffer, BufferLoad, Call, Evaluate, IntImm, StringImm, walk
+    from pyir.ir import Buffer, Call, Evaluate, StringImm, walk
     prim = parse_declaration(decl, frame)
-    args = [BufferLoad(p, tuple(IntImm(0, "int64") for _ in p.shape))
-            if isinstance(p, Buffer) else p for p in prim.params]
-    call = Call("void", "call_extern", (StringImm(name),) + tuple(args))
+    call = Call("void", "call_extern", (StringImm(name),) + tuple(prim.params))
     shape_vars = {n for p in prim.params if isinstance(p, Buffer) for s in p.shape
                   for n in walk(s)}
     params = tuple(p for p in prim.params if p not in shape_vars)
@@ -249,13 +247,13 @@ def check_call(caller, kernel, args):
                     f"({', '.join(_declared_name(d) for d in declared)})")
     for k, (arg, decl) in enumerate(zip(args, declared)):
         what = f"{where}: argument {k + 1} ({_declared_name(decl)})"
-        if isinstance(decl, BufferLoad):
+        if isinstance(decl, Buffer):
             buf = arg if isinstance(arg, Buffer) else arg.buffer if isinstance(
                 arg, BufferLoad) else None
             if buf is None:
                 raise Error(f"{what} is a buffer, but the call passes a {arg.dtype} value")
-            if buf.dtype != decl.buffer.dtype:
-                raise Error(f"{what} is a {decl.buffer.dtype} buffer, but {buf.name} is "
+            if buf.dtype != decl.dtype:
+                raise Error(f"{what} is a {decl.dtype} buffer, but {buf.name} is "
                             f"{buf.dtype}")
             need = _declared_size(kernel, args, k)
             need, have = need.value if isinstance(need, IntImm) else None, _elements(buf.shape)
@@ -295,14 +293,13 @@ def _declared_size(kernel, args, k):
     declared = kernel.prim.body.value.args[1:]
     values = {d: a for d, a in zip(declared, args) if isinstance(d, Var)}
     size = IntImm(1, "int64")
-    for dim in declared[k].buffer.shape:
+    for dim in declared[k].shape:
         size = size * substitute(dim, values)
     return simplify(size)
 
 
 def _declared_name(decl):
-    from pyir.ir import BufferLoad
-    return decl.buffer.name if isinstance(decl, BufferLoad) else decl.name
+    return decl.name
 
 
 def _elements(shape):

@@ -404,3 +404,10 @@ def test_registry_and_extern_arguments_are_checked(call, words):
     or (a name with a newline) a broken argument binder at the first call."""
     with pytest.raises(pyir.Error, match=words):
         call()
+
+
+def test_a_kernel_called_on_empty_arrays(saxpy):
+    """The kernel's own call passed each buffer as the address of its element 0, which the
+    entry checks read as an access: n = 0 was refused ("x is read up to index 0")."""
+    empty = np.zeros(0, "float32")
+    saxpy(np.float32(2), empty, empty, np.zeros(0, "float32"))
