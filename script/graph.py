@@ -12,12 +12,13 @@ import types
 from pyir.errors import Error
 from pyir.ir import Function
 
-from .parser.module import parse_decorated_function
+from .parser.module import bare_decorator, parse_decorated_function
 
 
-def function(func):
+def function(func=None, **options):
     """Parse a graph function into a `pyir.ir.Function` (never runs it). Inside an
     ``@I.ir_module`` class the function is returned as is; the module parses it."""
+    bare_decorator("R.function", func, options)
     frame = sys._getframe(1)
     if "__module__" in frame.f_locals and "__qualname__" in frame.f_locals:
         return func

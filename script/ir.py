@@ -2,9 +2,14 @@
 
 import sys
 
-from .parser.module import parse_decorated_class
+from pyir.errors import Error
+
+from .parser.module import bare_decorator, parse_decorated_class
 
 
-def ir_module(cls):
+def ir_module(cls=None, **options):
     """Parse a class of decorated functions into an `pyir.ir.IRModule` (never runs them)."""
+    bare_decorator("I.ir_module", cls, options)
+    if not isinstance(cls, type):
+        raise Error(f"@I.ir_module decorates a class, not a {type(cls).__name__}")
     return parse_decorated_class(cls, sys._getframe(1))

@@ -13,12 +13,13 @@ import types
 from pyir.errors import Error
 from pyir.ir import PrimFunc
 
-from .parser.module import parse_decorated_function
+from .parser.module import bare_decorator, parse_decorated_function
 
 
-def prim_func(func):
+def prim_func(func=None, **options):
     """Parse ``func`` into a PrimFunc; inside an ``@I.ir_module`` class body, leave it to
     the module (which parses the whole class)."""
+    bare_decorator("T.prim_func", func, options)
     frame = sys._getframe(1)
     if "__module__" in frame.f_locals and "__qualname__" in frame.f_locals:
         return func

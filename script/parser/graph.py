@@ -559,13 +559,29 @@ def _prim_value(parser, node):
         parser.error(node, "R.prim_value needs a value", "R.prim_value(n * 2)")
     if "dtype" in args:
         value = _plain(parser, args["value"], "the value of a typed R.prim_value")
-        return PrimValue(const(value, _dtype(parser, args["dtype"])))
+        dtype = _dtype(parser, args["dtype"])
+        return PrimValue(const(_typed_value(parser, args["value"], value, dtype), dtype))
     if isinstance(args["value"], ast.Constant) and isinstance(args["value"].value, float):
         return PrimValue(convert(args["value"].value))
 
     def resolve(name, n):
         return _resolve_existing(parser, name, n)
     return PrimValue(parse_shape_expr(parser, args["value"], resolve))
+
+
+def _typed_value(parser, node, value, dtype):
+    """``value`` checked to be a ``dtype`` value: a number, integral for an integer or bool
+    dtype and within its range."""
+    if not isinstance(value, (int, float)) or isinstance(value, bool) and dtype != "bool":
+        parser.error(node, f"R.prim_value(..., \"{dtype}\") needs a number, not {value!r}")
+    if dt.is_float(dtype):
+        return value
+    if isinstance(value, float) and not value.is_integer():
+        parser.error(node, f"{value!r} is not a whole number, so it cannot be {dtype}")
+    lo, hi = (0, 1) if dtype == "bool" else dt.int_range(dtype)
+    if not lo <= value <= hi:
+        parser.error(node, f"{value!r} does not fit in {dtype}")
+    return int(value)
 
 
 _CALLS = {"call_tir": _call_tir, "call_dps_packed": _call_dps_packed,

@@ -9,6 +9,7 @@ import ast
 import copy
 import inspect
 
+from pyir.errors import Error
 from pyir.ir import GlobalVar, IRModule
 
 from .core import Parser, run_parse
@@ -98,6 +99,14 @@ def parse_class(parser, node):
     parser.state["global_kinds"] = {item.name: decorator_kind(parser, item) for item in defs}
     funcs = [(item.name, parse_function_def(parser, item)) for item in defs]
     return IRModule(tuple(funcs))
+
+
+def bare_decorator(name, target, options):
+    """Refuse ``@name(...)``: the script decorators take no arguments."""
+    if target is None or options:
+        given = f" (given: {', '.join(options)})" if options else ""
+        raise Error(f"@{name} takes no arguments{given}; write @{name} without parentheses "
+                    "above the definition")
 
 
 def parse_decorated_class(cls, frame):

@@ -316,3 +316,31 @@ def test_a_dimension_must_be_a_size(dim, words, underlined):
         def f(x: R.Tensor(({dim},), "float32")):  # <-
             return x
         """, [words], underlined)
+
+
+@pytest.mark.parametrize("args, words, underlined", [
+    ("'a', \"int32\"", "R.prim_value(..., \"int32\") needs a number, not 'a'", "'a'"),
+    ("300, \"int8\"", "300 does not fit in int8", "300"),
+    ("1.5, \"int32\"", "1.5 is not a whole number, so it cannot be int32", "1.5"),
+    ("2, \"bool\"", "2 does not fit in bool", "2"),
+])
+def test_a_typed_prim_value_must_be_a_value_of_its_dtype(args, words, underlined):
+    """'a' was an internal error at line 0; 300 was stored as an int8 that does not parse
+    back; 1.5 became 1; 2 became True, which did not round-trip."""
+    check(f"""
+        @R.function
+        def f(x: R.Tensor((4,), "float32")):
+            v = R.prim_value({args})  # <-
+            return x
+        """, [words], underlined)
+
+
+@pytest.mark.parametrize("make, words", [
+    (lambda: R.function(pure=False), r"@R.function takes no arguments \(given: pure\)"),
+    (lambda: R.function(), "@R.function takes no arguments; write @R.function without "
+                           "parentheses"),
+])
+def test_script_decorators_take_no_arguments(make, words):
+    """Python's own TypeError (an unexpected keyword argument, a missing function)."""
+    with pytest.raises(Error, match=words):
+        make()
