@@ -229,6 +229,11 @@ def _plain(parser, node, what):
             return -value
     if isinstance(node, (ast.Tuple, ast.List)):
         return tuple(_plain(parser, e, what) for e in node.elts)
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) \
+            and node.func.id == "float" and len(node.args) == 1 and not node.keywords \
+            and isinstance(node.args[0], ast.Constant) \
+            and node.args[0].value in ("inf", "-inf", "nan"):
+        return float(node.args[0].value)   # as printed for values without a literal
     if isinstance(node, ast.Name) and not parser.scopes.lookup(node.id)[0]:
         found, value, plain = parser.python.lookup(node.id)
         if found and plain:

@@ -7,6 +7,7 @@ value infers to.
 """
 
 import json
+import math
 
 from pyir.errors import Error
 from pyir.ir import (BindingBlock, CallDPSPacked, CallPacked, CallTIR, DataflowBlock,
@@ -213,6 +214,8 @@ def print_prim_value(p, v):
     value = v.value
     if isinstance(value, IntImm) and value.dtype == "bool":
         return str(bool(value.value)), PREC_ATOM
+    if isinstance(value, FloatImm) and not math.isfinite(value.value):
+        return f"R.prim_value(float(\"{value.value!r}\"), \"{value.dtype}\")", PREC_ATOM
     if isinstance(value, (IntImm, FloatImm)) and value.dtype in ("int64", "float32"):
         return repr(value.value), PREC_ATOM
     if isinstance(value, (IntImm, FloatImm)):

@@ -1,6 +1,8 @@
 """A corpus of graph modules: each prints, parses back to equal IR, prints the same text
 again, verifies, and matches its golden file (tests/golden/script/graph/)."""
 
+import textwrap
+
 import pytest
 
 from pyir.ir import (BindingBlock, CallTIR, DataflowBlock, DataflowVar, Function, GraphVar,
@@ -369,3 +371,20 @@ def test_a_negated_python_constant_is_a_constant_attribute():
             return R.sum(x, axis=-AXIS)
 
     np.testing.assert_array_equal(pyir.build(Rows)["main"](np.ones((2, 3), "float32")), [3, 3])
+
+
+def test_values_without_a_literal_round_trip():
+    """inf, -inf and nan printed as bare names, which did not parse back."""
+    text = "from pyir.script import graph as R\n" + textwrap.dedent('''
+        @R.function
+        def main(x: R.Tensor((4,), "float32")):
+            a = 1e400
+            b = R.prim_value(-1e400, "float64")
+            c = R.prim_value(float("nan"), "float32")
+            return x
+        ''')
+    func = from_source(text)
+    printed = func.script()
+    assert 'R.prim_value(float("inf"), "float32")' in printed
+    assert 'R.prim_value(float("-inf"), "float64")' in printed
+    assert_structural_equal(from_source(printed), func)
