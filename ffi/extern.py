@@ -274,14 +274,21 @@ def check_call(caller, kernel, args):
             raise Error(f"{what} is {decl.dtype}, but the call passes a {arg.dtype} value")
 
 
-def footprint(call, k):
+def footprint(call, k, fixed=False):
     """The elements the kernel of ``call`` (a ``call_extern``) may touch through its argument
     ``k`` (counted after the name), an int64 expression: the product of the declared
     buffer's shape, with the shape variables the call's scalar arguments give. None when the
-    name is not a kernel declared with `extern`."""
+    name is not a kernel declared with `extern`, or with ``fixed`` when the declared shape
+    has a variable: a row stride (``(7, "lda")``) says rows x stride elements, more than a
+    kernel reaching a few elements of each row takes at the end of a buffer."""
+    from pyir.ir import IntImm
+
     from .registry import get_global_func
     kernel = get_global_func(call.args[0].value, allow_missing=True)
     if not isinstance(kernel, ExternKernel):
+        return None
+    if fixed and not all(isinstance(d, IntImm)
+                         for d in kernel.prim.body.value.args[1 + k].shape):
         return None
     return _declared_size(kernel, call.args[1:], k)
 

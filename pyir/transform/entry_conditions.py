@@ -34,6 +34,8 @@ from ..ir import stmt as S
 from ..ir.expr import conjuncts
 from ..ir.node import rewrite, substitute, walk, with_fields
 from ..ir.structural import structural_equal
+from ..errors import Error
+from ..ffi.extern import footprint
 from ..runtime.exprtext import expr_text
 from ._arith import Scope
 from .common import (
@@ -43,6 +45,7 @@ from .common import (
     set_attrs,
     shape_vars,
 )
+from .flatten import linear_index, product
 
 _FLIP = {"lt": "gt", "le": "ge", "gt": "lt", "ge": "le"}
 
@@ -140,6 +143,13 @@ class _Collector:
         elif isinstance(e, E.Binary) and e.op in ("and", "or"):
             self.expr(e.a)
             self.guarded(e.a if e.op == "and" else E.Not(e.a), lambda: self.expr(e.b))
+        elif isinstance(e, E.Call) and e.op == "call_extern":
+            for k, a in enumerate(e.args[1:]):
+                if isinstance(a, E.Buffer):   # the whole buffer: from its first element
+                    self.reach(e, k, E.BufferLoad(a, tuple(E.IntImm(0) for _ in a.shape)))
+                elif isinstance(a, E.BufferLoad):
+                    self.reach(e, k, a)
+                    self.expr(a)
         elif isinstance(e, E.PrimExpr):
             for f in (getattr(e, "a", None), getattr(e, "b", None), getattr(e, "value", None)):
                 if isinstance(f, E.PrimExpr):
@@ -180,6 +190,50 @@ class _Collector:
                     (buf, d, indices[d]),
                     f"{buf.name} is {verb} at index {expr_text(indices[d])} in {where}, which "
                     f"must lie in [0, {expr_text(extent)})")
+
+    def reach(self, call, k, load):
+        """A kernel's reach through the address of ``load``'s element (argument ``k``): the
+        elements of its declared size from there, in the buffer's row-major order (a kernel
+        steps past the end of a row), must lie in the buffer. Checked where the declared
+        shape is constant (see `pyir.ffi.extern.footprint`)."""
+        buf = load.buffer
+        size = footprint(call, k, fixed=True)
+        if buf not in self.buffers or not isinstance(size, E.IntImm) or size.value <= 1:
+            return
+        if self.within_slab(buf.shape, load.indices, size.value):
+            return
+        name = call.args[0].value
+        total = self.scope.simplify(product(buf.shape))
+        last = substitute(linear_index(buf.shape, load.indices) + (size.value - 1), self.lets)
+        if self.in_bounds_by_intervals(last, total):
+            return
+        relaxed = self.scope.relax(last, self.loop_vars)
+        lo, hi = relaxed if relaxed is not None else (None, None)
+        if self.guards and not self.within(lo, hi, total):
+            lo, hi = self.guarded_bounds(last, lo, hi, total)
+        where = (f"prim function {self.func.name}: T.call_extern({name!r}, ...): argument "
+                 f"{k + 1} reaches {size.value} elements of {buf.name} from {expr_text(load)}")
+        need = None if hi is None else self.scope.simplify(E.ge(total, hi + 1))
+        if isinstance(need, E.IntImm) and not need.value:
+            raise Error(f"{where}, up to element {expr_text(hi)}: past its "
+                        f"{expr_text(total)} elements")
+        if need is None or not self.require(
+                need, f"kernel {name!r} reaches {buf.name} up to element {expr_text(hi)}"):
+            raise Error(f"{where}, and where that ends cannot be bounded by the shapes")
+
+    def within_slab(self, shape, indices, size):
+        """Whether ``size`` elements from ``indices`` stay in the trailing constant dimensions
+        that hold them (a tile's slab, as tensorize passes it), by interval arithmetic: then
+        the element's own bounds check (`access`) is the whole check."""
+        p, slab = len(shape), 1
+        while p and slab < size and isinstance(shape[p - 1], E.IntImm):
+            p -= 1
+            slab *= shape[p].value
+        if slab < size:
+            return False
+        lo, hi = self.scope.analyzer.const_int_bound(linear_index(shape[p:], indices[p:]),
+                                                     simplify=False)
+        return lo is not None and hi is not None and lo >= 0 and hi + size <= slab
 
     def in_bounds_by_guard(self, index, extent):
         """Whether a guard in scope states ``index < extent`` as written (a split tail's

@@ -20,11 +20,13 @@ from ._arith import Scope
 from .common import param_shapes, prim_func_pass, replace_func, set_attrs
 
 
-def _product(shape):
+def product(shape):
+    """The number of elements of ``shape`` (an int64 expression)."""
     return reduce(lambda a, b: a * b, shape, E.IntImm(1)) if shape else E.IntImm(1)
 
 
-def _linear_index(shape, indices):
+def linear_index(shape, indices):
+    """The row-major element offset of ``indices`` in a buffer of ``shape``."""
     index = None
     for extent, i in zip(shape, indices):
         index = i if index is None else index * extent + i
@@ -52,17 +54,17 @@ class _Flattener:
                 self.flat[buf] = buf
             else:
                 _check_addressable(self.func_name, buf)
-                extent = self.scope.simplify(_product(buf.shape))
+                extent = self.scope.simplify(product(buf.shape))
                 self.flat[buf] = dataclasses.replace(buf, shape=(extent,))
         return self.flat[buf]
 
     def __call__(self, node):
         if isinstance(node, E.BufferLoad):
             return E.BufferLoad(self.buffer(node.buffer),
-                                (_linear_index(node.buffer.shape, node.indices),))
+                                (linear_index(node.buffer.shape, node.indices),))
         if isinstance(node, S.BufferStore):
             return S.BufferStore(self.buffer(node.buffer), node.value,
-                                 (_linear_index(node.buffer.shape, node.indices),))
+                                 (linear_index(node.buffer.shape, node.indices),))
         if isinstance(node, S.Allocate):
             return S.Allocate(self.buffer(node.buffer), node.body)
         if isinstance(node, E.Call) and node.op == "call_extern":  # bare buffers pass data

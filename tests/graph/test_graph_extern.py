@@ -411,3 +411,25 @@ def test_a_kernel_called_on_empty_arrays(saxpy):
     entry checks read as an access: n = 0 was refused ("x is read up to index 0")."""
     empty = np.zeros(0, "float32")
     saxpy(np.float32(2), empty, empty, np.zeros(0, "float32"))
+
+
+def test_a_kernel_reaching_past_a_buffer_from_a_loop_is_refused_at_build(dot4):
+    """dot4 reads 4 elements from x[i]: x[7] reaches x[10]. Built, it read past x."""
+    func = _calling('for i in range(8):\n        T.call_extern("test.dot4", x[i], x, d, '
+                    'dtype="void")', 'x: T.Buffer((8,), "float32"), d: T.Buffer((1,), '
+                    '"float32")')
+    with pytest.raises(pyir.Error, match=r"argument 1 reaches 4 elements of x from x\[i\], up "
+                       r"to element 10: past its 8 elements"):
+        pyir.build(func)
+
+
+def test_a_kernel_reaching_into_a_symbolic_buffer_is_an_entry_condition(dot4):
+    func = _calling('T.call_extern("test.dot4", x, x, d, dtype="void")',
+                    'x: T.Buffer(("n",), "float32"), d: T.Buffer((1,), "float32")')
+    lib = pyir.build(func)
+    d = np.zeros(1, "float32")
+    lib["f"](np.arange(4, dtype="float32"), d)
+    assert d[0] == 14
+    with pytest.raises(pyir.ArgumentValueError, match=r"f: kernel 'test.dot4' reaches x up to "
+                       r"element 3: requires n >= 4, but n = 2"):
+        lib["f"](np.arange(2, dtype="float32"), d)
