@@ -336,6 +336,10 @@ def _call(intrin, strides, bases):
                             f"{len(desc_bufs)}")
     to_desc = dict(zip(impl_bufs, desc_bufs))
     for kb, db in to_desc.items():
+        if kb.name != db.name:
+            raise ScheduleError("tensorize", f"intrinsic \"{intrin.name}\"",
+                                f"the kernel's buffer {kb.name} stands where the description "
+                                f"has {db.name}: buffers are matched in order, name them alike")
         if kb.dtype != db.dtype:
             raise ScheduleError("tensorize", f"intrinsic \"{intrin.name}\"",
                                 f"the kernel's buffer {kb.name} is {kb.dtype}, the "

@@ -378,6 +378,25 @@ def test_tensorize_refuses_a_kernel_whose_buffer_shape_differs(intrin):
         sch.tensorize(i1, "test.tall")
 
 
+def test_tensorize_refuses_kernel_buffers_in_another_order(intrin):
+    """Matched by position, a kernel taking (A, C, B) against a description (C, A, B) would
+    write the tile into A."""
+    from pyir.ffi import extern
+    from pyir.schedule import register_tensor_intrin
+
+    @extern("test.reordered_kernel", llvm_ir=M.ukernel_ir(7, 32, M.vector_lanes()),
+            override=True)
+    def kernel(A: T.Buffer((7, 32), "float32"), C: T.Buffer((7, "lda"), "float32"),
+               B: T.Buffer((1, 32), "float32"), lda: T.int64): ...
+
+    register_tensor_intrin("test.reordered", from_source(M.UKERNEL_DESC_SRC.format(
+        rows=7, cols=32)), "test.reordered_kernel", override=True)
+    sch, i1 = _before_tensorize()
+    with pytest.raises(ScheduleError, match="the kernel's buffer A stands where the "
+                       "description has C: buffers are matched in order, name them alike"):
+        sch.tensorize(i1, "test.reordered")
+
+
 def test_a_description_with_a_predicate_is_refused(intrin):
     """A kernel computes every element of its loops: a T.where in the description would be
     ignored, and the elements it excludes computed anyway."""
