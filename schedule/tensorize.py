@@ -10,7 +10,7 @@ buffer shapes give the memory layout the kernel assumes (row-major); a shape ent
 a variable (``A: T.Buffer((7, "lda"), ...)``) is a row stride the kernel receives as a
 scalar parameter of that name. ``impl_name`` names a kernel declared with
 ``pyir.ffi.extern`` whose parameters are the description's buffers (their base element
-addresses) followed by such scalars.
+addresses; the same names, shapes and dtypes, in the same order) followed by such scalars.
 
 ``sch.tensorize(loop, name)`` (or a block: its innermost loops as many as the description
 has) checks that the loops from ``loop`` down to the one block below match the
