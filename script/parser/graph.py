@@ -151,15 +151,25 @@ def _tensor_sinfo(parser, node, resolve):
     if "dtype" not in args:
         parser.error(node, "R.Tensor needs a dtype", "R.Tensor((n, 4), \"float32\")")
     dtype = _dtype(parser, args["dtype"])
-    ndim = _plain(parser, args["ndim"], "ndim") if "ndim" in args else -1
-    if not isinstance(ndim, int) or ndim < -1:
-        parser.error(args["ndim"], f"ndim must be a non-negative integer, not {ndim!r}")
+    ndim = _ndim(parser, args)
     if shape is None or (isinstance(shape, ast.Constant) and shape.value is None):
         return TensorStructInfo(None, dtype, ndim)
     dims = _dims(parser, shape, resolve)
+    _same_ndim(parser, node, ndim, dims)
+    return TensorStructInfo(dims, dtype)
+
+
+def _ndim(parser, args):
+    """The ``ndim=`` of an R.Tensor or R.Shape annotation, -1 when absent."""
+    ndim = _plain(parser, args["ndim"], "ndim") if "ndim" in args else -1
+    if not isinstance(ndim, int) or isinstance(ndim, bool) or ndim < -1:
+        parser.error(args["ndim"], f"ndim must be a non-negative integer, not {ndim!r}")
+    return ndim
+
+
+def _same_ndim(parser, node, ndim, dims):
     if ndim not in (-1, len(dims)):
         parser.error(node, f"ndim={ndim} but the shape has {len(dims)} dimension(s)")
-    return TensorStructInfo(dims, dtype)
 
 
 def _tuple_sinfo(parser, node, resolve):
@@ -171,11 +181,13 @@ def _tuple_sinfo(parser, node, resolve):
 
 def _shape_sinfo(parser, node, resolve):
     args = _call_args(parser, node, "R.Shape", ("values", "ndim"))
-    ndim = _plain(parser, args["ndim"], "ndim") if "ndim" in args else -1
+    ndim = _ndim(parser, args)
     values = args.get("values")
     if values is None or (isinstance(values, ast.Constant) and values.value is None):
         return ShapeStructInfo(None, ndim)
-    return ShapeStructInfo(_dims(parser, values, resolve))
+    dims = _dims(parser, values, resolve)
+    _same_ndim(parser, node, ndim, dims)
+    return ShapeStructInfo(dims)
 
 
 def _prim_sinfo(parser, node, resolve):

@@ -344,3 +344,18 @@ def test_script_decorators_take_no_arguments(make, words):
     """Python's own TypeError (an unexpected keyword argument, a missing function)."""
     with pytest.raises(Error, match=words):
         make()
+
+
+@pytest.mark.parametrize("annotation, words, underlined", [
+    ("R.Shape(ndim='a')", "ndim must be a non-negative integer, not 'a'", "'a'"),
+    ("R.Shape(ndim=-5)", "ndim must be a non-negative integer, not -5", "-5"),
+    ("R.Shape([4], ndim=2)", "ndim=2 but the shape has 1 dimension(s)", "R.Shape([4], ndim=2)"),
+])
+def test_shape_ndim_is_checked_as_for_tensors(annotation, words, underlined):
+    """R.Shape(ndim='a') printed as R.Shape(ndim=a), which did not parse back; ndim=2 with
+    one value was dropped without a word."""
+    check(f"""
+        @R.function
+        def f(s: {annotation}):  # <-
+            return s
+        """, [words], underlined)
