@@ -53,6 +53,11 @@ def parse_function(parser, node):
         parser.error(body[-1] if body else node,
                      f"graph function {node.name!r} must end with a return of its result",
                      "return x  or  return (a, b)")
+    seen = set()
+    for a in args.args:
+        if a.arg in seen:
+            parser.error(a, f"parameter {a.arg!r} is defined twice")
+        seen.add(a.arg)
     with parser.scopes.frame() as frame:
         parser.state["graph"] = _FunctionState(frame)
         params = [_param(parser, a) for a in args.args]

@@ -359,3 +359,13 @@ def test_shape_ndim_is_checked_as_for_tensors(annotation, words, underlined):
         def f(s: {annotation}):  # <-
             return s
         """, [words], underlined)
+
+
+def test_a_parameter_defined_twice():
+    """Accepted (Python's compiler refuses it; ast.parse does not): the second x shadowed
+    the first."""
+    check("""
+        @R.function
+        def f(x: R.Tensor((4,), "float32"), x: R.Tensor((8,), "float32")):  # <-
+            return x
+        """, ["parameter 'x' is defined twice"], 'x: R.Tensor((8,), "float32")')
