@@ -147,9 +147,10 @@ class _Collector:
             for k, a in enumerate(e.args[1:]):
                 if isinstance(a, E.Buffer):   # the whole buffer: from its first element
                     self.reach(e, k, E.BufferLoad(a, tuple(E.IntImm(0) for _ in a.shape)))
-                elif isinstance(a, E.BufferLoad):
+                    continue
+                if isinstance(a, E.BufferLoad):
                     self.reach(e, k, a)
-                    self.expr(a)
+                self.expr(a)
         elif isinstance(e, E.PrimExpr):
             for f in (getattr(e, "a", None), getattr(e, "b", None), getattr(e, "value", None)):
                 if isinstance(f, E.PrimExpr):

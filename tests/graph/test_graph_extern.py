@@ -433,3 +433,13 @@ def test_a_kernel_reaching_into_a_symbolic_buffer_is_an_entry_condition(dot4):
     with pytest.raises(pyir.ArgumentValueError, match=r"f: kernel 'test.dot4' reaches x up to "
                        r"element 3: requires n >= 4, but n = 2"):
         lib["f"](np.arange(2, dtype="float32"), d)
+
+
+def test_reads_inside_a_kernel_call_s_scalar_arguments_are_checked(saxpy):
+    """The arguments of a call are visited for their reads as any expression is."""
+    func = _calling('T.call_extern("test.saxpy", d[3] * T.float32(1), x, x, x, T.int64(4), '
+                    'dtype="void")')
+    lib = pyir.build(func)
+    with pytest.raises(pyir.ArgumentValueError, match=r"d is read at index 3 in dimension 0 "
+                       r"of d|d is read up to index 3"):
+        lib["f"](np.zeros(4, "float32"), np.zeros(1, "float32"))
