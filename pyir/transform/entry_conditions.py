@@ -14,6 +14,11 @@ bounds, by the loop ranges the guards narrow (``if a * 2 + b < 1`` keeps ``b`` a
 not provably true is recorded in the function attribute "entry_conditions" as (condition,
 message) pairs; codegen checks them at entry, in order.
 
+A kernel a call passes an element's address to (``T.call_extern``) reaches the elements of
+its declared size from there, in row-major order: where that size is a constant, the last
+of them must lie in the buffer too (`_Collector.reach`); where it cannot be bounded by the
+shapes, the build is refused.
+
 An index whose bounds cannot be stated that way -- one read from memory (``A[I[i]]``), one
 the analysis cannot bound, one divided by a variable that is not provably in bounds (its
 bounds are loose: as conditions they could refuse calls that stay in bounds) -- is checked
@@ -28,14 +33,14 @@ flattening).
 
 from .. import arith
 from ..arith import vars_of
+from ..errors import Error
+from ..ffi.extern import footprint
 from ..ir import dtype as dt
 from ..ir import expr as E
 from ..ir import stmt as S
 from ..ir.expr import conjuncts
 from ..ir.node import rewrite, substitute, walk, with_fields
 from ..ir.structural import structural_equal
-from ..errors import Error
-from ..ffi.extern import footprint
 from ..runtime.exprtext import expr_text
 from ._arith import Scope
 from .common import (
