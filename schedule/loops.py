@@ -30,6 +30,11 @@ def is_int(value):
     return isinstance(value, numbers.Integral) and not isinstance(value, bool)
 
 
+#: The largest product of a split's factors: its index ``i_0 * f + i_1`` and its inferred
+#: extent ``(extent + f - 1) // f`` stay within int64 for any loop that can run.
+MAX_SPLIT = 1 << 62
+
+
 def split(func, var, factors):
     """Split a loop into nested loops whose extents are ``factors``.
 
@@ -74,6 +79,9 @@ def split(func, var, factors):
                             "and set the kind on the new loops", loop)
     ana = analyzer_for(loops_of(path) + [loop])
     known = reduce(lambda a, b: a * b, [f for f in factors if f is not None], 1)
+    if known > MAX_SPLIT:
+        raise ScheduleError("split", subject, f"the factors multiply to {known}; they may "
+                            f"multiply to at most 2**62 (the loops' indices are int64)", loop)
     extent = ana.simplify(loop.extent)
     if None in factors:
         inferred = ana.simplify((extent + (known - 1)) // known)

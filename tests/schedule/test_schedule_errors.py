@@ -21,6 +21,10 @@ def split_too_small(s):
     s.split(loops(s, "C")[0], factors=[4, 4])
 
 
+def split_past_int64(s):
+    s.split(loops(s, "C")[0], factors=[None, 2 ** 63 - 1])
+
+
 def split_parallel(s):
     i = loops(s, "C")[0]
     s.parallel(i)
@@ -161,6 +165,8 @@ def annotate_infinite(s):
 
 
 CASES = [
+    ("matmul", split_past_int64, ["split", "loop i", "the factors multiply to "
+                                  "9223372036854775807; they may multiply to at most 2**62"]),
     ("matmul", split_two_none, ["split", "loop i", "at most one factor"]),
     ("static_mm", split_too_small, ["split", "loop i", "not provably at least"]),
     ("matmul", split_parallel, ["split", "loop i", "is parallel"]),
