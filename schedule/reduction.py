@@ -77,6 +77,12 @@ def decompose_reduction(func, name, loop_var):
             raise ScheduleError(prim, subject, f"loop {lp.loop_var.name}, above "
                                 f"{loop_var.name}, drives a reduction iterator; the init would "
                                 "run again in every one of its iterations", loops[0])
+    outer = sorted(v.name for v in red_vars - {lp.loop_var for lp in loops})
+    if outer:
+        raise ScheduleError(prim, subject, f"a reduction iterator of the block follows "
+                            f"{', '.join(outer)}, from outside its enclosing block; the init "
+                            "would run again for every value of it (decompose the outer "
+                            "block's reduction instead)", realize)
     copies = [lp for lp in loops[at:] if lp.loop_var not in red_vars]
     fresh = {lp.loop_var: Var(lp.loop_var.name) for lp in copies}
     kept = [lp.loop_var for lp in loops[:at]] + list(fresh)

@@ -25,6 +25,13 @@ def split_past_int64(s):
     s.split(loops(s, "C")[0], factors=[None, 2 ** 63 - 1])
 
 
+def decompose_below_a_blockized_reduction(s):
+    _, k = loops(s, "S")
+    _, k1 = s.split(k, factors=[None, 32])
+    s.blockize(k1)
+    s.decompose_reduction(s.get_block("S"), k1)
+
+
 def split_parallel(s):
     i = loops(s, "C")[0]
     s.parallel(i)
@@ -165,6 +172,9 @@ def annotate_infinite(s):
 
 
 CASES = [
+    ("rowsum", decompose_below_a_blockized_reduction,
+     ["decompose_reduction", "block \"S\" at loop k_1", "follows vk_o, from outside its "
+      "enclosing block; the init would run again"]),
     ("matmul", split_past_int64, ["split", "loop i", "the factors multiply to "
                                   "9223372036854775807; they may multiply to at most 2**62"]),
     ("matmul", split_two_none, ["split", "loop i", "at most one factor"]),
