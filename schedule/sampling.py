@@ -9,8 +9,18 @@ from .errors import ScheduleError
 from .loops import is_int
 
 
+#: The most tiles a sample may ask for: a loop splits into at most as many non-trivial
+#: factors as its extent has prime factors (62 for an int64 extent).
+MAX_TILES = 64
+#: The longest loop whose tilings are sampled (finding an extent's divisors takes up to its
+#: square root in steps: 65536 here).
+MAX_EXTENT = 1 << 32
+
+
 def _divisors(n):
-    return [d for d in range(1, n + 1) if n % d == 0]
+    """The divisors of ``n``, ascending, in O(sqrt(n)) steps."""
+    small = [d for d in range(1, math.isqrt(n) + 1) if n % d == 0]
+    return small + [n // d for d in reversed(small) if d * d != n]
 
 
 def sample_perfect_tile(loop, n, max_innermost_factor, decision, rng):
@@ -22,9 +32,9 @@ def sample_perfect_tile(loop, n, max_innermost_factor, decision, rng):
     ``sch.split(loop, factors=[v0, v1, v2])`` then splits it with no tail guard.
     """
     prim, subject = "sample_perfect_tile", f"loop {loop.loop_var.name}"
-    if not is_int(n) or n < 1:
-        raise ScheduleError(prim, subject, f"n (the number of tiles) must be a positive int, "
-                            f"got {n!r}")
+    if not is_int(n) or not 1 <= n <= MAX_TILES:
+        raise ScheduleError(prim, subject, f"n (the number of tiles) must be an int from 1 to "
+                            f"{MAX_TILES}, got {n!r}")
     if max_innermost_factor is not None and not (is_int(max_innermost_factor)
                                                  and max_innermost_factor >= 1):
         raise ScheduleError(prim, subject, "max_innermost_factor must be a positive int or "
@@ -36,6 +46,9 @@ def sample_perfect_tile(loop, n, max_innermost_factor, decision, rng):
     if extent < 1:
         raise ScheduleError(prim, subject, f"the loop's extent is {extent}, so it has no "
                             "tiling into positive factors")
+    if extent > MAX_EXTENT:
+        raise ScheduleError(prim, subject, f"the loop's extent {extent} is past 2**32, the "
+                            "longest loop whose tilings are sampled")
     if decision is not None:
         if not isinstance(decision, (list, tuple)):
             raise ScheduleError(prim, subject, f"decision must be a list of {n} factors, got "

@@ -122,10 +122,11 @@ def test_split_takes_numpy_integers_and_traces_them_as_ints():
     ({"n": 2, "max_innermost_factor": 0}, "max_innermost_factor must be a positive int"),
     ({"n": 2, "max_innermost_factor": -4}, "max_innermost_factor must be a positive int"),
     ({"n": 2, "max_innermost_factor": 2.5}, "max_innermost_factor must be a positive int"),
-    ({"n": 0}, "n (the number of tiles) must be a positive int, got 0"),
-    ({"n": -1}, "n (the number of tiles) must be a positive int, got -1"),
-    ({"n": 2.0}, "n (the number of tiles) must be a positive int, got 2.0"),
-    ({"n": True}, "n (the number of tiles) must be a positive int, got True"),
+    ({"n": 0}, "n (the number of tiles) must be an int from 1 to 64, got 0"),
+    ({"n": -1}, "n (the number of tiles) must be an int from 1 to 64, got -1"),
+    ({"n": 2.0}, "n (the number of tiles) must be an int from 1 to 64, got 2.0"),
+    ({"n": 10 ** 8}, "n (the number of tiles) must be an int from 1 to 64, got 100000000"),
+    ({"n": True}, "n (the number of tiles) must be an int from 1 to 64, got True"),
 ])
 def test_sample_perfect_tile_arguments(kwargs, words):
     sch = fresh("static_mm")
@@ -148,6 +149,29 @@ def f(A: T.Buffer((0,), "float32")):
     i = loops(sch, "B")[0]
     refused(sch, lambda: sch.sample_perfect_tile(i, n=2), "sample_perfect_tile: loop i",
             "extent is 0")
+
+
+def test_sample_perfect_tile_of_a_huge_loop_is_refused():
+    """Its divisors were found by trying every number up to the extent: 2**40 never ended."""
+    sch = Schedule(from_source('''
+from pyir.script import tensor as T
+
+@T.prim_func
+def f(A: T.Buffer((1,), "float32")):
+    for i in range(1099511627776):
+        with T.block("B"):
+            vi = T.axis.spatial(1099511627776, i)
+            A[0] = T.float32(1)
+'''))
+    i = loops(sch, "B")[0]
+    refused(sch, lambda: sch.sample_perfect_tile(i, n=2), "sample_perfect_tile: loop i",
+            "the loop's extent 1099511627776 is past 2**32")
+
+
+def test_sample_perfect_tile_finds_every_divisor():
+    from pyir.schedule.sampling import _divisors
+    for extent in (1, 7, 49, 96, 360, 1 << 20):
+        assert _divisors(extent) == [d for d in range(1, extent + 1) if extent % d == 0]
 
 
 def test_sample_perfect_tile_takes_numpy_integers():
