@@ -114,6 +114,9 @@ class Schedule:
     def get_block(self, name, func_name=None):
         """The block called ``name`` (in prim function ``func_name``, needed only when
         several functions have such a block)."""
+        if not isinstance(name, str):
+            raise ScheduleError("get_block", repr(name), "a block is named by a string, "
+                                f"not a {type(name).__name__}")
         found = [fname for fname, f in self._prim_funcs(func_name, "get_block")
                  if find_block(f.body, name) is not None]
         if not found:

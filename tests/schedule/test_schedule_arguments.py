@@ -199,3 +199,11 @@ def test_transform_layout_index_map_must_give_index_expressions(index_map, detai
     block = sch.get_block("B")
     refused(sch, lambda: sch.transform_layout(block, "B", index_map),
             "transform_layout: block \"B\": the index map must give index expressions", detail)
+
+
+@pytest.mark.parametrize("name", [["C"], 3, None])
+def test_get_block_takes_a_name(name):
+    """A list was a raw TypeError (unhashable) from the block search."""
+    sch = fresh("static_mm")
+    refused(sch, lambda: sch.get_block(name), f"get_block: {name!r}: a block is named by a "
+            "string")
