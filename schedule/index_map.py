@@ -10,6 +10,7 @@ import inspect
 from lark import Lark, Transformer
 from lark.exceptions import UnexpectedCharacters, UnexpectedToken, VisitError
 
+from pyir.errors import IRError
 from pyir.ir import Binary, IntImm, PrimExpr, Var, convert, dtype as dt, substitute
 
 from .errors import ScheduleError
@@ -108,13 +109,12 @@ class IndexMap:
                 raise ScheduleError(primitive, f"index map {spec!r}", "cannot read it: "
                                     f"{_why(e)}; write it like \"i, j -> j // 16, i, j % 16\""
                                     ) from None
+            except RecursionError:
+                raise ScheduleError(primitive, f"index map {spec[:40]!r}...", "it is nested "
+                                    "too deeply to read (Python's recursion limit)") from None
             return IndexMap(inputs, outputs)
         if callable(spec):
-            names = list(inspect.signature(spec).parameters)
-            inputs = [Var(n) for n in names]
-            out = spec(*inputs)
-            outputs = out if isinstance(out, (tuple, list)) else (out,)
-            return IndexMap(inputs, outputs)
+            return _from_callable(spec, primitive)
         raise ScheduleError(primitive, repr(spec), "an index map is a text like "
                             "\"i, j -> j, i\" or a lambda")
 
@@ -134,6 +134,33 @@ class IndexMap:
 
     def __repr__(self):
         return f"IndexMap({self.text()!r})"
+
+
+def _from_callable(fn, primitive):
+    """The IndexMap a Python callable makes of index variables, one per parameter; an
+    `IRError` when calling it fails or it gives something that is no index."""
+    subject = f"index map {getattr(fn, '__name__', fn)!r}"
+    try:
+        params = list(inspect.signature(fn).parameters.values())
+    except (TypeError, ValueError):
+        params = None
+    if params is None or any(p.kind not in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+                             or p.default is not p.empty for p in params):
+        raise ScheduleError(primitive, subject, "a callable index map takes the indices as "
+                            "plain parameters, like lambda i, j: (j // 16, i, j % 16)")
+    inputs = [Var(p.name) for p in params]
+    try:
+        out = fn(*inputs)
+    except IRError:
+        raise
+    except Exception as e:  # noqa: BLE001 -- the user's code, run on index variables
+        raise IRError(f"calling it on index variables failed: {type(e).__name__}: {e}"
+                      ) from None
+    outputs = out if isinstance(out, (tuple, list)) else (out,)
+    for k, o in enumerate(outputs):   # (convert refuses what is no expression at all)
+        if isinstance(o, bool) or isinstance(o, PrimExpr) and o.dtype != dt.INDEX:
+            raise IRError(f"output {k} is {o!r}, not an index")
+    return IndexMap(inputs, outputs)
 
 
 def _why(e):

@@ -394,3 +394,28 @@ def test_a_producer_computed_with_a_halo_cannot_run_in_parallel():
                        "loop i share"):
         rec.parallel(i)
     assert rec.sch.mod is rec.before[0]
+
+
+@pytest.mark.parametrize("index_map, start, why", [
+    (lambda i, *, j: (i, j), "transform_layout: index map '<lambda>'",
+     "a callable index map takes the indices as plain parameters"),
+    (max, "transform_layout: index map 'max'",
+     "a callable index map takes the indices as plain parameters"),
+    (lambda i, j: (j, abs(i)), "transform_layout: block \"B\": the index map must give index",
+     "calling it on index variables failed: TypeError: bad operand type for abs(): 'Var'"),
+    (lambda i, j: (i, j, True), "transform_layout: block \"B\": the index map must give index",
+     "output 2 is True, not an index"),
+    ("i, j -> " + " + ".join(["i"] * 500) + ", j", "transform_layout: index map 'i, j -> i + ",
+     "it is nested too deeply to read"),
+])
+def test_an_index_map_that_cannot_be_made_says_why(index_map, start, why):
+    """Each escaped as Python's own TypeError or ValueError, an IRError naming neither the
+    primitive nor the block, or a RecursionError from inside lark."""
+    rec = _Recorder(fresh("chain"))
+    with pytest.raises(ScheduleError) as info:
+        rec.transform_layout(rec.get_block("B"), "B", index_map)
+    assert str(info.value).startswith(start)
+    assert why in str(info.value)
+    assert info.value.__context__ is None or info.value.__suppress_context__
+    mod, length, _ = rec.before
+    assert rec.sch.mod is mod and len(rec.sch.trace) == length
