@@ -10,6 +10,13 @@ from dataclasses import dataclass
 
 from .errors import ScheduleError
 
+#: The steps a trace records, which replay calls by name.
+REPLAYABLE = frozenset((
+    "get_block", "get_loops", "get_child_blocks", "split", "fuse", "reorder", "parallel",
+    "vectorize", "unroll", "annotate", "compute_at", "reverse_compute_at", "compute_inline",
+    "reverse_compute_inline", "cache_read", "cache_write", "decompose_reduction", "rfactor",
+    "transform_layout", "blockize", "tensorize", "sample_perfect_tile"))
+
 
 @dataclass(frozen=True)
 class Instruction:
@@ -39,6 +46,14 @@ class Instruction:
 
     @staticmethod
     def from_json(d):
+        if not (isinstance(d, dict) and isinstance(d.get("kind"), str)
+                and isinstance(d.get("args"), list) and isinstance(d.get("kwargs"), dict)
+                and isinstance(d.get("outputs"), list)
+                and all(isinstance(o, str) for o in d["outputs"])
+                and isinstance(d.get("single", False), bool)):
+            raise ScheduleError("Trace.from_json", repr(d)[:80], "an instruction is an object "
+                                "with \"kind\" (a string), \"args\" (a list), \"kwargs\" (an "
+                                "object), \"outputs\" (a list of names) and \"single\"")
         return Instruction(d["kind"], tuple(d["args"]), tuple(d["kwargs"].items()),
                            tuple(d["outputs"]), d.get("single", False))
 
@@ -80,11 +95,27 @@ class Trace:
 
     def apply_to(self, sch):
         """Replay every step on ``sch`` (a `Schedule`); return ``sch``."""
+        from .state import Schedule
+        if not isinstance(sch, Schedule):
+            raise ScheduleError("trace replay", repr(sch)[:60], "a trace replays on a Schedule, "
+                                f"not a {type(sch).__name__}")
         env = {}
-        for inst in self.instructions:
-            args = [_decode(a, env) for a in inst.args]
-            kwargs = {k: _decode(v, env) for k, v in inst.kwargs}
-            result = getattr(sch, inst.kind)(*args, **kwargs)
+        for k, inst in enumerate(self.instructions):
+            where = f"step {k + 1}, sch.{inst.kind}"
+            if inst.kind not in REPLAYABLE:
+                raise ScheduleError("trace replay", where, "not a schedule primitive; a trace "
+                                    f"holds {', '.join(sorted(REPLAYABLE))}")
+            try:
+                args = [_decode(a, env) for a in inst.args]
+                kwargs = {key: _decode(v, env) for key, v in inst.kwargs}
+            except KeyError as e:
+                raise ScheduleError("trace replay", where, f"handle {e.args[0]} is used before "
+                                    "any step gives it") from None
+            try:
+                result = getattr(sch, inst.kind)(*args, **kwargs)
+            except TypeError as e:
+                raise ScheduleError("trace replay", where, f"cannot take these arguments: {e}"
+                                    ) from None
             outs = [result] if inst.single else list(result or ())
             if len(outs) != len(inst.outputs):
                 raise ScheduleError("trace replay", f"step sch.{inst.kind}",
@@ -99,7 +130,14 @@ class Trace:
 
     @staticmethod
     def from_json(text):
-        return Trace(Instruction.from_json(d) for d in json.loads(text))
+        try:
+            data = json.loads(text)
+        except (TypeError, ValueError) as e:
+            raise ScheduleError("Trace.from_json", "the text", f"it is not JSON: {e}") from None
+        if not isinstance(data, list):
+            raise ScheduleError("Trace.from_json", "the text", "a trace is a JSON list of "
+                                f"instructions, not {type(data).__name__}")
+        return Trace(Instruction.from_json(d) for d in data)
 
     def show(self):
         from rich.console import Console

@@ -207,3 +207,37 @@ def test_get_block_takes_a_name(name):
     sch = fresh("static_mm")
     refused(sch, lambda: sch.get_block(name), f"get_block: {name!r}: a block is named by a "
             "string")
+
+
+@pytest.mark.parametrize("text, words", [
+    ("not json", "Trace.from_json: the text: it is not JSON"),
+    ("{}", "a trace is a JSON list of instructions, not dict"),
+    ("[1]", "an instruction is an object with \"kind\""),
+    ('[{"kind": "split", "args": [], "outputs": []}]', "an instruction is an object"),
+])
+def test_a_trace_text_that_is_no_trace_is_refused(text, words):
+    """Raw JSONDecodeError, TypeError or KeyError; {} was taken as an empty trace."""
+    from pyir.schedule.trace import Trace
+    with pytest.raises(ScheduleError, match=words):
+        Trace.from_json(text)
+
+
+@pytest.mark.parametrize("step, words", [
+    ({"kind": "undo", "args": [], "kwargs": {}, "outputs": []},
+     r"step 1, sch.undo: not a schedule primitive"),
+    ({"kind": "get_loops", "args": [{"rv": "b9"}], "kwargs": {}, "outputs": []},
+     "step 1, sch.get_loops: handle b9 is used before any step gives it"),
+    ({"kind": "get_block", "args": ["C"], "kwargs": {"bogus": 1}, "outputs": ["b0"],
+      "single": True}, "step 1, sch.get_block: cannot take these arguments"),
+])
+def test_a_trace_replays_only_schedule_steps(step, words):
+    """getattr(sch, kind) ran anything: "undo" undid a step of the replay; an unknown handle
+    was a KeyError."""
+    import json
+
+    from pyir.schedule.trace import Trace
+    trace = Trace.from_json(json.dumps([step]))
+    with pytest.raises(ScheduleError, match=words):
+        trace.apply_to(fresh("static_mm"))
+    with pytest.raises(ScheduleError, match="a trace replays on a Schedule, not a NoneType"):
+        trace.apply_to(None)
