@@ -284,6 +284,16 @@ def set_kind(func, var, prim):
     return with_body(func, replace(path, new)), None
 
 
+def plain_value(value):
+    """``value`` as the plain Python type it is an instance of (an annotation is printed and
+    traced as such: ``np.float64(1.5)`` or an enum member would print as text that does not
+    read back); anything else unchanged, for `annotate` to refuse."""
+    for kind in (bool, int, float, str):
+        if isinstance(value, kind):
+            return kind(value)
+    return value
+
+
 def annotate(func, target, key, value):
     """Attach ``key: value`` to a block or loop (``value`` a plain int, float, str or bool;
     a key already present is replaced).

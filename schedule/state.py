@@ -186,6 +186,7 @@ class Schedule:
 
     def annotate(self, block_or_loop, key, value):
         """Attach ``key: value`` (a plain value) to a block or loop."""
+        value = _loops.plain_value(value)
         if isinstance(block_or_loop, BlockRV):
             func, path = self._resolve_block(block_or_loop, "annotate")
             target = ("block", block_or_loop.name)

@@ -64,7 +64,7 @@ def _fmt(value):
     if isinstance(value, list):
         return "[" + ", ".join(_fmt(v) for v in value) + "]"
     if isinstance(value, str):
-        return json.dumps(value)
+        return json.dumps(value, ensure_ascii=False)   # (see the script printer's _quote)
     return repr(value)
 
 

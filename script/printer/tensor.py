@@ -29,7 +29,9 @@ _MAX_LINE = 100
 
 
 def _quote(text):
-    return json.dumps(text)
+    # (ensure_ascii would write a character past U+FFFF as two \u escapes, which Python
+    # reads as two lone surrogates)
+    return json.dumps(text, ensure_ascii=False)
 
 
 def _attr_value(p, value):

@@ -241,3 +241,21 @@ def test_a_trace_replays_only_schedule_steps(step, words):
         trace.apply_to(fresh("static_mm"))
     with pytest.raises(ScheduleError, match="a trace replays on a Schedule, not a NoneType"):
         trace.apply_to(None)
+
+
+@pytest.mark.parametrize("value, plain", [(np.float64(1.5), 1.5), ("😀", "😀")])
+def test_an_annotation_prints_and_traces_as_a_plain_value(value, plain):
+    """np.float64(1.5) printed as itself, which the parser and the trace text cannot read;
+    a character past U+FFFF printed as two escapes that read back as two lone surrogates."""
+    from pyir.ir import For, structural_equal, walk
+    sch = fresh("static_mm")
+    sch.annotate(loops(sch)[0], "k", value)
+    assert structural_equal(from_source(sch.mod.script()), sch.mod)
+    scope = {}
+    exec(str(sch.trace), scope)
+    again = fresh("static_mm")
+    scope["apply"](again)
+    assert structural_equal(again.mod, sch.mod)
+    loop = next(n for n in walk(sch.mod["static_mm"].body) if isinstance(n, For))
+    value = dict(loop.annotations)["k"]
+    assert value == plain and type(value) is type(plain)
