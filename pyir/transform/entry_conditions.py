@@ -268,10 +268,32 @@ class _Collector:
     def guarded_bounds(self, index, lo, hi, extent):
         """``(lo, hi)`` of ``index`` tightened by the guards in scope: bounds they put on
         part of the index (or on ``x`` of a term ``x // d``, see `divided_bounds`) and, when
-        those do not suffice, loop ranges they narrow."""
+        those do not suffice, loop ranges they narrow -- by themselves, and then under the
+        bounds on parts (``if i * 2 + k < n`` and ``if r < 3`` with ``r`` in a loop of 4:
+        ``X[i * 2 + k + r]`` reads up to ``n - 1 + 2``)."""
         divided = self.divided_bounds(index, extent)
         if divided is not None and self.within(*divided, extent):
             return divided
+        lo, hi = self.part_bounds(index, lo, hi, extent)
+        if self.within(lo, hi, extent):
+            return lo, hi
+        narrowed = self.narrowed_ranges()
+        if narrowed:
+            with self.scope.analyzer.scope():
+                for var, (start, ext) in narrowed.items():
+                    self.scope.bind(var, start, ext)
+                tight = self.scope.relax(index, self.loop_vars)
+                if tight is not None:
+                    lo = tight[0] if lo is None or self.scope.can_prove(E.ge(tight[0], lo)) \
+                        else lo
+                    hi = tight[1] if hi is None or self.scope.can_prove(E.le(tight[1], hi)) \
+                        else hi
+                if not self.within(lo, hi, extent):
+                    lo, hi = self.part_bounds(index, lo, hi, extent)
+        return lo, hi
+
+    def part_bounds(self, index, lo, hi, extent):
+        """``(lo, hi)`` tightened by the bounds the guards put on parts of ``index``."""
         used = vars_of(index)
         for g in self.guards:
             for x, op, bound in _facts(self.guard(g)):
@@ -287,17 +309,6 @@ class _Collector:
                         limit = (bound + (1 if op == "gt" else 0)) * c
                         lo = self.tighter(lo, self.split_extreme(rest, limit, 0), rest, E.ge,
                                           E.IntImm(0))
-        if self.within(lo, hi, extent):
-            return lo, hi
-        narrowed = self.narrowed_ranges()
-        if narrowed:
-            with self.scope.analyzer.scope():
-                for var, (start, ext) in narrowed.items():
-                    self.scope.bind(var, start, ext)
-                tight = self.scope.relax(index, self.loop_vars)
-            if tight is not None:
-                lo = tight[0] if lo is None or self.scope.can_prove(E.ge(tight[0], lo)) else lo
-                hi = tight[1] if hi is None or self.scope.can_prove(E.le(tight[1], hi)) else hi
         return lo, hi
 
     def divided_bounds(self, index, extent):

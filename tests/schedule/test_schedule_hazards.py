@@ -11,6 +11,7 @@ from pyir.script import from_source
 import pyir
 from pyir.ir import structural_equal
 
+from sched_helpers import check_results, fresh
 from sched_kernels import rowsum_symbolic
 
 PREDICATED_PRODUCER = '''
@@ -179,3 +180,17 @@ def test_blockized_reduction_over_a_symbolic_extent(reorder):
         s = np.full(3, 5, "float32")
         lib["rowsum_symbolic"](a, s)
         np.testing.assert_allclose(s, a.sum(1), rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("blockize", [False, True])
+def test_guards_on_parts_of_an_index_bound_it_together(blockize):
+    """P[(i_0 * 2 + i_1) * 2 + i_2 + r_0] under ``if (i_0 * 2 + i_1) * 2 + i_2 < n`` and
+    ``if r_0 < 3`` (r_0 in a loop of 4): the first guard's bound plus the loop's range gave
+    n + 2, and every call was refused ("requires False")."""
+    sch = fresh("conv1d")
+    i, r = sch.get_loops(sch.get_block("Y"))
+    _, r1 = sch.split(r, factors=[4, None])
+    if blockize:
+        sch.blockize(r1)
+    sch.split(i, factors=[None, 2, 2])
+    check_results(sch, "conv1d", sizes=(1, 5, 7, 9))
