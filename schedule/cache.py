@@ -18,7 +18,10 @@ SCOPES = ("global", "local")
 
 
 def _pick(prim, subject, regions, which, kind, ir):
-    if isinstance(which, int) and not isinstance(which, bool):
+    if isinstance(which, bool):
+        raise ScheduleError(prim, subject, f"name the buffer by its name or its index, not "
+                            f"{which!r}", ir)
+    if isinstance(which, int):
         if not 0 <= which < len(regions):
             raise ScheduleError(prim, subject, f"the block {kind} {len(regions)} buffer(s); "
                                 f"index {which} is out of range", ir)

@@ -24,7 +24,7 @@ def _pick(prim, subject, block, which, ir):
                 return r.buffer
         raise ScheduleError(prim, subject, f"the block accesses no buffer named {which!r}", ir)
     if (isinstance(which, (tuple, list)) and len(which) == 2 and which[0] in ("read", "write")
-            and isinstance(which[1], int)):
+            and isinstance(which[1], int) and not isinstance(which[1], bool)):
         regions = block.reads if which[0] == "read" else block.writes
         if 0 <= which[1] < len(regions):
             return regions[which[1]].buffer

@@ -218,7 +218,8 @@ def rfactor(func, loop_var, factor_axis):
         raise ScheduleError(prim, subject, "a reduction loop's extent depends on another loop",
                             realize)
     ndim = len(buf.shape)
-    if not isinstance(factor_axis, int) or not 0 <= factor_axis <= ndim:
+    if not isinstance(factor_axis, int) or isinstance(factor_axis, bool) \
+            or not 0 <= factor_axis <= ndim:
         raise ScheduleError(prim, subject, f"factor_axis must be in [0, {ndim}], got "
                             f"{factor_axis!r}", realize)
     items, k = item_index(path)

@@ -50,7 +50,9 @@ class Schedule:
         self._history = []
         self._names = {}   # id(handle) -> its name in the trace; None once that step is undone
         self._kept = []    # every named handle, kept alive so that no other object takes its id
-        self._rng = random.Random(seed)
+        if seed is not None and not _loops.is_int(seed):
+            raise ScheduleError("Schedule", repr(seed), "seed must be an int or None")
+        self._rng = random.Random(None if seed is None else int(seed))
         self._rng_state = None   # the generator's state, taken at the first step after a draw
 
     # ------------------------------------------------------------------ state
@@ -226,12 +228,14 @@ class Schedule:
         """Read buffer ``read`` (index into the block's reads, or the buffer's name) through
         a copy in ``scope``; return the copy block."""
         func, name = self._block_name(block, "cache_read")
+        read = _plain_index(read)
         return self._step("cache_read", [block, read, scope], {}, func,
                           lambda f: _cache.cache_read(f, name, read, scope), single=True)
 
     def cache_write(self, block, write, scope):
         """Write buffer ``write`` through a copy in ``scope``; return the copy-back block."""
         func, name = self._block_name(block, "cache_write")
+        write = _plain_index(write)
         return self._step("cache_write", [block, write, scope], {}, func,
                           lambda f: _cache.cache_write(f, name, write, scope), single=True)
 
@@ -245,6 +249,7 @@ class Schedule:
     def rfactor(self, loop, factor_axis):
         """Factor a reduction over ``loop`` into a partial-result block; return it."""
         func, var = self._loop_var(loop, "rfactor")
+        factor_axis = _plain_index(factor_axis)
         return self._step("rfactor", [loop, factor_axis], {}, func,
                           lambda f: _red.rfactor(f, var, factor_axis), single=True)
 
@@ -254,6 +259,8 @@ class Schedule:
         ``index_map`` (text ``"i, j -> j, i"`` or a lambda)."""
         func, name = self._block_name(block, "transform_layout")
         imap, text = _layout.read_index_map(index_map, name)
+        if isinstance(buffer, (tuple, list)) and len(buffer) == 2:
+            buffer = (buffer[0], _plain_index(buffer[1]))
         buf = list(buffer) if isinstance(buffer, tuple) else buffer
         self._step("transform_layout", [block, buf, text], {}, func,
                    lambda f: _layout.transform_layout(f, name, buffer, imap))
@@ -454,3 +461,9 @@ def _resolves(mod, rv):
 
 def _handle(func_name, out):
     return LoopRV(func_name, out) if isinstance(out, Var) else BlockRV(func_name, out)
+
+
+def _plain_index(value):
+    """A numpy integer index as an int (the trace records it as text Python reads back); a
+    bool stays a bool, which the primitives refuse as an index."""
+    return int(value) if _loops.is_int(value) else value

@@ -259,3 +259,22 @@ def test_an_annotation_prints_and_traces_as_a_plain_value(value, plain):
     loop = next(n for n in walk(sch.mod["static_mm"].body) if isinstance(n, For))
     value = dict(loop.annotations)["k"]
     assert value == plain and type(value) is type(plain)
+
+
+def test_numpy_integer_indices_are_traced_as_ints_and_bools_are_refused():
+    """cache_read(b, np.int64(1)) said the block reads no buffer np.int64(1); rfactor(k, True)
+    was taken as axis 1 and traced as True; a list seed was a raw TypeError."""
+    sch = fresh("static_mm")
+    sch.cache_read(sch.get_block("C"), np.int64(1), "local")
+    assert "sch.cache_read(b" in str(sch.trace) and ", 1, \"local\")" in str(sch.trace)
+    check_roundtrip(sch, "static_mm")
+    sch = fresh("rowsum")
+    k = loops(sch, "S")[1]
+    refused(sch, lambda: sch.rfactor(k, True), "rfactor", "factor_axis must be in [0, 1], got "
+            "True")
+    sch = fresh("chain")
+    b = sch.get_block("B")
+    refused(sch, lambda: sch.transform_layout(b, ("write", True), "i, j -> j, i"),
+            "transform_layout", "name the buffer by name or as")
+    with pytest.raises(ScheduleError, match=r"Schedule: \[1\]: seed must be an int or None"):
+        fresh("chain", seed=[1])
