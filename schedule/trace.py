@@ -8,6 +8,8 @@ else is a plain JSON value (index maps as their text form). `str(trace)` is a fu
 import json
 from dataclasses import dataclass
 
+from pyir.script.printer.core import python_string
+
 from .errors import ScheduleError
 
 #: The steps a trace records, which replay calls by name.
@@ -64,7 +66,7 @@ def _fmt(value):
     if isinstance(value, list):
         return "[" + ", ".join(_fmt(v) for v in value) + "]"
     if isinstance(value, str):
-        return json.dumps(value, ensure_ascii=False)   # (see the script printer's _quote)
+        return python_string(value)
     return repr(value)
 
 

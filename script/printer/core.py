@@ -112,6 +112,21 @@ class Printer:
 _RESERVED = {"T", "R", "I", "cls", "range"} | set(keyword.kwlist)
 
 
+def python_string(text):
+    """``text`` as a double-quoted Python string literal that reads back as ``text``:
+    printable characters as they are (also those past U+FFFF, which JSON would write as two
+    escapes that Python reads as two lone surrogates), the others escaped."""
+    out = []
+    for c in text:
+        if c in "\"\\":
+            out.append("\\" + c)
+        elif c.isprintable():
+            out.append(c)
+        else:
+            out.append(repr(c)[1:-1])   # \n, \x00, \udcff, ...
+    return '"' + "".join(out) + '"'
+
+
 def _identifier(hint):
     out = "".join(c if c.isalnum() or c == "_" else "_" for c in (hint or "v"))
     if not out or out[0].isdigit():

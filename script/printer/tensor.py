@@ -6,7 +6,6 @@ buffer dimensions of parameters are strings (``"n"``), perfectly nested serial l
 and literals carry their dtype unless Python's own literal means the same thing.
 """
 
-import json
 import math
 
 from pyir import arith
@@ -18,7 +17,7 @@ from pyir.ir import dtype as dt
 from pyir.ir.node import walk
 
 from .core import (PREC_ADD, PREC_AND, PREC_ATOM, PREC_CMP, PREC_MUL, PREC_NOT, PREC_OR,
-                   PREC_UNARY, prints)
+                   PREC_UNARY, prints, python_string)
 
 _SYMBOLS = {"add": ("+", PREC_ADD), "sub": ("-", PREC_ADD), "mul": ("*", PREC_MUL),
             "div": ("/", PREC_MUL), "floordiv": ("//", PREC_MUL), "floormod": ("%", PREC_MUL),
@@ -28,17 +27,11 @@ _SYMBOLS = {"add": ("+", PREC_ADD), "sub": ("-", PREC_ADD), "mul": ("*", PREC_MU
 _MAX_LINE = 100
 
 
-def _quote(text):
-    # (ensure_ascii would write a character past U+FFFF as two \u escapes, which Python
-    # reads as two lone surrogates)
-    return json.dumps(text, ensure_ascii=False)
-
-
 def _attr_value(p, value):
     """Python text of an annotation value: a plain constant, an expression, or a tuple of
     them. IR literals carry their dtype so that they do not read back as Python numbers."""
     if isinstance(value, str):
-        return _quote(value)
+        return python_string(value)
     if isinstance(value, tuple):
         items = ", ".join(_attr_value(p, v) for v in value)
         return f"({items},)" if len(value) == 1 else f"({items})"
@@ -54,7 +47,7 @@ def _attr_value(p, value):
 
 
 def _dict(p, pairs):
-    return "{" + ", ".join(f"{_quote(k)}: {_attr_value(p, v)}" for k, v in pairs) + "}"
+    return "{" + ", ".join(f"{python_string(k)}: {_attr_value(p, v)}" for k, v in pairs) + "}"
 
 
 def _loops(p):
@@ -92,9 +85,11 @@ def print_prim_func(p, func):
 
 def _param(p, prm, shape_vars):
     if isinstance(prm, Buffer):
-        dims = [str(d.value) if isinstance(d, IntImm) else _quote(p.expr(d)) for d in prm.shape]
-        scope = "" if prm.scope == "global" else f", scope={_quote(prm.scope)}"
-        return f"{p.define(prm, prm.name)}: T.Buffer({_tuple(dims)}, {_quote(prm.dtype)}{scope})"
+        dims = [str(d.value) if isinstance(d, IntImm) else python_string(p.expr(d))
+                for d in prm.shape]
+        scope = "" if prm.scope == "global" else f", scope={python_string(prm.scope)}"
+        dtype = python_string(prm.dtype)
+        return f"{p.define(prm, prm.name)}: T.Buffer({_tuple(dims)}, {dtype}{scope})"
     name = p.names[id(prm)] if prm in shape_vars else p.define(prm, prm.name)
     return f"{name}: T.{prm.dtype}"
 
@@ -168,7 +163,7 @@ def _loop_call(p, loop):
 @prints(BlockRealize)
 def _block_realize(p, realize):
     block = realize.block
-    p.line(f"with T.block({_quote(block.name)}):")
+    p.line(f"with T.block({python_string(block.name)}):")
     outer_depth = p.state.get("tensor_block_depth")
     with p.indent(), p.scope():
         p.state["tensor_block_depth"] = p.depth
@@ -199,7 +194,7 @@ def _iterators(p, realize):
         bound = ", ".join(p.expr(v) for v in realize.iter_values)
         names = ", ".join(p.define(iv.var, iv.var.name) for iv in ivs)
         kinds = "".join(iv.kind for iv in ivs)
-        p.line(f"{names} = T.axis.remap({_quote(kinds)}, [{bound}])")
+        p.line(f"{names} = T.axis.remap({python_string(kinds)}, [{bound}])")
         return
     for iv, value in zip(ivs, realize.iter_values):
         kind = "spatial" if iv.kind == "S" else "reduce"
@@ -223,8 +218,8 @@ def _region(p, region):
 
 def _alloc_call(p, buf):
     dims = _tuple([p.expr(d) for d in buf.shape]) if buf.shape else "()"
-    scope = "" if buf.scope == "global" else f", scope={_quote(buf.scope)}"
-    return f"T.alloc_buffer({dims}, {_quote(buf.dtype)}{scope})"
+    scope = "" if buf.scope == "global" else f", scope={python_string(buf.scope)}"
+    return f"T.alloc_buffer({dims}, {python_string(buf.dtype)}{scope})"
 
 
 def _alloc_text(p, buf):
@@ -294,7 +289,7 @@ def _literal(e, mode):
     if e.dtype == "bool":
         return ("True" if e.value else "False"), PREC_ATOM
     if isinstance(e, FloatImm) and not math.isfinite(e.value):
-        return f"T.{e.dtype}({_quote(repr(e.value))})", PREC_ATOM
+        return f"T.{e.dtype}({python_string(repr(e.value))})", PREC_ATOM
     if mode == "typed" or (mode == "normal" and e.dtype != dt.INDEX):
         return f"T.{e.dtype}({e.value!r})", PREC_ATOM
     return repr(e.value), (PREC_UNARY if str(e.value)[0] == "-" else PREC_ATOM)
@@ -306,7 +301,7 @@ def _is_literal(e):
 
 @prints(StringImm)
 def _string(p, e):
-    return _quote(e.value), PREC_ATOM
+    return python_string(e.value), PREC_ATOM
 
 
 @prints(Binary)
@@ -337,7 +332,7 @@ def _not(p, e):
 
 @prints(Cast)
 def _cast(p, e):
-    return f"T.cast({p.expr(e.value)}, {_quote(e.dtype)})", PREC_ATOM
+    return f"T.cast({p.expr(e.value)}, {python_string(e.dtype)})", PREC_ATOM
 
 
 @prints(Select)
@@ -350,7 +345,7 @@ def _select(p, e):
 def _call(p, e):
     args = [p.expr(a) for a in e.args]
     if e.op == "call_extern" and e.dtype != "int32":
-        args.append(f"dtype={_quote(e.dtype)}")
+        args.append(f"dtype={python_string(e.dtype)}")
     return f"T.{e.op}({', '.join(args)})", PREC_ATOM
 
 

@@ -278,3 +278,12 @@ def test_numpy_integer_indices_are_traced_as_ints_and_bools_are_refused():
             "transform_layout", "name the buffer by name or as")
     with pytest.raises(ScheduleError, match=r"Schedule: \[1\]: seed must be an int or None"):
         fresh("chain", seed=[1])
+
+
+def test_an_annotation_string_with_a_lone_surrogate_round_trips():
+    """Quoted as a Python literal, not JSON: the character stays one escape."""
+    from pyir.ir import structural_equal
+    sch = fresh("static_mm")
+    sch.annotate(loops(sch)[0], "k", "a\udcffb\n")
+    assert '"a\\udcffb\\n"' in sch.mod.script()
+    assert structural_equal(from_source(sch.mod.script()), sch.mod)
