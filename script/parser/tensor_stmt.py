@@ -8,6 +8,7 @@ in the innermost `_BlockFrame`; `FuncState` holds what one prim function has dec
 
 import ast
 import dataclasses
+import math
 
 from pyir import arith
 from pyir.ir import (Allocate, Binary, Block, BlockRealize, Buffer, BufferRegion, BufferStore,
@@ -259,6 +260,9 @@ def constant_dict(parser, node):
         if not _is_attr_value(value):
             parser.error(v, "annotation values are constants (numbers, strings, bools), "
                             "expressions, or tuples of them")
+        if isinstance(value, float) and not math.isfinite(value):
+            parser.error(v, f"the annotation value {value!r} is not finite (the script has no "
+                            "literal for it, as sch.annotate refuses it)")
         pairs.append((key, value))
     return tuple(pairs)
 

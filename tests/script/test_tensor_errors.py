@@ -478,3 +478,13 @@ def test_a_form_feed_does_not_end_a_line():
         from_source(text)
     assert info.value.line == text.split("\n").index("    A[1] = T.bogus") + 1
     assert str(info.value).splitlines()[1].endswith("| A[1] = T.bogus")
+
+
+def test_an_annotation_value_must_be_finite():
+    """1e400 is inf, which printed as a bare name that does not parse back."""
+    err, text = text_error('''
+        def f(A: T.Buffer((4,), "float32")):
+            for i in T.serial(4, annotations={"a": 1e400}):
+                A[i] = T.float32(1)
+        ''')
+    check(err, text, "annotations=", "the annotation value inf is not finite")
