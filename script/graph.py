@@ -12,7 +12,7 @@ import types
 from pyir.errors import Error
 from pyir.ir import Function
 
-from .parser.module import bare_decorator, parse_decorated_function
+from .parser.module import bare_decorator, in_module_class, parse_decorated_function
 
 
 def function(func=None, **options):
@@ -20,7 +20,7 @@ def function(func=None, **options):
     ``@I.ir_module`` class the function is returned as is; the module parses it."""
     bare_decorator("R.function", func, options)
     frame = sys._getframe(1)
-    if "__module__" in frame.f_locals and "__qualname__" in frame.f_locals:
+    if in_module_class(frame):
         return func
     if isinstance(func, Function):
         return func   # decorated twice

@@ -13,7 +13,7 @@ import types
 from pyir.errors import Error
 from pyir.ir import PrimFunc
 
-from .parser.module import bare_decorator, parse_decorated_function
+from .parser.module import bare_decorator, in_module_class, parse_decorated_function
 
 
 def prim_func(func=None, **options):
@@ -21,7 +21,7 @@ def prim_func(func=None, **options):
     the module (which parses the whole class)."""
     bare_decorator("T.prim_func", func, options)
     frame = sys._getframe(1)
-    if "__module__" in frame.f_locals and "__qualname__" in frame.f_locals:
+    if in_module_class(frame):
         return func
     if isinstance(func, PrimFunc):
         return func   # decorated twice

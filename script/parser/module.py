@@ -8,6 +8,7 @@ function is parsed by its dialect (`tensor.parse_prim_func`, `graph.parse_functi
 import ast
 import copy
 import inspect
+import linecache
 
 from pyir.errors import Error
 from pyir.ir import GlobalVar, IRModule
@@ -107,6 +108,17 @@ def bare_decorator(name, target, options):
         given = f" (given: {', '.join(options)})" if options else ""
         raise Error(f"@{name} takes no arguments{given}; write @{name} without parentheses "
                     "above the definition")
+
+
+def in_module_class(frame):
+    """Whether ``frame`` runs the body of a class that its decorator parses as a whole
+    (``@I.ir_module``): a class statement with a decorator, or whose source is unreadable.
+    A function in an undecorated class is parsed at once, as one outside any class (left
+    alone, its mistakes were never reported and it stayed a Python function)."""
+    if not ("__module__" in frame.f_locals and "__qualname__" in frame.f_locals):
+        return False
+    line = linecache.getline(frame.f_code.co_filename, frame.f_code.co_firstlineno)
+    return not line.lstrip().startswith("class ")
 
 
 def parse_decorated_class(cls, frame):

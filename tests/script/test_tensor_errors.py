@@ -488,3 +488,23 @@ def test_an_annotation_value_must_be_finite():
                 A[i] = T.float32(1)
         ''')
     check(err, text, "annotations=", "the annotation value inf is not finite")
+
+
+def test_a_prim_function_in_a_plain_class_is_parsed_at_once():
+    """Only an @I.ir_module class parses its functions as a whole: in any other class they
+    were left Python functions, their mistakes never reported."""
+    class Kernels:
+        @T.prim_func
+        def fine(A: T.Buffer((4,), "float32")):
+            A[0] = T.float32(1)
+
+    from pyir.ir import PrimFunc
+    assert isinstance(Kernels.fine, PrimFunc)
+    with pytest.raises(ParseError) as info:
+        class Broken:
+            @T.prim_func
+            def wrong(A: T.Buffer((4,), "float32")):
+                A[0] = T.bogus
+    assert info.value.filename == __file__
+    assert info.value.line == decorated_line(
+        test_a_prim_function_in_a_plain_class_is_parsed_at_once, "A[0] = T.bogus")

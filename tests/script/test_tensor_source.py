@@ -106,7 +106,13 @@ def test_notebook_cell_error_points_at_cell_line():
     assert "A[i] = A[i] * B[i]" in str(err)
 
 
-def test_prim_func_inside_class_body_is_left_to_the_module():
+def test_prim_func_inside_a_decorated_class_body_is_left_to_its_decorator():
+    """The decorator (@I.ir_module) parses the class as a whole; in an undecorated class the
+    function is parsed at once (test_tensor_errors)."""
+    def keep(cls):
+        return cls
+
+    @keep
     class Holder:
         @T.prim_func
         def kept(A: T.Buffer((4,), "float32")):
