@@ -467,7 +467,11 @@ class FunctionEmitter(ExprEmitter):
         ``start`` is known to be a multiple of (for the alignment of vector accesses)."""
         lanes, maskable = self.ctx.vector_plan(body, var)
         if lanes is None:
-            self.serial(var, start, self.b.add(start, extent), body, hint="vectorize")
+            # No hint over a call of native code: LLVM cannot vectorize it, and says so on
+            # stderr ("loop not vectorized").
+            calls = any(isinstance(n, E.Call) and n.op == "call_extern" for n in walk(body))
+            self.serial(var, start, self.b.add(start, extent), body,
+                        hint=None if calls else "vectorize")
             return
         if int_value(start) is not None:
             start_multiple = int_value(start)

@@ -443,3 +443,20 @@ def test_reads_inside_a_kernel_call_s_scalar_arguments_are_checked(saxpy):
     with pytest.raises(pyir.ArgumentValueError, match=r"d is read at index 3 in dimension 0 "
                        r"of d|d is read up to index 3"):
         lib["f"](np.zeros(4, "float32"), np.zeros(1, "float32"))
+
+
+def test_a_native_call_in_a_vectorized_loop_builds_quietly(capfd):
+    """The loop kept LLVM's vectorize hint, and LLVM printed "loop not vectorized: call
+    instruction cannot be vectorized" to stderr."""
+    func = pyir.script.from_source(
+        "from pyir.script import tensor as T\n\n"
+        "@T.prim_func\ndef f(x: T.Buffer((16,), \"float32\"), y: T.Buffer((16,), \"float32\")):\n"
+        "    for i in T.vectorized(16):\n"
+        "        with T.block(\"y\"):\n"
+        "            vi = T.axis.remap(\"S\", [i])\n"
+        "            v = x[vi]\n"
+        "            y[vi] = T.call_extern(\"expf\", v, dtype=\"float32\")\n")
+    x, y = np.linspace(0, 1, 16).astype("float32"), np.zeros(16, "float32")
+    pyir.build(func, use_cache=False)["f"](x, y)
+    np.testing.assert_allclose(y, np.exp(x), rtol=1e-6)
+    assert "not vectorized" not in capfd.readouterr().err
