@@ -51,9 +51,11 @@ def item_index(path):
 
 
 def only_block(prim, subject, item, realize):
-    """Refuse when ``item`` (a scope-level statement) holds blocks other than ``realize``."""
+    """Refuse when ``item`` (a scope-level statement) holds blocks other than ``realize``
+    and the blocks nested in it."""
     others = [p[-1].block.name for p in realizes_under(item, nested=True)
-              if p[-1] is not realize and p[-1].block is not realize.block]
+              if p[-1] is not realize and p[-1].block is not realize.block
+              and not any(n is realize for n in p[:-1])]
     if others:
         raise ScheduleError(prim, subject, f"the loops around this block also hold block(s) "
                             f"{', '.join(repr(o) for o in others)}; it must have loops of its "

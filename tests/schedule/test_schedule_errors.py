@@ -419,3 +419,14 @@ def test_an_index_map_that_cannot_be_made_says_why(index_map, start, why):
     assert info.value.__context__ is None or info.value.__suppress_context__
     mod, length, _ = rec.before
     assert rec.sch.mod is mod and len(rec.sch.trace) == length
+
+
+def test_blocks_nested_in_the_block_moved_are_not_others_in_its_loops():
+    """After blockize, compute_at of B_o said its loops "also hold block(s) 'B'" -- the block
+    nested in B_o itself; the real reason is the region B_o writes."""
+    sch = fresh("chain")
+    b_o = sch.blockize(loops(sch, "B")[1])
+    with pytest.raises(ScheduleError) as info:
+        sch.compute_at(b_o, loops(sch, "C")[0])
+    assert "also hold block" not in str(info.value)
+    assert "the written buffer B must be indexed by distinct block iterators" in str(info.value)
