@@ -548,6 +548,13 @@ def reverse_compute_inline(func, name):
         raise ScheduleError(prim, subject, f"the block reads {buf.name} at more than one "
                             "index", realize)
     producers = [w for s in items for w in writers(s, buf)]
+    if len(producers) > 1 and all(any(n is w for n in walk(producers[0].block.body))
+                                  for w in producers[1:]):
+        raise ScheduleError(prim, subject, f"{buf.name} is produced by block "
+                            f"\"{producers[0].block.name}\", which nests block(s) "
+                            f"{', '.join(repr(w.block.name) for w in producers[1:])}: a "
+                            "consumer can only be inlined into a producer that is a single "
+                            "store", realize)
     if len(producers) != 1:
         raise ScheduleError(prim, subject, f"{buf.name} must have exactly one producer block",
                             realize)

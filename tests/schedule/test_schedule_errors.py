@@ -32,6 +32,11 @@ def decompose_below_a_blockized_reduction(s):
     s.decompose_reduction(s.get_block("S"), k1)
 
 
+def rinline_into_blockized(s):
+    s.blockize(loops(s, "Y")[1])
+    s.reverse_compute_inline(s.get_block("D"))
+
+
 def split_parallel(s):
     i = loops(s, "C")[0]
     s.parallel(i)
@@ -172,6 +177,8 @@ def annotate_infinite(s):
 
 
 CASES = [
+    ("mm_relu", rinline_into_blockized, ["reverse_compute_inline", "block \"D\"", "Y is "
+                                         "produced by block \"Y_o\", which nests block(s) 'Y'"]),
     ("rowsum", decompose_below_a_blockized_reduction,
      ["decompose_reduction", "block \"S\" at loop k_1", "follows vk_o, from outside its "
       "enclosing block; the init would run again"]),
