@@ -4,10 +4,10 @@ makes."""
 
 import dataclasses
 
-from pyir.ir import (Allocate, Block, BlockRealize, BufferLoad, BufferRegion, Call, For, IntImm,
-                     Var)
-from pyir.ir.node import rewrite, walk
+from pyir.ir import Allocate, Block, BlockRealize, BufferLoad, BufferRegion, For, IntImm, Var
+from pyir.ir.node import rewrite
 from pyir.ir.ops import is_one
+from pyir.transform.common import kernel_addresses
 from pyir.transform.dependence import realizes_under
 
 from .analysis import infer_regions, read_buffers, written_buffers
@@ -65,12 +65,8 @@ def only_block(prim, subject, item, realize):
 def kernel_taking(func, buffer):
     """The name of an extern kernel that ``func`` passes ``buffer`` to by address (a
     tensorized block's call: the kernel steps through the buffer as laid out), or None."""
-    for n in walk(func.body):
-        if isinstance(n, Call) and n.op == "call_extern" and any(
-                a is buffer or isinstance(a, BufferLoad) and a.buffer is buffer
-                for a in n.args[1:]):
-            return n.args[0].value
-    return None
+    return next((call.args[0].value for call, _, _ in kernel_addresses(func.body, buffer)),
+                None)
 
 
 def readers(stmt, buffer):

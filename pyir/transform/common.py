@@ -76,3 +76,14 @@ def param_shapes(func):
 
 def no_op():
     return S.SeqStmt(())
+
+
+def kernel_addresses(stmt, buffer):
+    """(call, k, argument) for each argument ``k`` (counted after the name) of a
+    ``call_extern`` under ``stmt`` that passes ``buffer`` by address: the whole buffer, or
+    an element of it. A kernel steps through the buffer from there as it is laid out."""
+    for n in walk(stmt):
+        if isinstance(n, E.Call) and n.op == "call_extern":
+            for k, a in enumerate(n.args[1:]):
+                if a is buffer or isinstance(a, E.BufferLoad) and a.buffer is buffer:
+                    yield n, k, a

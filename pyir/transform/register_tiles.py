@@ -42,7 +42,7 @@ from ..ir import stmt as S
 from ..ir.expr import conjuncts
 from ..ir.node import node_fields, rewrite, rewrite_top_down, substitute, walk, with_fields
 from ..ir.structural import structural_equal
-from .common import prim_func_pass, replace_func
+from .common import kernel_addresses, prim_func_pass, replace_func
 from .linear import coefficient
 
 TAIL_KEY = "pyir.split_tail"
@@ -183,22 +183,17 @@ def _kernel_views_kept(site, buf, shape):
     that slab."""
     p = next((d for d, e in enumerate(shape) if e.value != 1), len(shape))
     slab = None
-    for call in walk(site):
-        if not (isinstance(call, E.Call) and call.op == "call_extern"):
-            continue
-        for k, arg in enumerate(call.args[1:]):
-            if arg is buf:
-                return False   # the whole buffer
-            if not (isinstance(arg, E.BufferLoad) and arg.buffer is buf):
-                continue
-            if slab is None:
-                if not all(structural_equal(a, b) for a, b in zip(shape[p:], buf.shape[p:])):
-                    return False
-                slab = math.prod(e.value for e in shape[p:])
-            size = footprint(call, k)
-            if not (isinstance(size, E.IntImm) and size.value <= slab and all(
-                    isinstance(i, E.IntImm) and i.value == 0 for i in arg.indices[p:])):
+    for call, k, arg in kernel_addresses(site, buf):
+        if arg is buf:
+            return False   # the whole buffer
+        if slab is None:
+            if not all(structural_equal(a, b) for a, b in zip(shape[p:], buf.shape[p:])):
                 return False
+            slab = math.prod(e.value for e in shape[p:])
+        size = footprint(call, k)
+        if not (isinstance(size, E.IntImm) and size.value <= slab and all(
+                isinstance(i, E.IntImm) and i.value == 0 for i in arg.indices[p:])):
+            return False
     return True
 
 
