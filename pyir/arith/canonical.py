@@ -29,10 +29,7 @@ def wrap(value, dtype):
 
 
 def _range(dtype):
-    bits = dt.bits(dtype)
-    if dt.is_int(dtype):
-        return -(1 << (bits - 1)), (1 << (bits - 1)) - 1, 1 << bits
-    return 0, (1 << bits) - 1, 1 << bits
+    return (*dt.int_range(dtype), 1 << dt.bits(dtype))
 
 
 #: dtype -> (smallest value, largest value, 2 ** bits) of the integer (and bool) dtypes.

@@ -39,12 +39,13 @@ import operator
 import llvmlite.ir as ir
 
 from ..arith.canonical import wrap
+from ..ir import dtype as dt
 
 _SIGNED_CMP = {"==": operator.eq, "!=": operator.ne, "<": operator.lt, "<=": operator.le,
                ">": operator.gt, ">=": operator.ge}
 
 
-_I64_MIN, _I64_MAX = -(1 << 63), (1 << 63) - 1
+_I64_MIN, _I64_MAX = dt.int_range("int64")
 
 
 def int_value(v):

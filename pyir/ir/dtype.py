@@ -62,9 +62,11 @@ def bits(dtype):
 
 
 def int_range(dtype):
-    """``(smallest, largest)`` value of the integer dtype ``dtype``."""
+    """``(smallest, largest)`` value of the integer (or bool) dtype ``dtype``."""
     b = _BITS[dtype]
-    return (0, (1 << b) - 1) if dtype in _UINT else (-(1 << (b - 1)), (1 << (b - 1)) - 1)
+    if dtype in _UINT or dtype == "bool":
+        return 0, (1 << b) - 1
+    return -(1 << (b - 1)), (1 << (b - 1)) - 1
 
 
 def nbytes(dtype):

@@ -20,6 +20,7 @@ from pyir.ir.ops import OPS, check_castable, check_compatible, make_op_call, str
 
 from .core import register
 from .shape import parse_dim, parse_shape_expr
+from .tensor_expr import check_range
 
 SINFO_HINT = "R.Tensor(shape, dtype), R.Tensor(ndim=..., dtype=...), R.Tuple(...), " \
              "R.Shape([...]), R.Prim(dtype) or R.Object"
@@ -600,9 +601,7 @@ def _typed_value(parser, node, value, dtype):
         return value
     if isinstance(value, float) and not value.is_integer():
         parser.error(node, f"{value!r} is not a whole number, so it cannot be {dtype}")
-    lo, hi = (0, 1) if dtype == "bool" else dt.int_range(dtype)
-    if not lo <= value <= hi:
-        parser.error(node, f"{value!r} does not fit in {dtype}")
+    check_range(parser, node, int(value), dtype)
     return int(value)
 
 

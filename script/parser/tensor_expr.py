@@ -57,7 +57,7 @@ def to_expr(parser, node, value, dtype=None, what="a value"):
                 parser.error(node, f"{value} is not a bool value", "True, False, 0 or 1")
             return IntImm(value, "bool")
         if not dt.is_float(dtype):
-            _check_range(parser, node, value, dtype)
+            check_range(parser, node, value, dtype)
             return IntImm(value, dtype)
         try:
             return FloatImm(float(value), dtype)
@@ -371,12 +371,14 @@ def dtype_call(parser, node, dtype):
         arg = int(arg)
     if is_number(arg):
         if math.isfinite(arg) and not dt.is_float(dtype) and dtype != "bool":
-            _check_range(parser, node, int(arg), dtype)
+            check_range(parser, node, int(arg), dtype)
         return to_expr(parser, node.args[0], arg, dtype)
     return Cast(dtype, to_expr(parser, node.args[0], arg))
 
 
-def _check_range(parser, node, value, dtype):
+def check_range(parser, node, value, dtype):
+    """Refuse the integer ``value`` written at ``node`` unless the integer (or bool)
+    ``dtype`` holds it."""
     lo, hi = dt.int_range(dtype)
     if not lo <= value <= hi:
         parser.error(node, f"{value} does not fit in {dtype} ([{lo}, {hi}])")
