@@ -6,7 +6,6 @@ binding carries an annotation only when its variable's struct info differs from 
 value infers to.
 """
 
-import json
 import math
 
 from pyir.errors import Error
@@ -18,7 +17,7 @@ from pyir.ir import (BindingBlock, CallDPSPacked, CallPacked, CallTIR, DataflowB
 from pyir.ir.graph import symbolic_vars
 from pyir.ir.ops import OPS, struct_info_of
 
-from .core import PREC_ATOM, prints
+from .core import PREC_ATOM, prints, python_string
 from .shape import shape_expr_text
 
 LINE_WIDTH = 100
@@ -244,14 +243,14 @@ def print_call_tir(p, c):
 @prints(CallDPSPacked)
 def print_call_dps_packed(p, c):
     p.dialects.add("R")
-    return (f"R.call_dps_packed({json.dumps(c.name)}, {_args_text(p, c.args)}, "
+    return (f"R.call_dps_packed({python_string(c.name)}, {_args_text(p, c.args)}, "
             f"out_sinfo={_out_text(p, c.out_sinfo)})"), PREC_ATOM
 
 
 @prints(CallPacked)
 def print_call_packed(p, c):
     p.dialects.add("R")
-    items = [json.dumps(c.name)] + [p.expr(a) for a in c.args]
+    items = [python_string(c.name)] + [p.expr(a) for a in c.args]
     if not isinstance(c.sinfo, ObjectStructInfo):
         items.append(f"sinfo_args={sinfo_text(p, c.sinfo)}")
     return f"R.call_packed({', '.join(items)})", PREC_ATOM

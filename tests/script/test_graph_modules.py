@@ -388,3 +388,16 @@ def test_values_without_a_literal_round_trip():
     assert 'R.prim_value(float("inf"), "float32")' in printed
     assert 'R.prim_value(float("-inf"), "float64")' in printed
     assert_structural_equal(from_source(printed), func)
+
+
+def test_a_packed_function_name_past_u_ffff_round_trips():
+    """JSON wrote 😀 as two escapes, which Python reads as two lone surrogates."""
+    text = "from pyir.script import graph as R\n" + textwrap.dedent('''
+        @R.function
+        def main(x: R.Tensor((4,), "float32")):
+            y = R.call_dps_packed("fn.😀", (x,), out_sinfo=R.Tensor((4,), "float32"))
+            return y
+        ''')
+    func = from_source(text)
+    assert 'R.call_dps_packed("fn.😀", ' in func.script()
+    assert_structural_equal(from_source(func.script()), func)
