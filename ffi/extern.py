@@ -6,13 +6,16 @@ value in parameter order (a scalar named like a shape variable is filled from th
 That wrapper is the kernel's interface everywhere: graph code calls it like any prim
 function (its shapes checked at the call), Python calls it through the same generated
 argument checks as a compiled function, and ``T.call_extern(name, ...)`` in prim functions
-calls the kernel itself.
+calls the kernel itself (``dtype="void"``: a kernel returns nothing, it writes its results
+into the buffers it is passed).
 
 A kernel is native code at an address (``symbol=`` a ctypes function) or LLVM IR text
 (``llvm_ir=``, defining exactly one function) linked into every module that calls it, so
 LLVM may inline it (`IRLinker`). LLVM reads the text when it is declared: the function must
 take what the declaration passes, and whatever it uses without defining must be the
-process's (`_check_llvm_ir`).
+process's (`_check_llvm_ir`); the text linked is LLVM's print of it, with its numbered
+metadata, attribute groups and global variables renamed apart from any other's
+(`_linkable`).
 """
 
 import ctypes
@@ -86,13 +89,14 @@ def extern(name, symbol=None, llvm_ir=None, override=False):
                             f"(such as ctypes.CDLL(path).name), got {type(symbol).__name__} "
                             f"{symbol!r}")
             address = ctypes.cast(symbol, ctypes.c_void_p).value
-            if not address:
+            if not _in_code(address):
                 raise Error(f"pyir.ffi.extern({name!r}): symbol= must be a ctypes function "
-                            f"with an address, got {symbol!r}")
+                            f"with the address of code, got {symbol!r} at "
+                            f"{address or 0:#x}, which is {'data' if address else 'null'}")
             sym = SYMBOL_PREFIX + name
         prim = _wrapper(name, decl, frame)
         if text is not None:
-            _check_llvm_ir(name, prim, text, sym)
+            text = _check_llvm_ir(name, prim, text, sym)
         kernel = ExternKernel(name, prim, sym, address, text)
         register_func(name, kernel, override=override)
         return kernel
@@ -101,18 +105,29 @@ def extern(name, symbol=None, llvm_ir=None, override=False):
 
 
 #: Module-level lines of an LLVM IR file (as ``clang -S -emit-llvm`` writes them) that a
-#: kernel's text blanks: it is linked into modules that have their own.
-_HEADER = re.compile(r"^[ \t]*(source_filename|target[ \t]+(datalayout|triple))[ \t]*=.*$",
-                     re.MULTILINE)
+#: kernel's text blanks: it is linked into modules that have their own. (Module flags, such
+#: as clang's "wchar_size", would be defined twice in a module calling two such kernels.)
+_HEADER = re.compile(r"^[ \t]*(source_filename|target[ \t]+(datalayout|triple)|"
+                     r"!llvm\.module\.flags)[ \t]*=.*$", re.MULTILINE)
+
+#: A string or a comment of LLVM IR text (group 1), or a numbered metadata node or
+#: attribute group: its sigil (group 2) and number (group 3).
+_NUMBERED = re.compile(r'("[^"]*"|;[^\n]*)|([!#])(\d+)\b')
+
+#: The numbers a kernel's metadata nodes and attribute groups may take: each kernel's
+#: are moved into a range of its own, above the ones generated code numbers from 0.
+ID_RANGE = 1 << 20
+_id_bases = {}
 
 
 def _check_llvm_ir(name, prim, text, sym):
     """Refuse the LLVM IR ``text`` of kernel ``name`` unless LLVM reads it, the function
     ``sym`` it defines takes what the declaration ``prim`` passes (a pointer per buffer, each
-    scalar's type), every symbol it uses without defining it is the process's (else the call
-    jumps to address 0), ``sym`` is not (it would replace the process's in the modules it is
-    linked into), and no other kernel defines ``sym`` differently (a module would link one of
-    them and call it for both)."""
+    scalar's type), every symbol it uses without defining it is the process's (a function
+    of the process where it calls one; else the call jumps to address 0 or into data),
+    ``sym`` is not (it would replace the process's in the modules it is linked into), and no
+    other kernel defines ``sym`` differently (a module would link one of them and call it
+    for both). Return the text to link into compile units (`_linkable`)."""
     import llvmlite.binding as llvm
 
     from pyir.codegen import types as T
@@ -137,7 +152,10 @@ def _check_llvm_ir(name, prim, text, sym):
         wanted = [("ptr", f"buffer {a.name}") if isinstance(a, Buffer) else
                   (str(T.memory_type(a.dtype)), f"{a.dtype} {a.name}")
                   for a in prim.body.value.args[1:]]
-        takes = [str(t) for t in list(fn.global_value_type.elements)[1:]]
+        returns, *takes = [str(t) for t in fn.global_value_type.elements]
+        if returns != "void":
+            raise Error(f"{where}: @{sym} returns {returns}; a kernel returns nothing (void): "
+                        "it writes its results into the buffers it is passed")
         if takes != [w for w, _ in wanted]:
             raise Error(f"{where}: @{sym} takes ({', '.join(takes)}), but the declaration "
                         f"passes ({', '.join(what for _, what in wanted)}), that is "
@@ -148,15 +166,44 @@ def _check_llvm_ir(name, prim, text, sym):
         if missing:
             raise Error(f"{where}: the LLVM IR uses {', '.join(missing)}, which neither it "
                         "nor the process defines")
+        data = [f"@{f.name}" for f in mod.functions if f.is_declaration
+                and not f.name.startswith("llvm.")
+                and not _in_code(llvm.address_of_symbol(f.name) or _process_symbol(f.name))]
+        if data:
+            raise Error(f"{where}: the LLVM IR calls {', '.join(data)}, which the process "
+                        "defines as data, not as a function")
+        linkable = _linkable(mod, sym)
     finally:
         mod.close()
     from .registry import get_global_func, list_global_funcs
     for other in list_global_funcs():
         k = get_global_func(other)
         if isinstance(k, ExternKernel) and k.symbol == sym and k.name != name \
-                and k.llvm_ir != text:
+                and k.llvm_ir != linkable:
             raise Error(f"{where}: the LLVM IR defines @{sym}, as kernel {k.name!r} does "
                         "differently; give the function another name")
+    return linkable
+
+
+def _linkable(mod, sym):
+    """The text of ``mod``, a kernel's module defining function ``sym``, to append to the
+    compile units that call it: as LLVM prints it, with `_HEADER`'s lines blanked, the global
+    variables it defines named ``sym.<name>``, and its numbered metadata (``!0``) and
+    attribute groups (``#0``) moved into a range of ``sym``'s own (`ID_RANGE`), so that
+    neither clashes with the unit's or another kernel's."""
+    for g in mod.global_variables:
+        if not g.is_declaration:
+            g.name = f"{sym}.{g.name}"
+    base = _id_bases.setdefault(sym, ID_RANGE * (len(_id_bases) + 1))
+
+    def moved(m):
+        if m[1] is not None:
+            return m[1]
+        if int(m[3]) >= ID_RANGE:
+            raise Error(f"the LLVM IR of @{sym} numbers a metadata node or attribute group "
+                        f"{m[2]}{m[3]}; kernels number them below {ID_RANGE}")
+        return f"{m[2]}{base + int(m[3])}"
+    return _NUMBERED.sub(moved, _HEADER.sub("", str(mod)))
 
 
 def _wrapper(name, decl, frame):
@@ -188,17 +235,19 @@ def kernels_called(mod):
                     name = n.args[0].value
                     k = get_global_func(name, allow_missing=True)
                     if isinstance(k, ExternKernel):
-                        check_call(f.name, k, n.args[1:])
+                        check_call(f.name, k, n.args[1:], n.dtype)
                         found[k.name] = k
                     elif k is not None:
                         raise Error(f"prim function {f.name} calls T.call_extern({name!r}, ...), "
                                     f"but {name!r} is a Python function: prim functions call "
                                     "native kernels (declare them with pyir.ffi.extern); graph "
                                     "code calls Python with R.call_packed")
-                    elif not _process_symbol(name):
+                    elif not _process_function(name):
                         raise Error(f"prim function {f.name} calls T.call_extern({name!r}, ...), "
                                     f"but no kernel {name!r} is declared with pyir.ffi.extern "
-                                    "and the process has no C function of that name")
+                                    "and the process has no C function of that name" + (
+                                        f" ({name!r} is data)" if _process_symbol(name)
+                                        else ""))
                     else:
                         _values_only(f.name, name, n.args[1:])
     names = mod.names()
@@ -226,22 +275,48 @@ def _values_only(caller, name, args):
 
 
 def _process_symbol(name):
+    """The address of symbol ``name`` of the process (a function or data), or None."""
     try:
-        getattr(ctypes.CDLL(None), name)
+        return ctypes.cast(getattr(ctypes.CDLL(None), name), ctypes.c_void_p).value
     except AttributeError:
+        return None
+
+
+def _process_function(name):
+    """Whether the process's symbol ``name`` is a function (see `_in_code`)."""
+    return _in_code(_process_symbol(name))
+
+
+def _in_code(address):
+    """Whether ``address`` lies in memory mapped executable, as a function does (a call to a
+    data symbol such as ``environ`` jumped into data: a crash). Where the memory map cannot
+    be read (no /proc), every address but 0 counts."""
+    if not address:
         return False
-    return True
+    try:
+        with open("/proc/self/maps") as maps:
+            for line in maps:
+                span, perms = line.split(None, 2)[:2]
+                lo, hi = (int(x, 16) for x in span.split("-"))
+                if lo <= address < hi:
+                    return "x" in perms
+    except OSError:
+        return True
+    return False
 
 
-def check_call(caller, kernel, args):
-    """Check the arguments of a ``call_extern`` of ``kernel`` in prim function ``caller``
-    against its declaration: their number, a buffer (or an element's address) where it
-    takes a buffer, the dtypes, and -- where both are constants -- that the memory passed
-    holds as many elements as the declared shape (its variables given by the call's
-    scalars)."""
+def check_call(caller, kernel, args, dtype="void"):
+    """Check a ``call_extern`` of ``kernel`` in prim function ``caller`` against its
+    declaration: ``dtype``, the call's result, is void (a declared kernel returns nothing);
+    the arguments ``args``: their number, a buffer (or an element's address) where it takes
+    a buffer, the dtypes, and -- where both are constants -- that the memory passed holds as
+    many elements as the declared shape (its variables given by the call's scalars)."""
     from pyir.ir import Buffer, BufferLoad, IntImm
     declared = kernel.prim.body.value.args[1:]
     where = f"prim function {caller}: T.call_extern({kernel.name!r}, ...)"
+    if dtype != "void":
+        raise Error(f"{where} takes a {dtype} result, but a kernel declared with "
+                    "pyir.ffi.extern returns nothing: call it with dtype=\"void\"")
     if len(args) != len(declared):
         raise Error(f"{where} passes {len(args)} argument(s); the kernel takes {len(declared)} "
                     f"({', '.join(_declared_name(d) for d in declared)})")

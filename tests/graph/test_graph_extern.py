@@ -305,11 +305,17 @@ COPY_IR = """define void @test_copy1(ptr %x, ptr %out) {
     (COPY_IR.replace("  ret void", "  call void @nowhere_defined(ptr %x)\n  ret void")
      + "declare void @nowhere_defined(ptr)\n",
      "the LLVM IR uses @nowhere_defined, which neither it nor the process defines"),
+    (COPY_IR.replace("  ret void", "  call void @environ()\n  ret void")
+     + "declare void @environ()\n",
+     "the LLVM IR calls @environ, which the process defines as data, not as a function"),
+    (COPY_IR.replace("define void", "define i32").replace("ret void", "ret i32 0"),
+     r"@test_copy1 returns i32; a kernel returns nothing \(void\)"),
 ])
 def test_an_llvm_ir_kernel_is_checked_where_it_is_declared(ir, words):
     """Each was accepted: the bad text failed at the first build, in the words of a module
     that line numbers did not match; the missing parameter read memory that was not the
-    buffer's, and the undefined function was called at address 0."""
+    buffer's, the undefined function was called at address 0 and the data symbol as code,
+    and an i32 result was taken as void by the kernel's own wrapper."""
     with pytest.raises(pyir.Error, match=r"^pyir.ffi.extern\('test.bad'\): " + words):
         _declare_copy(ir, "test.bad")
     assert pyir.ffi.get_global_func("test.bad", allow_missing=True) is None
@@ -343,6 +349,78 @@ def test_symbol_must_be_a_ctypes_function(symbol):
                        r"ctypes.CDLL\(path\).name\), got "):
         @pyir.ffi.extern("test.bad_symbol", symbol=symbol, override=True)
         def kernel(x: T.Buffer((1,), "float32")): ...
+
+
+def test_symbol_must_be_code():
+    """ctypes makes a function of any symbol: the process's data ``environ`` was called."""
+    with pytest.raises(pyir.Error, match=r"symbol= must be a ctypes function with the address "
+                       r"of code, got <_FuncPtr object at 0x[0-9a-f]+> at 0x[0-9a-f]+, which is "
+                       r"data"):
+        @pyir.ffi.extern("test.data_symbol", symbol=ctypes.CDLL(None).environ)
+        def kernel(x: T.Buffer((1,), "float32")): ...
+
+
+def test_a_data_symbol_of_the_process_is_no_c_function():
+    """``environ`` was called as a function: a crash."""
+    with pytest.raises(pyir.Error, match=r"no kernel 'environ' is declared with pyir.ffi.extern "
+                       r"and the process has no C function of that name \('environ' is data\)"):
+        pyir.build(_calling('T.call_extern("environ", dtype="void")'))
+
+
+def test_a_declared_kernel_is_called_for_no_result(dot4):
+    """T.call_extern's default result, an int32 status, was read from a kernel returning
+    nothing: whatever the register held, and a nonzero value failed the call."""
+    with pytest.raises(pyir.Error, match=r"T.call_extern\('test.dot4', ...\) takes a int32 "
+                       r"result, but a kernel declared with pyir.ffi.extern returns nothing: "
+                       r'call it with dtype="void"'):
+        pyir.build(_calling('T.call_extern("test.dot4", x, x, d)'))
+
+
+#: A kernel as clang -O2 -S -emit-llvm writes it: attribute groups, numbered metadata (type
+#: based alias analysis), module flags and a constant of its own, all numbered and named
+#: from 0 as in every such file.
+CLANG_IR = """source_filename = "scale.c"
+@scale = internal constant float FACTOR, align 4
+define void @NAME(ptr nocapture readonly %x, ptr nocapture writeonly %out) #0 {
+  %s = load float, ptr @scale, align 4, !tbaa !2
+  %a = load float, ptr %x, align 4, !tbaa !2
+  %b = fmul float %a, %s
+  store float %b, ptr %out, align 4, !tbaa !2
+  ret void
+}
+attributes #0 = { nounwind "frame-pointer"="none" }
+!llvm.module.flags = !{!0}
+!llvm.ident = !{!1}
+!0 = !{i32 1, !"wchar_size", i32 4}
+!1 = !{!"clang version 18 \\22#1 !1\\22"}
+!2 = !{!3, !3, i64 0}
+!3 = !{!"float", !4, i64 0}
+!4 = !{!"omnipotent char", !5, i64 0}
+!5 = !{!"Simple C/C++ TBAA"}
+"""
+
+
+def test_two_clang_kernels_link_into_one_module():
+    """Appended to the same compile unit, the second kernel's !0, #0 and @scale were defined
+    twice (LLVM: "Metadata id is already used"); the unit's own loop metadata (the
+    vectorized loop) takes numbers from 0 as well."""
+    for name, factor in (("test_scale2", "2.0"), ("test_scale3", "3.0")):
+        _declare_copy(CLANG_IR.replace("NAME", name).replace("FACTOR", factor),
+                      f"test.{name}")
+    func = _calling('for i in range(4):\n'
+                    '        T.call_extern("test.test_scale2", x[i], y[i], dtype="void")\n'
+                    '    for i in range(4):\n'
+                    '        T.call_extern("test.test_scale3", y[i], z[i], dtype="void")\n'
+                    '    for i in T.vectorized(64):\n'
+                    '        w[i] = w[i] + T.float32(1)',
+                    'x: T.Buffer((4,), "float32"), y: T.Buffer((4,), "float32"), '
+                    'z: T.Buffer((4,), "float32"), w: T.Buffer((64,), "float32")')
+    x, y, z, w = np.arange(4, dtype="float32"), *np.zeros((2, 4), "float32"), \
+        np.zeros(64, "float32")
+    pyir.build(func)["f"](x, y, z, w)
+    np.testing.assert_array_equal(y, x * 2)
+    np.testing.assert_array_equal(z, x * 6)
+    np.testing.assert_array_equal(w, np.ones(64))
 
 
 def test_a_kernel_may_not_replace_a_function_of_the_process():
