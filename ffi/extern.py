@@ -227,7 +227,7 @@ def kernels_called(mod):
     from pyir.ir import Call, PrimFunc, walk
 
     from .registry import get_global_func
-    found = {}
+    found, process = {}, set()   # (the C functions of the process found: looked up once)
     for _, f in mod.functions:
         if isinstance(f, PrimFunc):
             for n in walk(f.body):
@@ -242,13 +242,14 @@ def kernels_called(mod):
                                     f"but {name!r} is a Python function: prim functions call "
                                     "native kernels (declare them with pyir.ffi.extern); graph "
                                     "code calls Python with R.call_packed")
-                    elif not _process_function(name):
-                        raise Error(f"prim function {f.name} calls T.call_extern({name!r}, ...), "
-                                    f"but no kernel {name!r} is declared with pyir.ffi.extern "
-                                    "and the process has no C function of that name" + (
-                                        f" ({name!r} is data)" if _process_symbol(name)
-                                        else ""))
                     else:
+                        if name not in process and not _process_function(name):
+                            raise Error(f"prim function {f.name} calls T.call_extern({name!r}, "
+                                        f"...), but no kernel {name!r} is declared with "
+                                        "pyir.ffi.extern and the process has no C function of "
+                                        "that name" + (f" ({name!r} is data)"
+                                                       if _process_symbol(name) else ""))
+                        process.add(name)
                         _values_only(f.name, name, n.args[1:])
     names = mod.names()
     for k in found.values():
