@@ -16,6 +16,15 @@ take what the declaration passes, and whatever it uses without defining must be 
 process's (`_check_llvm_ir`); the text linked is LLVM's print of it, with its numbered
 metadata, attribute groups and global variables renamed apart from any other's
 (`_linkable`).
+
+A kernel writes some of its buffers and only reads the others. ``writes=`` names the ones it
+writes; without it, native code (``symbol=``) is taken to write every buffer (nothing says
+otherwise), and LLVM IR every buffer LLVM cannot prove it only reads (`_unproven_reads`). A
+read-only array is then refused for such a buffer by the argument checks of the kernel's
+wrapper, and of a prim function passing its own buffer there
+(`pyir.transform.common.written_params`). In graph code, ``call_dps_packed`` takes native
+code declared without ``writes=`` at the call's word (it writes the outputs), and refuses a
+kernel known to write an input (`pyir.transform.graph_plan`).
 """
 
 import ctypes
@@ -40,12 +49,40 @@ _DECLARE = re.compile(r'^\s*declare\b[^@\n]*@"?([-\w.$]+)"?\s*\(', re.MULTILINE)
 
 class ExternKernel:
     """A registered native kernel: ``prim`` is its wrapper prim function; ``symbol`` the
-    LLVM name generated code calls; ``address`` (for ctypes kernels) or ``llvm_ir``."""
+    LLVM name generated code calls; ``address`` (for ctypes kernels) or ``llvm_ir``;
+    ``writes`` the names of the buffer parameters it may write (a frozenset): those named
+    by ``extern(writes=...)`` when ``writes_declared``, else every one for native code and
+    those LLVM cannot prove it only reads for LLVM IR."""
 
-    def __init__(self, name, prim, symbol, address=None, llvm_ir=None):
+    def __init__(self, name, prim, symbol, writes, writes_declared, address=None,
+                 llvm_ir=None):
         self.name, self.prim, self.symbol = name, prim, symbol
+        self.writes, self.writes_declared = writes, writes_declared
         self.address, self.llvm_ir = address, llvm_ir
         self._compiled = None
+
+    @property
+    def writes_assumed(self):
+        """Whether nothing but caution says what the kernel writes (native code declared
+        without ``writes=``): a destination-passing call's convention then holds."""
+        return not self.writes_declared and self.llvm_ir is None
+
+    def written_param(self, k):
+        """The name of the buffer parameter the kernel takes as argument ``k`` of a
+        ``call_extern`` (counted after the name) if it may write it, else None."""
+        name = self.prim.body.value.args[1 + k].name
+        return name if name in self.writes else None
+
+    def why_written(self, param):
+        """Why the kernel may write its buffer parameter named ``param`` (in ``writes``),
+        for error messages."""
+        if self.writes_declared:
+            return f"its declaration names {param} in writes="
+        if self.llvm_ir is not None:
+            return (f"LLVM cannot prove that @{self.symbol} only reads {param}; if it does, "
+                    "mark that argument readonly in the IR")
+        return (f"nothing says it only reads {param}: declare what it writes with "
+                "pyir.ffi.extern(..., writes=...)")
 
     def __call__(self, *args):
         """Run the kernel on ``args`` (arrays and scalars, in parameter order) after the
@@ -59,21 +96,30 @@ class ExternKernel:
         return f"<pyir extern kernel {self.name} -> {self.symbol}>"
 
 
-def extern(name, symbol=None, llvm_ir=None, override=False):
+def extern(name, symbol=None, llvm_ir=None, override=False, writes=None):
     """Decorator declaring the native kernel ``name`` (see the module docstring); the
-    decorated declaration is replaced by the `ExternKernel`, also in the registry."""
+    decorated declaration is replaced by the `ExternKernel`, also in the registry.
+    ``writes`` names the buffer parameters the kernel writes (a str, or a tuple or list of
+    them); None leaves it to the defaults of the module docstring."""
     if not (isinstance(name, str) and _NAME.fullmatch(name)):
         raise Error(f"pyir.ffi.extern({name!r}): a kernel's name is ASCII letters, digits, "
                     "'_', '.' and '-', not starting with a digit (like \"mylib.saxpy\")")
     if (symbol is None) == (llvm_ir is None):
         raise Error(f"pyir.ffi.extern({name!r}) needs exactly one of symbol= (a ctypes "
                     "function) or llvm_ir= (LLVM IR text)")
+    declared = (writes,) if isinstance(writes, str) else writes
+    if declared is not None and not (isinstance(declared, (tuple, list))
+                                     and all(isinstance(w, str) for w in declared)):
+        raise Error(f"pyir.ffi.extern({name!r}): writes= names the buffer parameters the "
+                    "kernel writes: a str, or a tuple or list of str, got "
+                    f"{type(writes).__name__} {writes!r}")
 
     def declare(decl):
         if not isinstance(decl, types.FunctionType):
             raise Error(f"pyir.ffi.extern({name!r}) decorates a function declaring the "
                         "kernel's parameters (def kernel(x: T.Buffer(...), ...): ...), not "
                         f"{type(decl).__name__} {decl!r}")
+        from pyir.ir import Buffer
         frame = sys._getframe(1)
         text = llvm_ir
         if text is not None:
@@ -95,9 +141,26 @@ def extern(name, symbol=None, llvm_ir=None, override=False):
                             f"{address or 0:#x}, which is {'data' if address else 'null'}")
             sym = SYMBOL_PREFIX + name
         prim = _wrapper(name, decl, frame)
-        if text is not None:
-            text = _check_llvm_ir(name, prim, text, sym)
-        kernel = ExternKernel(name, prim, sym, address, text)
+        buffers = [a.name for a in prim.body.value.args[1:] if isinstance(a, Buffer)]
+        unknown = next((w for w in declared or () if w not in buffers), None)
+        if unknown is not None:
+            raise Error(f"pyir.ffi.extern({name!r}): writes= names {unknown!r}, but the "
+                        "declaration has no buffer parameter of that name (its buffer "
+                        f"parameters: {', '.join(buffers) or 'none'})")
+        if text is None:
+            unproven = buffers   # native code: nothing proves that it only reads one
+        else:
+            text, unproven = _check_llvm_ir(name, prim, text, sym)
+            omitted = [b for b in unproven if declared is not None and b not in declared]
+            if omitted:
+                them = "it" if len(omitted) == 1 else "them"
+                raise Error(f"pyir.ffi.extern({name!r}): writes= does not name "
+                            f"{', '.join(omitted)}, but LLVM cannot prove that @{sym} only "
+                            f"reads {them}: name {them} in writes= (or, if the function only "
+                            f"reads {them}, mark {them} readonly in the IR)")
+        written = unproven if declared is None else declared
+        kernel = ExternKernel(name, prim, sym, frozenset(written), declared is not None,
+                              address, text)
         register_func(name, kernel, override=override)
         return kernel
 
@@ -127,7 +190,8 @@ def _check_llvm_ir(name, prim, text, sym):
     of the process where it calls one; else the call jumps to address 0 or into data),
     ``sym`` is not (it would replace the process's in the modules it is linked into), and no
     other kernel defines ``sym`` differently (a module would link one of them and call it
-    for both). Return the text to link into compile units (`_linkable`)."""
+    for both). Return the text to link into compile units (`_linkable`) and the names of the
+    buffers LLVM cannot prove ``sym`` only reads (`_unproven_reads`)."""
     import llvmlite.binding as llvm
 
     from pyir.codegen import types as T
@@ -173,6 +237,7 @@ def _check_llvm_ir(name, prim, text, sym):
             raise Error(f"{where}: the LLVM IR calls {', '.join(data)}, which the process "
                         "defines as data, not as a function")
         linkable = _linkable(mod, sym)
+        unproven = _unproven_reads(mod, fn, prim.body.value.args[1:])
     finally:
         mod.close()
     from .registry import get_global_func, list_global_funcs
@@ -182,7 +247,25 @@ def _check_llvm_ir(name, prim, text, sym):
                 and k.llvm_ir != linkable:
             raise Error(f"{where}: the LLVM IR defines @{sym}, as kernel {k.name!r} does "
                         "differently; give the function another name")
-    return linkable
+    return linkable, unproven
+
+
+def _unproven_reads(mod, fn, args):
+    """The names of the buffers among ``args`` (what the declaration passes ``fn``, in
+    order) that LLVM cannot prove ``fn`` only reads: LLVM infers the attributes of ``mod``'s
+    functions (`pyir.codegen.compile.infer_attributes`, which changes ``mod``: its text is
+    taken before), and an argument is only read where it is marked ``readonly`` or
+    ``readnone``, or where the function writes no memory at all (``memory(read)``)."""
+    from pyir.codegen.compile import infer_attributes
+    from pyir.ir import Buffer
+    infer_attributes(mod, fn)
+    memory = re.search(r"\bmemory\(([^)]*)\)", " ".join(a.decode() for a in fn.attributes))
+    if memory and all(e.split(":")[-1].strip() in ("none", "read")
+                      for e in memory[1].split(",")):
+        return []
+    return [a.name for a, arg in zip(args, fn.arguments) if isinstance(a, Buffer)
+            and not re.search(r"\b(readonly|readnone)\b",
+                              " ".join(x.decode() for x in arg.attributes))]
 
 
 def _linkable(mod, sym):

@@ -10,8 +10,9 @@ import dataclasses
 
 from .errors import Error
 from .gcpause import gc_paused
-from .ir import BufferStore, Function, IRModule, PrimFunc, walk
+from .ir import Function, IRModule, PrimFunc
 from .runtime import cache
+from .transform.common import written_params
 
 
 def build(mod_or_func, target="llvm", default_schedule=True, opt_level="O3",
@@ -89,11 +90,19 @@ def _build_prims(mod, target, default_schedule, opt_level, options, extra=None):
 
 
 def _mark_writes(info, func):
-    """``info`` with ``writes`` set on the buffer parameters ``func`` stores into."""
-    stored = {id(n.buffer) for n in walk(func.body) if isinstance(n, BufferStore)}
-    params = tuple(dataclasses.replace(p, writes=p.writes or id(b) in stored)
-                   if p.kind == "buffer" else p for p, b in zip(info.params, func.params))
+    """``info`` with ``writes`` set on the buffer parameters ``func`` may write
+    (`pyir.transform.common.written_params`), and ``written_by`` saying why on those a kernel
+    it calls may write."""
+    written = written_params(func)
+    params = tuple(p if k not in written else dataclasses.replace(
+        p, writes=True, written_by="" if written[k] is None else _written_by(*written[k]))
+        for k, p in enumerate(info.params))
     return dataclasses.replace(info, params=params)
+
+
+def _written_by(kernel, param):
+    return (f"it is passed to kernel {kernel.name} as {param}, which the kernel may write "
+            f"({kernel.why_written(param)})")
 
 
 def _build_graph(mod, names, target, default_schedule, opt_level, options):

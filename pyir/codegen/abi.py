@@ -36,13 +36,15 @@ METADATA_SYMBOL = "__pyir_metadata"
 class ParamInfo:
     """One parameter: ``kind`` is "buffer" or "scalar"; ``shape`` holds int64 expressions
     over the function's shape variables (buffers only); ``writes`` is True for a buffer the
-    function stores into (the runtime then refuses read-only arrays)."""
+    function may write (the runtime then refuses read-only arrays), ``written_by`` says why
+    where a kernel it calls may write it rather than the function itself."""
 
     name: str
     kind: str
     dtype: str
     shape: tuple = ()
     writes: bool = False
+    written_by: str = ""
 
 
 @dataclass(frozen=True)
@@ -78,7 +80,7 @@ class FuncInfo:
             "name": self.name,
             "params": [{"name": p.name, "kind": p.kind, "dtype": p.dtype,
                         "shape": [expr_to_json(s, names) for s in p.shape],
-                        "writes": p.writes}
+                        "writes": p.writes, "written_by": p.written_by}
                        for p in self.params],
             "shape_vars": [v.name for v in self.shape_vars],
             "conditions": [{"expr": expr_to_json(c.expr, names), "message": c.message}
@@ -94,7 +96,7 @@ class FuncInfo:
         env = {v.name: v for v in scalar_vars + shape_vars}
         params = tuple(ParamInfo(p["name"], p["kind"], p["dtype"],
                                  tuple(expr_from_json(s, env) for s in p["shape"]),
-                                 p.get("writes", False))
+                                 p.get("writes", False), p.get("written_by", ""))
                        for p in data["params"])
         conds = tuple(Condition(expr_from_json(c["expr"], env), c["message"])
                       for c in data["conditions"])

@@ -69,6 +69,19 @@ def parse(llvm_ir, context=None):
     return mod
 
 
+def infer_attributes(mod, fn):
+    """Let LLVM infer the attributes of the functions of ModuleRef ``mod`` in place (its
+    post-order function-attributes pass: what each pointer argument is used for, such as
+    ``readonly``), ``fn`` among them even if nothing calls it (it is made external: LLVM's
+    call graph starts from external functions)."""
+    fn.linkage = "external"
+    pb = llvm.create_pass_builder(Target.from_string("llvm").create_target_machine(),
+                                  llvm.create_pipeline_tuning_options())
+    pm = llvm.create_new_module_pass_manager()
+    pm.add_post_order_function_attributes_pass()
+    pm.run(mod, pb)
+
+
 class Pipeline:
     """The IR pipeline ``level`` for machine ``tm``; `run` optimizes a module. A "fast" or
     "none" pipeline runs over any number of modules; LLVM's default pipelines ("O1".."O3"),

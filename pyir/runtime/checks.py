@@ -140,6 +140,10 @@ def contiguity_error(info, i, a):
 
 
 def readonly_error(info, i):
+    by = info.params[i].written_by
+    if by:
+        return ArgumentValueError(f"{_where(info, i)} is a read-only array (not writeable), "
+                                  f"but {by}")
     return ArgumentValueError(f"{_where(info, i)} is written by the function but the array "
                               "passed is read-only (not writeable)")
 
@@ -152,10 +156,12 @@ def alignment_error(info, i, pointer):
 
 
 def overlap_error(info, w, j):
-    return ArgumentValueError(
-        f"{_where(info, w)} is written by the function and overlaps argument "
-        f"{info.params[j].name!r} in memory; pass distinct arrays (compiled code assumes "
-        "buffers do not alias)")
+    by = info.params[w].written_by
+    what = (f"overlaps argument {info.params[j].name!r} in memory, and {by}" if by else
+            f"is written by the function and overlaps argument {info.params[j].name!r} in "
+            "memory")
+    return ArgumentValueError(f"{_where(info, w)} {what}; pass distinct arrays (compiled code "
+                              "assumes buffers do not alias)")
 
 
 def status_error(info, status, shape_values, scalar_values=None):

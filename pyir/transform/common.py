@@ -4,6 +4,8 @@ substitution of variables, and small queries on statements."""
 import functools
 
 from ..errors import Error
+from ..ffi.extern import ExternKernel
+from ..ffi.registry import get_global_func
 from ..ir import expr as E
 from ..ir import stmt as S
 from ..ir.module import IRModule
@@ -87,3 +89,27 @@ def kernel_addresses(stmt, buffer):
             for k, a in enumerate(n.args[1:]):
                 if a is buffer or isinstance(a, E.BufferLoad) and a.buffer is buffer:
                     yield n, k, a
+
+
+def written_params(func, assumed=True):
+    """``{k: by}`` for each buffer parameter of prim function ``func`` that it may write
+    (``k`` its position): ``by`` is None where ``func`` stores into it, else ``(kernel,
+    name)`` for a kernel it passes the buffer to by address that may write its buffer
+    parameter ``name`` (see `pyir.ffi.extern.ExternKernel`). ``assumed=False`` leaves out
+    the writes only assumed (native code declared without writes=)."""
+    stored = {id(n.buffer) for n in walk(func.body) if isinstance(n, S.BufferStore)}
+    written = {}
+    for k, buffer in enumerate(func.params):
+        if not isinstance(buffer, E.Buffer):
+            continue
+        if id(buffer) in stored:
+            written[k] = None
+            continue
+        for call, j, _ in kernel_addresses(func.body, buffer):
+            kernel = get_global_func(call.args[0].value, allow_missing=True)
+            if isinstance(kernel, ExternKernel) and (assumed or not kernel.writes_assumed):
+                name = kernel.written_param(j)
+                if name is not None:
+                    written[k] = (kernel, name)
+                    break
+    return written

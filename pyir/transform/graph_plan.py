@@ -7,7 +7,9 @@ structures of leaves and cost nothing at run time. Shape variables have frame sl
 Steps are: ``prim`` (call a compiled prim function with its slot array; shape checks the
 arguments need become run-time conditions), ``callback`` (Python: ``call_dps_packed`` to a
 Python function, ``call_packed``, ``match_cast``, returning outputs whose shapes are known
-only late) and ``alloc`` (memory whose size depends on a variable defined mid-way).
+only late) and ``alloc`` (memory whose size depends on a variable defined mid-way). A call
+writes its outputs only: one whose prim function or kernel is known to write an input (an
+array the caller passed, maybe read-only, or a value used again) is refused.
 
 Memory plan: outputs of native calls that are returned, and whose shapes follow from the
 inputs, are allocated by the caller and written in place. The other intermediates share
@@ -46,6 +48,7 @@ from ..ir.graph import (
 from ..ir.node import substitute
 from ..ir.ops import show
 from ..runtime.exprtext import expr_text
+from .common import written_params
 
 
 class GraphLowerError(Error):
@@ -359,7 +362,7 @@ class _Lowerer:
     def call_dps(self, name, e):
         func = self.lookup(name, e.name)
         if isinstance(func, ExternKernel):
-            return self.call_prim(name, e.name, e.args, e.out_sinfo)
+            return self.call_prim(name, e.name, e.args, e.out_sinfo, "R.call_dps_packed")
         ins = tuple(self.value(a, name) for a in e.args)
         outs = tuple(self.out_leaf(s, name) for s in e.out_sinfo)
         self.callback(name, "dps", func=e.name, args=ins, outs=outs)
@@ -380,7 +383,7 @@ class _Lowerer:
                                info=dict(info, kind=kind)))
         self.sites += 1
 
-    def call_prim(self, name, func_name, args, out_sinfo):
+    def call_prim(self, name, func_name, args, out_sinfo, via="R.call_tir"):
         info = self.infos.get(func_name)
         if info is None:
             raise self.error(name, f"call_tir of {func_name!r}, which is not a prim function "
@@ -395,6 +398,7 @@ class _Lowerer:
             raise self.error(name, f"{func_name} takes {len(info.params)} argument(s) "
                                    f"({', '.join(p.name for p in info.params)}) with its "
                                    f"outputs, but the call passes {len(values)}")
+        self.inputs_only_read(name, func_name, len(ins), via)
         bound, checks = {}, []
         for p, v in zip(info.params, values):
             sinfo = self.leaves[v].sinfo if isinstance(v, int) else PrimStructInfo(v.dtype)
@@ -410,6 +414,28 @@ class _Lowerer:
         self.steps.append(Step("prim", name, func=func_name, args=tuple(ins),
                                outs=tuple(outs), shape_args=shape_args, checks=tuple(checks)))
         return outs[0] if len(outs) == 1 else tuple(outs)
+
+    def inputs_only_read(self, name, func_name, inputs, via):
+        """Refuse a call (``via``) of ``func_name`` known to write one of its first ``inputs``
+        parameters: an input may be an array the caller passed (read-only) or a value used
+        again. (A write only assumed, by native code declared without writes=, yields to
+        the call's convention: it writes the outputs.)"""
+        func = self.mod[func_name]
+        for k, by in written_params(func, assumed=False).items():
+            if k >= inputs:
+                continue
+            if via == "R.call_dps_packed":   # the kernel's own wrapper: by is the kernel
+                what, why = "kernel", by[0].why_written(by[1])
+            elif by is None:
+                what, why = "prim function", "it stores into it"
+            else:
+                what, why = "prim function", (f"it passes it to kernel {by[0].name} as "
+                                              f"{by[1]}: {by[0].why_written(by[1])}")
+            raise self.error(name, f"{what} {func_name} writes its input {func.params[k].name} "
+                                   f"({why}), but {via} passes inputs only to be read: they "
+                                   "may be arrays the caller passed (read-only) or values "
+                                   "used again; graph code takes results from a call's "
+                                   "outputs")
 
     def match_param(self, name, func_name, p, sinfo, bound, checks):
         where = f"{func_name} parameter {p.name!r}"

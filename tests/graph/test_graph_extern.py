@@ -1,7 +1,8 @@
 """Native kernels declared with pyir.ffi.extern: a C kernel built here with the system C
 compiler and an LLVM IR kernel, called from Python, from graph code and from a prim
-function through T.call_extern, with the argument checks of compiled functions; built and
-exported (the exported library links the C kernel's library)."""
+function through T.call_extern, with the argument checks of compiled functions (a buffer a
+kernel may write must be writeable); built and exported (the exported library links the C
+kernel's library)."""
 
 import ctypes
 import pathlib
@@ -538,3 +539,177 @@ def test_a_native_call_in_a_vectorized_loop_builds_quietly(capfd):
     pyir.build(func, use_cache=False)["f"](x, y)
     np.testing.assert_allclose(y, np.exp(x), rtol=1e-6)
     assert "not vectorized" not in capfd.readouterr().err
+
+
+def _read_only(values):
+    """A float32 array over an immutable bytes object: numpy marks it not writeable."""
+    return np.frombuffer(np.asarray(values, "float32").tobytes(), "float32")
+
+
+def test_a_c_kernel_refuses_a_read_only_array_for_a_buffer_it_may_write(saxpy):
+    """The kernel's wrapper stores nothing, so no parameter was marked written: a read-only
+    ``out`` was accepted and the kernel wrote into the bytes object's memory."""
+    x, out = np.ones(4, "float32"), _read_only([5, 6, 7, 8])
+    with pytest.raises(pyir.ArgumentValueError, match=r"test.saxpy: argument 'out' is a "
+                       r"read-only array \(not writeable\), but it is passed to kernel "
+                       r"test.saxpy as out, which the kernel may write \(nothing says it only "
+                       r"reads out: declare what it writes with pyir.ffi.extern\(\.\.\., "
+                       r"writes=\.\.\.\)\)"):
+        saxpy(2.0, x, x, out)
+    np.testing.assert_array_equal(out, [5, 6, 7, 8])
+    with pytest.raises(pyir.ArgumentValueError, match=r"argument 'x' is a read-only array"):
+        saxpy(2.0, _read_only(x), x, np.empty(4, "float32"))
+    assert saxpy.writes == {"x", "y", "out"} and saxpy.writes_assumed
+
+
+def test_a_c_kernel_declared_to_write_only_out_accepts_read_only_inputs(c_library):
+    """``writes=`` did not exist: nothing could say which buffers a C kernel only reads."""
+    lib = c_library(C_SOURCE)
+
+    @pyir.ffi.extern("test.saxpy_out", symbol=lib.saxpy, writes="out", override=True)
+    def kernel(a: T.float32, x: T.Buffer(("n",), "float32"), y: T.Buffer(("n",), "float32"),
+               out: T.Buffer(("n",), "float32"), n: T.int64): ...
+
+    assert kernel.writes == {"out"} and not kernel.writes_assumed
+    x, out = _read_only([1, 2, 3]), np.empty(3, "float32")
+    kernel(2.0, x, x, out)
+    np.testing.assert_array_equal(out, [3, 6, 9])
+    with pytest.raises(pyir.ArgumentValueError, match=r"argument 'out' is a read-only array "
+                       r"\(not writeable\), but it is passed to kernel test.saxpy_out as out, "
+                       r"which the kernel may write \(its declaration names out in writes=\)"):
+        kernel(2.0, x, x, _read_only([0, 0, 0]))
+    y = np.ones(3, "float32")
+    with pytest.raises(pyir.ArgumentValueError, match=r"argument 'out' overlaps argument 'y' "
+                       r"in memory, and it is passed to kernel test.saxpy_out as out"):
+        kernel(2.0, x, y, y)
+
+
+def test_an_llvm_ir_kernel_writes_what_llvm_cannot_prove_it_only_reads(dot4):
+    """dot4's wrapper marked nothing written: a read-only ``out`` was accepted and the
+    kernel stored its result into the bytes object's memory."""
+    assert dot4.writes == {"out"} and not dot4.writes_assumed
+    x, out = _read_only([1, 2, 3, 4]), np.empty(1, "float32")
+    dot4(x, x, out)
+    assert out[0] == 30
+    done = _read_only([7])
+    with pytest.raises(pyir.ArgumentValueError, match=r"test.dot4: argument 'out' is a "
+                       r"read-only array \(not writeable\), but it is passed to kernel "
+                       r"test.dot4 as out, which the kernel may write \(LLVM cannot prove that "
+                       r"@test_dot4 only reads out"):
+        dot4(x, x, done)
+    assert done[0] == 7
+
+
+@pytest.mark.parametrize("args", ["x, x, d", "x, x, d[0]"])
+def test_a_prim_function_passing_its_buffer_to_a_kernel_that_writes_it(dot4, build_as, args):
+    """f has no stores: d was not marked written, a read-only d was accepted and the kernel
+    wrote into it."""
+    lib = build_as(_calling(f'T.call_extern("test.dot4", {args}, dtype="void")'))
+    x, d = _read_only([1, 2, 3, 4]), np.zeros(1, "float32")
+    lib["f"](x, d)
+    assert d[0] == 30
+    with pytest.raises(pyir.ArgumentValueError, match=r"f: argument 'd' is a read-only array "
+                       r"\(not writeable\), but it is passed to kernel test.dot4 as out, which "
+                       r"the kernel may write"):
+        lib["f"](x, _read_only([0]))
+
+
+INPLACE_C = r"""
+#include <stdint.h>
+void halve_into(float *x, float *out, int64_t n) {
+    for (int64_t i = 0; i < n; i++) { out[i] = x[i] / 2; x[i] = 0; }
+}
+"""
+
+#: halve_into's signature in LLVM IR: it copies x[0] to out[0], and (WRITES_X_IR) zeroes x[0].
+COPY_N_IR = """define void @test_copy_n(ptr %x, ptr %out, i64 %n) {
+  %a = load float, ptr %x
+  store float %a, ptr %out
+  ret void
+}
+"""
+WRITES_X_IR = COPY_N_IR.replace("  ret void", "  store float 0.0, ptr %x\n  ret void")
+
+
+@pytest.mark.parametrize("options, words", [
+    (dict(symbol=True, writes="z"), r"writes= names 'z', but the declaration has no buffer "
+     r"parameter of that name \(its buffer parameters: x, out\)"),
+    (dict(symbol=True, writes=("x", "n")), r"writes= names 'n', but the declaration has no "
+     r"buffer parameter"),
+    (dict(symbol=True, writes=3), r"writes= names the buffer parameters the kernel writes: a "
+     r"str, or a tuple or list of str, got int 3"),
+    (dict(symbol=True, writes=["out", b"x"]), r"writes= names the buffer parameters the "
+     r"kernel writes: a str, or a tuple or list of str, got list \['out', b'x'\]"),
+    (dict(llvm_ir=WRITES_X_IR, writes="out"), r"writes= does not name x, but LLVM cannot "
+     r"prove that @test_copy_n only reads it: name it in writes= \(or, if the function only "
+     r"reads it, mark it readonly in the IR\)"),
+    (dict(llvm_ir=COPY_N_IR, writes=()), r"writes= does not name out, but LLVM cannot prove"),
+])
+def test_bad_writes_are_refused_where_the_kernel_is_declared(c_library, options, words):
+    """writes= did not exist; an LLVM IR kernel writing a buffer it was not declared to write
+    would have written a read-only array."""
+    if options.pop("symbol", False):
+        options["symbol"] = c_library(INPLACE_C).halve_into
+    with pytest.raises(pyir.Error, match=r"^pyir.ffi.extern\('test.bad_writes'\): " + words):
+        @pyir.ffi.extern("test.bad_writes", override=True, **options)
+        def kernel(x: T.Buffer(("n",), "float32"), out: T.Buffer(("n",), "float32"),
+                   n: T.int64): ...
+    assert pyir.ffi.get_global_func("test.bad_writes", allow_missing=True) is None
+
+
+@pytest.fixture(scope="module")
+def halve_into(c_library):
+    @pyir.ffi.extern("test.halve_into", symbol=c_library(INPLACE_C).halve_into,
+                     writes=("x", "out"), override=True)
+    def kernel(x: T.Buffer(("n",), "float32"), out: T.Buffer(("n",), "float32"),
+               n: T.int64): ...
+
+    return kernel
+
+
+def test_a_kernel_declared_to_write_an_input_is_refused_in_graph_code(halve_into):
+    """It built, and the kernel zeroed the caller's array, a read-only one too: graph code
+    passes its parameters (and values it uses again) as the inputs of a call."""
+    @I.ir_module
+    class Mod:
+        @R.function
+        def main(x: R.Tensor(("n",), "float32")):
+            y = R.call_dps_packed("test.halve_into", (x,), out_sinfo=R.Tensor((n,), "float32"))
+            return y
+
+    with pytest.raises(pyir.Error, match=r"graph function main, binding y: kernel "
+                       r"test.halve_into writes its input x \(its declaration names x in "
+                       r"writes=\), but R.call_dps_packed passes inputs only to be read: they "
+                       r"may be arrays the caller passed \(read-only\) or values used again"):
+        pyir.build(Mod)
+
+
+CALL_TIR_OF_F = """
+from pyir.script import ir as I, tensor as T, graph as R
+
+@I.ir_module
+class Mod:
+    @T.prim_func
+    def f(a: T.Buffer((4,), "float32"), b: T.Buffer((4,), "float32")):
+        {body}
+
+    @R.function
+    def main(x: R.Tensor((4,), "float32")):
+        y = R.call_tir(cls.f, (x,), out_sinfo=R.Tensor((4,), "float32"))
+        return y
+"""
+
+
+@pytest.mark.parametrize("body, why", [
+    ('T.call_extern("test.halve_into", a, b, T.int64(4), dtype="void")',
+     r"it passes it to kernel test.halve_into as x: its declaration names x in writes="),
+    ("for i in range(4):\n            a[i] = T.float32(0)\n            b[i] = T.float32(1)",
+     "it stores into it"),
+])
+def test_a_prim_function_writing_its_input_is_refused_in_graph_code(halve_into, body, why):
+    """Each built, and the graph function wrote into the caller's (read-only) array."""
+    mod = pyir.script.from_source(CALL_TIR_OF_F.format(body=body))
+    with pytest.raises(pyir.Error, match=r"graph function main, binding y: prim function f "
+                       rf"writes its input a \({why}\), but R.call_tir passes inputs only to "
+                       r"be read"):
+        pyir.build(mod)

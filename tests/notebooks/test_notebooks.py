@@ -168,6 +168,7 @@ def test_03_packed_kernels():
     assert "libvadd.so with" in text                        # the C compiler ran
     assert "nb.vadd -> " in text and "nb.dot16 -> " in text  # extern kernels, called
     assert text.count("matches numpy") >= 4
+    assert "matches numpy; it writes ['out']" in text      # LLVM proved x and y only read
     assert "shape variable n is 10 from x.shape[0] but 7 from out.shape[0]" in text
     assert "prim function matches numpy" in text
     assert "row_dots calls @dot16: False" in text           # LLVM IR kernel inlined

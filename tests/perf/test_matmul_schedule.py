@@ -188,6 +188,22 @@ def test_tensorize_leaves_partial_tiles_as_scheduled(intrin):
     assert kinds == ["unroll", "vectorized"]
 
 
+def test_the_micro_kernel_writes_only_its_accumulator(intrin):
+    """LLVM proves that the LLVM IR micro-kernel only reads A and packed B, so the tensorized
+    matmul takes read-only A and B; C, which it writes, must be writeable."""
+    kernel = pyir.ffi.get_global_func(f"{intrin}.impl")
+    assert kernel.writes == {"C"} and not kernel.writes_declared
+    lib = pyir.build(_tensorized().mod, opt_level="fast")
+    values = np.random.default_rng(0).random((64, 64), dtype=np.float32)
+    a = np.frombuffer(values.tobytes(), np.float32).reshape(64, 64)   # read-only
+    c = np.zeros((64, 64), np.float32)
+    lib["matmul"](a, a, c)
+    np.testing.assert_allclose(c, values @ values, rtol=1e-4, atol=1e-4)
+    with pytest.raises(pyir.ArgumentValueError, match="'C' is written by the function but "
+                       "the array passed is read-only"):
+        lib["matmul"](a, a, a)
+
+
 C_UKERNEL = r"""
 #include <stdint.h>
 void ukernel_7x32(float *c, const float *a, const float *b, int64_t lda) {
