@@ -12,9 +12,9 @@ failed, and `STATUS_EXTERN_FAILED` when a called kernel reported failure. A grap
 `FuncInfo` describes one such function; it travels as JSON inside exported libraries, so
 expressions in it (shapes, conditions) are kept in a small JSON form evaluated here.
 
-Graph code calls such a function with the values of a binding: `match_params` matches
-them with its parameters when the graph lowering (`pyir.transform.graph_plan`) compiles
-the call.
+Graph code calls such a function with the values of a binding (`match_params`): the
+graph lowering (`pyir.transform.graph_plan`) when it compiles the call, and the parser
+before, to report a call that cannot fit at the line that makes it.
 """
 
 import json
