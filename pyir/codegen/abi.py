@@ -11,15 +11,23 @@ failed, and `STATUS_EXTERN_FAILED` when a called kernel reported failure. A grap
 
 `FuncInfo` describes one such function; it travels as JSON inside exported libraries, so
 expressions in it (shapes, conditions) are kept in a small JSON form evaluated here.
+
+Graph code calls such a function with the values of a binding (`match_params`): the
+graph lowering (`pyir.transform.graph_plan`) when it compiles the call, and the parser
+before, to report a call that cannot fit at the line that makes it.
 """
 
 import json
 from dataclasses import dataclass
 
+from ..arith import simplify
 from ..arith.canonical import wrap
 from ..errors import Error
 from ..ir import dtype as dt
 from ..ir import expr as E
+from ..ir.graph import PrimStructInfo, TensorStructInfo
+from ..ir.node import substitute
+from ..ir.ops import same_dim, show
 
 STATUS_OK = 0
 STATUS_NO_MEMORY = -1
@@ -45,6 +53,21 @@ class ParamInfo:
     shape: tuple = ()
     writes: bool = False
     written_by: str = ""
+
+
+def param_shapes(func):
+    """One shape tuple per parameter of prim function ``func`` (``()`` for scalars), as
+    declared by the user (once buffers are flattened, from the "param_shapes" attribute)."""
+    recorded = func.attr("param_shapes")
+    if recorded is not None:
+        return recorded
+    return tuple(p.shape if isinstance(p, E.Buffer) else () for p in func.params)
+
+
+def param_infos(func):
+    """The `ParamInfo` of each parameter of prim function ``func``, in order."""
+    return tuple(ParamInfo(p.name, "buffer" if isinstance(p, E.Buffer) else "scalar",
+                           p.dtype, shape) for p, shape in zip(func.params, param_shapes(func)))
 
 
 @dataclass(frozen=True)
@@ -180,3 +203,66 @@ def evaluate(e, env):
     if isinstance(e, E.Cast) and dt.is_integer(e.dtype):
         return wrap(int(evaluate(e.value, env)), e.dtype)
     raise Error(f"cannot evaluate {type(e).__name__} at the function entry")
+
+
+# ---------------------------------------------------------------- calls from graph code
+class GraphLowerError(Error):
+    """A graph construct that cannot be compiled (names the function and binding)."""
+
+    def __init__(self, func, binding, message):
+        super().__init__(f"graph function {func}, binding {binding}: {message}")
+
+
+def with_dims(sinfo, name):
+    """Tensor struct info ``sinfo``, of known rank, with a new int64 variable per dimension
+    (``name.shape[d]``): how a tensor known only by rank is passed."""
+    return TensorStructInfo(tuple(E.Var(f"{name}.shape[{d}]", "int64")
+                                  for d in range(sinfo.ndim)), sinfo.dtype)
+
+
+def match_params(func, binding, callee, params, sinfos):
+    """Match the values that binding ``binding`` of graph function ``func`` passes to the
+    function ``callee`` (their struct infos ``sinfos``: the inputs flattened, then the
+    outputs) with its `ParamInfo`s ``params``. Returns the values of ``callee``'s shape
+    variables, and ``(where, dimension, required, passed, sinfo)`` for each dimension only
+    run time can compare; a mismatch known now raises `GraphLowerError`."""
+    if len(sinfos) != len(params):
+        raise GraphLowerError(func, binding, f"{callee} takes {len(params)} argument(s) "
+                              f"({', '.join(p.name for p in params)}) with its outputs, but "
+                              f"the call passes {len(sinfos)}")
+    bound, unproven = {}, []
+    for p, sinfo in zip(params, sinfos):
+        wrong = _mismatch(f"{callee} parameter {p.name!r}", p, sinfo, bound, unproven)
+        if wrong:
+            raise GraphLowerError(func, binding, wrong)
+    return bound, unproven
+
+
+def _mismatch(where, p, sinfo, bound, unproven):
+    """What is wrong with passing a value of struct info ``sinfo`` for parameter ``p``, or
+    None (binding its shape variables in ``bound``, adding to ``unproven``)."""
+    if p.kind == "scalar":
+        if not isinstance(sinfo, PrimStructInfo) or sinfo.dtype != p.dtype:
+            return f"{where} is a {p.dtype} scalar, got {show(sinfo)}"
+        return None
+    if not isinstance(sinfo, TensorStructInfo) or sinfo.shape is None:
+        return (f"{where} is a buffer; the value passed is {show(sinfo)} (match_cast it to a "
+                "shape first)")
+    if not sinfo.shape and len(p.shape) == 1 and same_dim(p.shape[0], E.IntImm(1)) \
+            and sinfo.dtype == p.dtype:
+        return None
+    if sinfo.dtype != p.dtype or len(sinfo.shape) != len(p.shape):
+        return f"{where} expects {p.dtype} with {len(p.shape)} dimension(s), got {show(sinfo)}"
+    for d, (pe, ge) in enumerate(zip(p.shape, sinfo.shape)):
+        if isinstance(pe, E.Var) and pe not in bound:
+            bound[pe] = ge
+            continue
+        want = simplify(substitute(pe, bound))
+        got = simplify(ge)
+        if same_dim(want, got):
+            continue
+        if isinstance(want, E.IntImm) and isinstance(got, E.IntImm):
+            return (f"{where}: dimension {d} must be {want.value}, the value passed has "
+                    f"{got.value} ({show(sinfo)})")
+        unproven.append((where, d, want, got, sinfo))
+    return None

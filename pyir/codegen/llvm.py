@@ -25,9 +25,9 @@ from ..arith import known_multiple
 from ..ir import expr as E
 from ..ir import stmt as S
 from ..ir.node import walk
-from ..transform.common import param_shapes, shape_vars
+from ..transform.common import shape_vars
 from . import types as T
-from .abi import Condition, FuncInfo, ParamInfo
+from .abi import Condition, FuncInfo, param_infos
 from .builder import Builder
 from .emit_expr import index_arithmetic
 from .emit_stmt import PARALLEL_FOR, CodegenError, FunctionEmitter
@@ -177,12 +177,9 @@ class ModuleContext:
 
 
 def _func_info(func):
-    shapes = param_shapes(func)
-    params = tuple(ParamInfo(p.name, "buffer" if isinstance(p, E.Buffer) else "scalar",
-                             p.dtype, shape) for p, shape in zip(func.params, shapes))
     conds = tuple(Condition(c, m) for c, m in (func.attr("entry_conditions") or ()))
     scalars = tuple(p for p in func.params if isinstance(p, E.Var))
-    return FuncInfo(func.name, params, tuple(shape_vars(func)), conds, scalars,
+    return FuncInfo(func.name, param_infos(func), tuple(shape_vars(func)), conds, scalars,
                     tuple(func.attr("access_checks") or ()))
 
 

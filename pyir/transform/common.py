@@ -3,6 +3,7 @@ substitution of variables, and small queries on statements."""
 
 import functools
 
+from ..codegen.abi import param_shapes
 from ..errors import Error
 from ..ffi.extern import ExternKernel
 from ..ffi.registry import get_global_func
@@ -66,14 +67,6 @@ def shape_vars(func):
                 if isinstance(n, E.Var) and n not in params and n not in out:
                     out.append(n)
     return out
-
-
-def param_shapes(func):
-    """One shape tuple per parameter (``()`` for scalars), as declared by the user."""
-    recorded = func.attr("param_shapes")
-    if recorded is not None:
-        return recorded
-    return tuple(p.shape if isinstance(p, E.Buffer) else () for p in func.params)
 
 
 def no_op():

@@ -11,13 +11,14 @@ import dataclasses
 import math
 from functools import reduce
 
+from ..codegen.abi import param_shapes
 from ..errors import IRError
 from ..ir import dtype as dt
 from ..ir import expr as E
 from ..ir import stmt as S
 from ..ir.node import rewrite
 from ._arith import Scope
-from .common import param_shapes, prim_func_pass, replace_func, set_attrs
+from .common import prim_func_pass, replace_func, set_attrs
 
 
 def product(shape):

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..arith import Analyzer, IntBound, simplify, vars_of
-from ..codegen.abi import expr_from_json, expr_to_json
+from ..codegen.abi import GraphLowerError, expr_from_json, expr_to_json, match_params, with_dims
 from ..errors import Error
 from ..ffi.extern import ExternKernel
 from ..ffi.registry import get_global_func
@@ -45,14 +45,9 @@ from ..ir.graph import (
     TupleStructInfo,
     symbolic_vars,
 )
-from ..ir.node import substitute
 from ..ir.ops import show
 from ..runtime.exprtext import expr_text
 from .common import written_params
-
-
-class GraphLowerError(Error):
-    """A graph construct that cannot be compiled (names the function and binding)."""
 
 
 @dataclass
@@ -245,7 +240,7 @@ class _Lowerer:
         self.defined = []
 
     def error(self, binding, msg):
-        return GraphLowerError(f"graph function {self.func.name}, binding {binding}: {msg}")
+        return GraphLowerError(self.func.name, binding, msg)
 
     def give_shape(self, leaf):
         """An input tensor known only by rank gets a new variable per dimension."""
@@ -255,9 +250,8 @@ class _Lowerer:
         if sinfo.ndim < 0:
             raise self.error(leaf.name, f"parameter {leaf.name} is {show(sinfo)}; a compiled "
                                         "graph function needs the rank of every input tensor")
-        dims = tuple(E.Var(f"{leaf.name}.shape[{d}]", "int64") for d in range(sinfo.ndim))
-        self.defined += dims
-        leaf.sinfo = TensorStructInfo(dims, sinfo.dtype)
+        leaf.sinfo = with_dims(sinfo, leaf.name)
+        self.defined += leaf.sinfo.shape
 
     def root(self, leaf_id):
         leaf = self.leaves[leaf_id]
@@ -393,16 +387,13 @@ class _Lowerer:
             v = self.value(a, name) if not isinstance(a, PrimValue) else a.value
             ins += leaves_of(v) if isinstance(v, (int, tuple)) else [v]
         outs = [self.out_leaf(s, name) for s in out_sinfo]
-        values = ins + outs
-        if len(values) != len(info.params):
-            raise self.error(name, f"{func_name} takes {len(info.params)} argument(s) "
-                                   f"({', '.join(p.name for p in info.params)}) with its "
-                                   f"outputs, but the call passes {len(values)}")
+        sinfos = [self.leaves[v].sinfo if isinstance(v, int) else PrimStructInfo(v.dtype)
+                  for v in ins + outs]
+        bound, unproven = match_params(self.func.name, name, func_name, info.params, sinfos)
+        checks = [(E.Binary("eq", want, got), f"{where}: dimension {d} of {show(sinfo)} must "
+                                              f"equal {expr_text(want)}")
+                  for where, d, want, got, sinfo in unproven]
         self.inputs_only_read(name, func_name, len(ins), via)
-        bound, checks = {}, []
-        for p, v in zip(info.params, values):
-            sinfo = self.leaves[v].sinfo if isinstance(v, int) else PrimStructInfo(v.dtype)
-            self.match_param(name, func_name, p, sinfo, bound, checks)
         for k, s in enumerate(out_sinfo):
             for d, dim in enumerate(s.shape or ()):
                 if not never_negative(dim):
@@ -436,36 +427,6 @@ class _Lowerer:
                                    "may be arrays the caller passed (read-only) or values "
                                    "used again; graph code takes results from a call's "
                                    "outputs")
-
-    def match_param(self, name, func_name, p, sinfo, bound, checks):
-        where = f"{func_name} parameter {p.name!r}"
-        if p.kind == "scalar":
-            if not isinstance(sinfo, PrimStructInfo) or sinfo.dtype != p.dtype:
-                raise self.error(name, f"{where} is a {p.dtype} scalar, got {show(sinfo)}")
-            return
-        if not isinstance(sinfo, TensorStructInfo) or sinfo.shape is None:
-            raise self.error(name, f"{where} is a buffer; the value passed is {show(sinfo)} "
-                                   "(match_cast it to a shape first)")
-        scalar_as_one = not sinfo.shape and len(p.shape) == 1 and same(p.shape[0], 1)
-        if scalar_as_one and sinfo.dtype == p.dtype:
-            return
-        if sinfo.dtype != p.dtype or len(sinfo.shape) != len(p.shape):
-            raise self.error(name, f"{where} expects {p.dtype} with {len(p.shape)} "
-                                   f"dimension(s), got {show(sinfo)}")
-        for d, (pe, ge) in enumerate(zip(p.shape, sinfo.shape)):
-            if isinstance(pe, E.Var) and pe not in bound:
-                bound[pe] = ge
-                continue
-            want = simplify(substitute(pe, bound))
-            got = simplify(ge)
-            if same(want, got):
-                continue
-            if isinstance(want, E.IntImm) and isinstance(got, E.IntImm):
-                raise self.error(name, f"{where}: dimension {d} must be {want.value}, the "
-                                       f"value passed has {got.value} ({show(sinfo)})")
-            message = (f"{where}: dimension {d} of {show(sinfo)} must equal "
-                       f"{expr_text(want)}")
-            checks.append((E.Binary("eq", want, got), message))
 
 
 def never_negative(dim):

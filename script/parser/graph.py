@@ -6,15 +6,22 @@ handlers (``"Rexpr"``) return a graph expression whose struct info is inferred o
 (`pyir.ir.ops.struct_info_of`), so shape mistakes are reported at the line that makes them.
 Names live in ``parser.scopes``: graph variables and int64 shape variables share one
 namespace per function.
+
+A call of a prim function (``R.call_tir``, or ``R.call_dps_packed`` of a kernel declared with
+``pyir.ffi.extern``) is matched with the callee's parameters by `check_calls` once the module
+is complete (the callee may be defined below the caller), with the build's own rule
+(`pyir.codegen.abi.match_params`); a mismatch is reported at the call.
 """
 
 import ast
 
+from pyir.codegen.abi import match_params, param_infos, with_dims
+from pyir.ffi import ExternKernel, get_global_func
 from pyir.ir import (BindingBlock, CallDPSPacked, CallPacked, CallTIR, DataflowBlock,
                      DataflowVar, Function, GraphVar, IntImm, MatchCast, ObjectStructInfo,
                      PrimStructInfo, PrimValue, SeqExpr, ShapeExpr, ShapeStructInfo,
                      TensorStructInfo, Tuple, TupleGetItem, TupleStructInfo, Var, VarBinding,
-                     const, convert)
+                     const, convert, walk)
 from pyir.ir import dtype as dt
 from pyir.ir.ops import OPS, check_castable, check_compatible, make_op_call, struct_info_of
 
@@ -509,7 +516,8 @@ def _call_tir(parser, node):
                      "out_sinfo=R.Tensor((n, m), \"float32\") or a list of R.Tensor")
     callee = _callee(parser, args["func"])
     call_args = _args_tuple(parser, args["args"], "R.call_tir")
-    return CallTIR(callee, call_args, _out_sinfo(parser, args["out_sinfo"], "R.call_tir"))
+    return _site(parser, node, CallTIR(callee, call_args,
+                                       _out_sinfo(parser, args["out_sinfo"], "R.call_tir")))
 
 
 def _callee(parser, node):
@@ -545,8 +553,69 @@ def _call_dps_packed(parser, node):
                            "output(s)", "out_sinfo=R.Tensor((n, m), \"float32\")")
     name = _packed_name(parser, args["func"], "R.call_dps_packed")
     call_args = _args_tuple(parser, args["args"], "R.call_dps_packed")
-    return CallDPSPacked(name, call_args,
-                         _out_sinfo(parser, args["out_sinfo"], "R.call_dps_packed"))
+    return _site(parser, node, CallDPSPacked(
+        name, call_args, _out_sinfo(parser, args["out_sinfo"], "R.call_dps_packed")))
+
+
+def _site(parser, node, call):
+    """``call``, remembered with its source ``node`` for `check_calls`."""
+    parser.state.setdefault("calls", {})[id(call)] = (call, node)
+    return call
+
+
+def check_calls(parser, funcs):
+    """Match each call remembered by `_site` in the graph functions of ``funcs`` (a complete
+    module's functions by name) with the parameters of the prim function or extern kernel it
+    calls, as the build will: a mismatch is reported at the call, in the build's words."""
+    sites = parser.state.pop("calls", {})
+    for func in funcs.values():
+        if not isinstance(func, Function):
+            continue
+        values = [(b.var.name, b.value) for block in func.body.blocks for b in block.bindings]
+        for binding, value in values + [("return", func.body.body)]:
+            for call in walk(value):
+                if id(call) in sites:
+                    _check_call(parser, sites[id(call)][1], func.name, binding, call, funcs)
+
+
+def _check_call(parser, node, func, binding, call, funcs):
+    if isinstance(call, CallTIR):
+        callee = funcs[call.func.name]
+    else:
+        kernel = get_global_func(call.name, allow_missing=True)
+        if not isinstance(kernel, ExternKernel):
+            return   # a Python function takes what it is given; an unknown name is the build's
+        callee = kernel.prim
+    sinfos = _passed(call, binding)
+    if sinfos is not None:
+        with parser.span(node):
+            match_params(func, binding, callee.name, param_infos(callee), sinfos)
+
+
+def _passed(call, binding):
+    """The struct infos of the values ``call`` passes, flattened as the build passes them:
+    its inputs, then its outputs. A tensor of unknown shape gets a new variable per dimension
+    (its dtype and rank are checked here, its dimensions when it is built). None if a value
+    is an object or a tensor of unknown rank: how it fits is known only when it is built."""
+    out = []
+
+    def add(sinfo, name):
+        if isinstance(sinfo, TupleStructInfo):
+            for k, field in enumerate(sinfo.fields):
+                add(field, f"{name}[{k}]")
+        elif isinstance(sinfo, TensorStructInfo) and sinfo.shape is None and sinfo.ndim >= 0:
+            out.append(with_dims(sinfo, name))
+        else:
+            out.append(sinfo)
+
+    for a in call.args:
+        add(struct_info_of(a), a.name if isinstance(a, GraphVar) else binding)
+    for sinfo in call.out_sinfo:
+        add(sinfo, binding)
+    if any(isinstance(s, ObjectStructInfo) or isinstance(s, TensorStructInfo) and s.ndim < 0
+           for s in out):
+        return None
+    return out
 
 
 def _call_packed(parser, node):

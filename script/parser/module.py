@@ -1,8 +1,10 @@
 """Entry points of the parser: decorated classes and functions, and `from_source` text.
 
-A module is parsed in two phases: first every function name is declared (so ``cls.f``,
+A module is parsed in three phases: first every function name is declared (so ``cls.f``,
 ``Module.f`` and bare ``f`` may refer to a function defined further down), then each
-function is parsed by its dialect (`tensor.parse_prim_func`, `graph.parse_function`).
+function is parsed by its dialect (`tensor.parse_prim_func`, `graph.parse_function`), and
+last the graph functions' calls are matched with the functions they call
+(`graph.check_calls`).
 """
 
 import ast
@@ -77,6 +79,7 @@ def parse_function_def(parser, node, kind=None):
 
 def parse_class(parser, node):
     """An IRModule from a ``class`` decorated with ``@I.ir_module``."""
+    from .graph import check_calls
     defs = []
     for item in node.body:
         if isinstance(item, ast.Expr) and isinstance(item.value, ast.Constant) \
@@ -99,7 +102,18 @@ def parse_class(parser, node):
     parser.state["globals"] = {item.name: GlobalVar(item.name) for item in defs}
     parser.state["global_kinds"] = {item.name: decorator_kind(parser, item) for item in defs}
     funcs = [(item.name, parse_function_def(parser, item)) for item in defs]
+    check_calls(parser, dict(funcs))
     return IRModule(tuple(funcs))
+
+
+def parse_alone(parser, node, kind=None):
+    """A function defined outside any module (it calls no prim function by name)."""
+    from .graph import check_calls
+    parser.state["globals"] = {}
+    parser.state["global_kinds"] = {}
+    func = parse_function_def(parser, node, kind)
+    check_calls(parser, {func.name: func})
+    return func
 
 
 def bare_decorator(name, target, options):
@@ -148,9 +162,7 @@ def parse_decorated_function(func, frame, kind):
     source = Source.of_function(inspect.unwrap(func))
     python = PythonScope.of_frame(frame, func)
     parser = Parser(source, python, aliases_from_scope(python))
-    parser.state["globals"] = {}
-    parser.state["global_kinds"] = {}
-    return run_parse(parser, parse_function_def, parser, source.node, kind)
+    return run_parse(parser, parse_alone, parser, source.node, kind)
 
 
 def from_source(text, filename="<string>"):
@@ -172,9 +184,7 @@ def _parse_text(parser, tree):
         if isinstance(node, ast.ClassDef) and decorator_kind(parser, node) == "ir_module":
             results.append(parse_class(parser, node))
         elif isinstance(node, ast.FunctionDef) and decorator_kind(parser, node):
-            parser.state["globals"] = {}
-            parser.state["global_kinds"] = {}
-            results.append(parse_function_def(parser, node))
+            results.append(parse_alone(parser, node))
         else:
             parser.error(node, "from_source text may hold only imports, one @I.ir_module class "
                                "or decorated functions",

@@ -5,6 +5,7 @@ kernel may write must be writeable); built and exported (the exported library li
 kernel's library)."""
 
 import ctypes
+import inspect
 import pathlib
 import shutil
 import subprocess
@@ -15,6 +16,7 @@ import numpy as np
 import pytest
 
 import pyir
+from pyir.script import ParseError
 from pyir.script import graph as R
 from pyir.script import ir as I
 from pyir.script import tensor as T
@@ -124,6 +126,48 @@ def test_kernels_from_a_prim_function_via_call_extern(saxpy, dot4, build_as):
     np.testing.assert_array_equal(out, 2 * x + 1)
     assert d[0] == 6
     assert pyir.script.from_source(Both.script()).script() == Both.script()
+
+
+def test_a_graph_call_that_does_not_fit_the_kernel_is_reported_at_the_call(dot4):
+    """It was reported only by pyir.build, without the line."""
+    with pytest.raises(ParseError) as info:
+        @R.function
+        def main(u: R.Tensor((4,), "float32")):
+            d = R.call_dps_packed("test.dot4", (u,), out_sinfo=R.Tensor((1,), "float32"))
+            return d
+    line = inspect.currentframe().f_lineno - 2
+    err = info.value
+    assert (err.filename, err.line) == (__file__, line)
+    assert "graph function main, binding d: test.dot4 takes 3 argument(s) (x, y, out) with " \
+           "its outputs, but the call passes 2" in err.message
+
+
+@pytest.mark.parametrize("args, words", [
+    ("(u, u, u)", "graph function main, binding d: test.dot4 takes 3 argument(s) (x, y, out) "
+                  "with its outputs, but the call passes 4"),
+    ("(u, v)", "graph function main, binding d: test.dot4 parameter 'y': dimension 0 must be "
+               "4, the value passed has 3"),
+    ("(u, w)", "graph function main, binding d: test.dot4 parameter 'y' expects float32 with 1 "
+               "dimension(s), got R.Tensor((4,), \"int32\")"),
+])
+def test_a_kernel_call_in_module_text_that_does_not_fit_names_its_line(dot4, args, words):
+    text = textwrap.dedent(f"""\
+        from pyir.script import ir as I, graph as R
+
+        @I.ir_module
+        class Module:
+            @R.function
+            def main(u: R.Tensor((4,), "float32"), v: R.Tensor((3,), "float32"),
+                     w: R.Tensor((4,), "int32")):
+                d = R.call_dps_packed("test.dot4", {args}, out_sinfo=R.Tensor((1,), "float32"))
+                return d
+        """)
+    with pytest.raises(ParseError) as info:
+        pyir.script.from_source(text, "kernels.py")
+    err = info.value
+    assert (err.filename, err.line) == ("kernels.py", 8)
+    assert words in err.message
+    assert f"    8 | d = R.call_dps_packed(\"test.dot4\", {args}," in str(err)
 
 
 def test_an_llvm_ir_kernel_is_linked_into_the_module(dot4):

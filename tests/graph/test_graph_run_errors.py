@@ -1,10 +1,13 @@
 """Errors of compiled graph functions name the binding and both shapes."""
 
+import inspect
+
 import numpy as np
 import pytest
 
 import pyir
 from pyir.script import graph as R
+from pyir.script import ParseError
 from pyir.script import ir as I
 from pyir.script import tensor as T
 
@@ -54,17 +57,10 @@ class Bad:
         z = R.call_tir(cls.twice, (y,), out_sinfo=R.Tensor((5,), "float32"))
         return z
 
-    @R.function
-    def checked(x: R.Tensor(("n", "m"), "float32")):
-        with R.dataflow():
-            y = R.call_tir(cls.twice, (x,), out_sinfo=R.Tensor((n,), "float32"))
-            R.output(y)
-        return y
-
 
 @pytest.fixture(scope="module")
 def lib(build_as):
-    return build_as(Bad.without("checked"))
+    return build_as(Bad)
 
 
 def test_packed_result_of_the_wrong_shape_names_binding_and_both_shapes(lib):
@@ -116,10 +112,47 @@ def test_unknown_call_packed_name_at_build_time():
         pyir.build(main)
 
 
-def test_call_tir_shape_mismatch_is_reported_at_build_or_run_time():
-    with pytest.raises(pyir.Error, match="binding y: twice parameter 'X' expects float32 with "
-                                         "1 dimension"):
-        pyir.build(Bad)
+def test_call_tir_rank_mismatch_is_reported_at_the_call():
+    """It was reported only by pyir.build, without the line."""
+    with pytest.raises(ParseError) as info:
+        @I.ir_module
+        class Checked:
+            @T.prim_func
+            def twice(X: T.Buffer(("n",), "float32"), Y: T.Buffer(("n",), "float32")):
+                T.evaluate(0)
+
+            @R.function
+            def checked(x: R.Tensor(("n", "m"), "float32")):
+                with R.dataflow():
+                    y = R.call_tir(cls.twice, (x,), out_sinfo=R.Tensor((n,), "float32"))
+                    R.output(y)
+                return y
+    line = inspect.currentframe().f_lineno - 3
+    assert (info.value.filename, info.value.line) == (__file__, line)
+    assert "graph function checked, binding y: twice parameter 'X' expects float32 with 1 " \
+           "dimension(s), got R.Tensor((n, m), \"float32\")" in info.value.message
+    assert f"{line:>5} | y = R.call_tir(cls.twice, (x,), " in str(info.value)
+
+
+def test_call_tir_mismatch_in_a_module_put_together_is_reported_at_build():
+    """A module assembled from functions (no source to point at) is checked by the build."""
+    @I.ir_module
+    class Wide:
+        @T.prim_func
+        def twice(X: T.Buffer(("n", "m"), "float32"), Y: T.Buffer(("n",), "float32")):
+            T.evaluate(0)
+
+        @R.function
+        def checked(x: R.Tensor(("n", "m"), "float32")):
+            y = R.call_tir(cls.twice, (x,), out_sinfo=R.Tensor((n,), "float32"))
+            return y
+
+    with pytest.raises(pyir.Error, match="graph function checked, binding y: twice parameter "
+                                         "'X' expects float32 with 1 dimension"):
+        pyir.build(Wide.with_function("twice", Bad["twice"]))
+    with pytest.raises(pyir.Error, match="graph function checked, binding y: call_tir of "
+                                         "'twice', which is not a prim function of the module"):
+        pyir.build(Wide.without("twice"))
 
 
 def test_bad_inputs_are_argument_errors(lib):

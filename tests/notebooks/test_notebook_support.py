@@ -44,6 +44,23 @@ def test_parse_error_in_a_notebook_cell_points_at_the_cell():
     assert "/tmp/ipykernel_0/654321.py:11:" in text and "B[vi] = A[vj]" in text
 
 
+def test_a_call_that_does_not_fit_its_prim_function_points_at_the_cell():
+    """It was reported only by pyir.build, without the line."""
+    cell = CELL.replace("ir as I, tensor as T", "ir as I, tensor as T, graph as R") + \
+        """
+    @R.function
+    def main(x: R.Tensor((4,), "float32")):
+        return R.call_tir(cls.copy, (x,), out_sinfo=R.Tensor((5,), "float32"))
+"""
+    with pytest.raises(pyir.script.ParseError) as info:
+        run_cell(cell, "/tmp/ipykernel_0/765432.py")
+    text = str(info.value)
+    assert text.startswith("/tmp/ipykernel_0/765432.py:15:16: graph function main, binding "
+                           "return: copy parameter 'B': dimension 0 must be 4, the value passed "
+                           "has 5")
+    assert "return R.call_tir(cls.copy, (x,), " in text
+
+
 def test_html_exports_do_not_display_themselves(monkeypatch):
     # rich consoles made for HTML export must not print into the notebook on their own
     # (in Jupyter, a rich Console displays what it prints unless told otherwise)

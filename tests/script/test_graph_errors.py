@@ -6,6 +6,7 @@ import textwrap
 
 import pytest
 
+import pyir
 from pyir.errors import Error
 from pyir.script import ParseError, from_source
 from pyir.script import graph as R
@@ -369,3 +370,106 @@ def test_a_parameter_defined_twice():
         def f(x: R.Tensor((4,), "float32"), x: R.Tensor((8,), "float32")):  # <-
             return x
         """, ["parameter 'x' is defined twice"], 'x: R.Tensor((8,), "float32")')
+
+
+CALLEES = """
+        @T.prim_func
+        def add(a: T.Buffer((4,), "float32"), b: T.Buffer((4,), "float32"),
+                c: T.Buffer((4,), "float32")):
+            for i in range(4):
+                with T.block("c"):
+                    vi = T.axis.spatial(4, i)
+                    c[vi] = a[vi] + b[vi]
+
+        @T.prim_func
+        def scale(x: T.Buffer(("n", 2), "float32"), s: T.float32,
+                  y: T.Buffer(("n", 2), "float32")):
+            for i, j in T.grid(n, 2):
+                with T.block("y"):
+                    vi, vj = T.axis.remap("SS", [i, j])
+                    y[vi, vj] = x[vi, vj] * s
+"""
+
+
+@pytest.mark.parametrize("params, call, words", [
+    ('x: R.Tensor((4,), "float32")',
+     'R.call_tir(cls.add, (x,), out_sinfo=R.Tensor((4,), "float32"))',
+     "graph function main, binding y: add takes 3 argument(s) (a, b, c) with its outputs, but "
+     "the call passes 2"),
+    ('x: R.Tensor((4,), "float32")',
+     'R.call_tir(cls.add, ((x, x), x), out_sinfo=R.Tensor((4,), "float32"))',
+     "add takes 3 argument(s) (a, b, c) with its outputs, but the call passes 4"),
+    ('x: R.Tensor((4,), "int32")',
+     'R.call_tir(cls.add, (x, x), out_sinfo=R.Tensor((4,), "float32"))',
+     "graph function main, binding y: add parameter 'a' expects float32 with 1 dimension(s), "
+     'got R.Tensor((4,), "int32")'),
+    ('x: R.Tensor((4, 1), "float32")',
+     'R.call_tir(cls.add, (x, x), out_sinfo=R.Tensor((4,), "float32"))',
+     "add parameter 'a' expects float32 with 1 dimension(s), got "
+     'R.Tensor((4, 1), "float32")'),
+    ('x: R.Tensor(ndim=1, dtype="int32")',
+     'R.call_tir(cls.add, (x, x), out_sinfo=R.Tensor((4,), "float32"))',
+     "add parameter 'a' expects float32 with 1 dimension(s), got "
+     'R.Tensor((x_shape_0_,), "int32")'),
+    ('x: R.Tensor((5,), "float32")',
+     'R.call_tir(cls.add, (x, x), out_sinfo=R.Tensor((4,), "float32"))',
+     "add parameter 'a': dimension 0 must be 4, the value passed has 5 "
+     '(R.Tensor((5,), "float32"))'),
+    ('x: R.Tensor((4,), "float32")',
+     'R.call_tir(cls.add, (x, x), out_sinfo=R.Tensor((8,), "float32"))',
+     "add parameter 'c': dimension 0 must be 4, the value passed has 8"),
+    ('x: R.Tensor((4,), "float32")',
+     'R.call_tir(cls.add, (x, 1.5), out_sinfo=R.Tensor((4,), "float32"))',
+     "add parameter 'b' is a buffer; the value passed is R.Prim(\"float32\") (match_cast it "
+     "to a shape first)"),
+    ('x: R.Tensor(("m", 2), "float32")',
+     'R.call_tir(cls.scale, (x, R.prim_value(2)), out_sinfo=R.Tensor((m, 2), "float32"))',
+     "scale parameter 's' is a float32 scalar, got R.Prim(\"int64\")"),
+    ('x: R.Tensor(("m", 2), "float32")',
+     'R.call_tir(cls.scale, (x, 0.5), out_sinfo=R.Tensor((m, 3), "float32"))',
+     "scale parameter 'y': dimension 1 must be 2, the value passed has 3"),
+])
+def test_a_call_tir_that_does_not_fit_its_prim_function(params, call, words):
+    """Reported only by pyir.build, without the line; the prim functions are defined below
+    the graph function that calls them."""
+    check(f"""
+        @I.ir_module
+        class Module:
+            @R.function
+            def main({params}):
+                y = {call}  # <-
+                return y
+{textwrap.indent(CALLEES, "    ")}
+        """, [words], call)
+
+
+def test_a_call_tir_in_the_return_names_the_binding_return():
+    check(f"""
+        @I.ir_module
+        class Module:
+{textwrap.indent(CALLEES, "    ")}
+            @R.function
+            def main(x: R.Tensor((4,), "float32")):
+                return R.call_tir(cls.add, (x,), out_sinfo=R.Tensor((4,), "float32"))  # <-
+        """, ["graph function main, binding return: add takes 3 argument(s)"],
+        'R.call_tir(cls.add, (x,), out_sinfo=R.Tensor((4,), "float32"))')
+
+
+def test_what_only_the_build_knows_is_left_to_it():
+    """A tensor of unknown shape may fit (a parameter's dimensions are read at the call),
+    and a call_packed result is an object until it is cast: the parser says nothing."""
+    pyir.ffi.register_func("test.anything", lambda x: x, override=True)
+    mod = from_source(HEADER + textwrap.dedent(f"""
+        @I.ir_module
+        class Module:
+{textwrap.indent(CALLEES, "    ")}
+            @R.function
+            def main(x: R.Tensor(ndim=1, dtype="float32")):
+                o = R.call_packed("test.anything", x)
+                y = R.call_tir(cls.add, (x, o), out_sinfo=R.Tensor((4,), "float32"))
+                z = R.call_tir(cls.add, (x, x), out_sinfo=R.Tensor((4,), "float32"))
+                return (y, z)
+        """))
+    with pytest.raises(Error, match="graph function main, binding y: add parameter 'b' is a "
+                                    "buffer; the value passed is R.Object"):
+        pyir.build(mod)
