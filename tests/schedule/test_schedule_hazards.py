@@ -227,6 +227,20 @@ def test_blockized_reduction_over_a_symbolic_extent(reorder):
         np.testing.assert_allclose(s, a.sum(1), rtol=1e-5, atol=1e-5)
 
 
+def test_a_decomposed_reduction_over_a_symbolic_extent_fuses_with_its_rows():
+    """fuse refuses a row loop and a maybe-empty reduction loop of a block with an init (its
+    init never ran at m = 0); with the init decomposed first, the update fuses and S is 0."""
+    sch = Schedule(rowsum_symbolic)
+    i, k = sch.get_loops(sch.get_block("S"))
+    sch.decompose_reduction(sch.get_block("S"), i)
+    sch.fuse(i, k)
+    lib = pyir.build(sch.mod)
+    for m in (0, 1, 7):
+        a, s = np.arange(3 * m, dtype="float32").reshape(3, m), np.full(3, 5, "float32")
+        lib["rowsum_symbolic"](a, s)
+        np.testing.assert_allclose(s, a.sum(1))
+
+
 @pytest.mark.parametrize("blockize", [False, True])
 def test_guards_on_parts_of_an_index_bound_it_together(blockize):
     """P[(i_0 * 2 + i_1) * 2 + i_2 + r_0] under ``if (i_0 * 2 + i_1) * 2 + i_2 < n`` and
