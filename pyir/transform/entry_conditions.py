@@ -364,7 +364,8 @@ class _Collector:
         (``2 * (j0 * 16 + j1) + j2`` under ``j0 * 16 + j1 < 48`` reads up to
         ``2 * 47 + 1``: a split by 2 inside a split with a tail; ``n - 1 - x`` under
         ``x < n`` reads from 0: a negative ratio turns a bound on ``x`` into the other
-        bound on ``index``)."""
+        bound on ``index``); -1 also when ``index + x`` leaves none of ``x``'s variables
+        (``x`` not linear in them, as the guard of a fused loop's splits)."""
         out = [1]
         for var in sorted(vars_of(x) & vars_of(index), key=lambda v: v.name):
             in_x = arith.detect_linear(x, var, self.scope.analyzer)
@@ -375,6 +376,8 @@ class _Collector:
             if (isinstance(a, E.IntImm) and isinstance(b, E.IntImm) and a.value > 0
                     and b.value % a.value == 0 and b.value // a.value not in out):
                 out.append(b.value // a.value)
+        if -1 not in out and vars_of(x).isdisjoint(vars_of(self.scope.simplify(index + x))):
+            out.append(-1)
         return out
 
     def split_extreme(self, rest, limit, which):
