@@ -11,6 +11,7 @@ from functools import reduce
 from pyir.ir import For, IntImm, Range, Var, and_, ge, lt, substitute
 from pyir.transform.register_tiles import FUSED_TAILS_KEY, TAIL_KEY
 from pyir.transform.dependence import analyzer_for, iteration_conflict, realizes_under, uses
+from pyir.transform.lower_blocks import init_may_not_run
 
 from .analysis import is_true
 from .errors import ScheduleError
@@ -157,6 +158,10 @@ def fuse(func, vars_):
     Fusing a loop split with a tail (annotated ``"pyir.split_tail"``) annotates the fused
     loop ``{"pyir.fused_tails": 1}``: lowering then tests the tails' guards once per
     iteration and runs the whole tiles without them (`pyir.transform.split_tail_loops`).
+
+    Illegal when the fused loop would drive both spatial and reduction iterators of a block
+    with an init over a reduction that may be empty: lowering could not run that init
+    before the loop, and an empty loop would never run it.
     """
     paths = [find_loop(func.body, v) for v in vars_]
     loops = [p[-1] for p in paths]
@@ -175,6 +180,14 @@ def fuse(func, vars_):
         if uses(lp.extent, vars_) or uses(lp.start, vars_):
             raise ScheduleError("fuse", subject, f"the range of loop {lp.loop_var.name} depends "
                                 "on another loop being fused", loops[0])
+    for realize in (p[-1] for p in realizes_under(loops[-1].body)):
+        kinds = {iv.kind for iv, v in zip(realize.block.iter_vars, realize.iter_values)
+                 if uses(v, vars_)}
+        if kinds >= {"S", "R"} and init_may_not_run(realize.block):
+            raise ScheduleError("fuse", subject, "the fused loop would drive both spatial and "
+                                f"reduction iterators of block \"{realize.block.name}\", whose "
+                                "reduction may be empty (a symbolic extent): where it is, its "
+                                "init would never run; decompose_reduction first", loops[0])
     ana = analyzer_for(loops_of(paths[0]) + loops)
     exts = [ana.simplify(lp.extent) for lp in loops]
     total = ana.simplify(reduce(lambda a, b: a * b, exts))

@@ -6,6 +6,7 @@ import dataclasses
 
 from pyir.ir import (Allocate, Binary, Block, BlockRealize, Buffer, BufferLoad, BufferStore,
                      For, IntImm, IterVar, Var, and_, conjuncts, const, substitute, walk)
+from pyir.ir.ops import is_one
 from pyir.transform.dependence import analyzer_for, realizes_under, uses
 
 from .analysis import affine_bindings, complete_binding, infer_regions, is_true
@@ -49,8 +50,10 @@ def decompose_reduction(func, name, loop_var):
                     vi, vj, vk = T.axis.remap("SSR", [i, j, k])
                     C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
 
-    Legal when the loops above ``loop`` drive no reduction iterator and no loop drives
-    both kinds of iterator.
+    Legal when the loops above ``loop`` drive no reduction iterator, no loop drives both
+    kinds of iterator, and every loop from ``loop`` in drives one (or runs once): under a
+    loop that drives none the reduction runs again in each iteration, each time from its
+    init.
     """
     prim = "decompose_reduction"
     path = realize_path(func, name, prim)
@@ -77,6 +80,12 @@ def decompose_reduction(func, name, loop_var):
             raise ScheduleError(prim, subject, f"loop {lp.loop_var.name}, above "
                                 f"{loop_var.name}, drives a reduction iterator; the init would "
                                 "run again in every one of its iterations", loops[0])
+    for lp in loops[at:]:
+        if lp.loop_var not in red_vars | sp_vars and not is_one(lp.extent):
+            raise ScheduleError(prim, subject, f"loop {lp.loop_var.name} drives no iterator "
+                                "of the block: the reduction runs again in each of its "
+                                "iterations, and its init with it (decompose at a loop inside "
+                                f"{lp.loop_var.name})", lp)
     outer = sorted(v.name for v in red_vars - {lp.loop_var for lp in loops})
     if outer:
         raise ScheduleError(prim, subject, f"a reduction iterator of the block follows "

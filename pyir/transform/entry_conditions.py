@@ -299,14 +299,15 @@ class _Collector:
             for x, op, bound in _facts(self.guard(g)):
                 if used.isdisjoint(vars_of(x)):
                     continue  # a guard on other variables does not bound this index
+                upper = op in ("lt", "le")   # the guard bounds x from above
+                step = {"lt": -1, "gt": 1}.get(op, 0)
                 for c in self.scales(index, x):
                     rest = self.scope.simplify(index - x * c)
-                    if op in ("lt", "le"):
-                        limit = (bound - (1 if op == "lt" else 0)) * c
+                    limit = (bound + step) * c
+                    if upper == (c > 0):
                         hi = self.tighter(hi, self.split_extreme(rest, limit, 1), rest, E.le,
                                           self.scope.simplify(extent - 1))
                     else:
-                        limit = (bound + (1 if op == "gt" else 0)) * c
                         lo = self.tighter(lo, self.split_extreme(rest, limit, 0), rest, E.ge,
                                           E.IntImm(0))
         return lo, hi
@@ -358,10 +359,13 @@ class _Collector:
         return out
 
     def scales(self, index, x):
-        """The positive factors ``c`` to read ``index`` as ``c * x + rest``: 1, and the
-        ratio of a variable's coefficients in ``index`` and ``x`` when it is a whole
-        number (``2 * (j0 * 16 + j1) + j2`` under ``j0 * 16 + j1 < 48`` reads up to
-        ``2 * 47 + 1``: a split by 2 inside a split with a tail)."""
+        """The factors ``c`` to read ``index`` as ``c * x + rest``: 1, and the ratio of a
+        variable's coefficients in ``index`` and ``x`` when it is a whole number
+        (``2 * (j0 * 16 + j1) + j2`` under ``j0 * 16 + j1 < 48`` reads up to
+        ``2 * 47 + 1``: a split by 2 inside a split with a tail; ``n - 1 - x`` under
+        ``x < n`` reads from 0: a negative ratio turns a bound on ``x`` into the other
+        bound on ``index``); -1 also when ``index + x`` leaves none of ``x``'s variables
+        (``x`` not linear in them, as the guard of a fused loop's splits)."""
         out = [1]
         for var in sorted(vars_of(x) & vars_of(index), key=lambda v: v.name):
             in_x = arith.detect_linear(x, var, self.scope.analyzer)
@@ -370,9 +374,10 @@ class _Collector:
                 continue
             a, b = in_x[0], in_index[0]
             if (isinstance(a, E.IntImm) and isinstance(b, E.IntImm) and a.value > 0
-                    and b.value > a.value and b.value % a.value == 0
-                    and b.value // a.value not in out):
+                    and b.value % a.value == 0 and b.value // a.value not in out):
                 out.append(b.value // a.value)
+        if -1 not in out and vars_of(x).isdisjoint(vars_of(self.scope.simplify(index + x))):
+            out.append(-1)
         return out
 
     def split_extreme(self, rest, limit, which):

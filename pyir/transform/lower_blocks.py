@@ -9,8 +9,9 @@ A reduction whose iterators may have no value at all (a symbolic extent: ``R.sum
 axis of length 0) would then never run its init, leaving the output as it was, where numpy
 gives the identity. Its init runs first instead, under copies of the spatial loops inside
 the outermost reduction loop, right before that loop (what ``decompose_reduction`` does);
-blocks whose loops drive both kinds of iterator, whose spatial loops' ranges depend on a
-reduction loop, or that sit under other statements inside that loop, keep the ``if``.
+blocks whose loops drive both kinds of iterator (the schedule's ``fuse`` makes no such loop
+for them), whose spatial loops' ranges depend on a reduction loop, or that sit under other
+statements inside that loop, keep the ``if``.
 A block lowered to a sequence inside a sequence is spliced into it, so no SeqStmt holds
 another (script text always reads back flat).
 """
@@ -74,9 +75,11 @@ def _lower_bare_or_splice(node):
     return _lower_bare(node) if isinstance(node, S.Block) else _splice(node)
 
 
-def _may_be_empty(block):
-    return any(iv.kind == "R" and not (isinstance(iv.extent, E.IntImm) and iv.extent.value >= 1)
-               for iv in block.iter_vars)
+def init_may_not_run(block):
+    """Whether ``block`` has an init and a reduce iterator whose extent may be 0."""
+    return block.init is not None and any(
+        iv.kind == "R" and not (isinstance(iv.extent, E.IntImm) and iv.extent.value >= 1)
+        for iv in block.iter_vars)
 
 
 def _paths(stmt, path=()):
@@ -84,7 +87,7 @@ def _paths(stmt, path=()):
     the statements from ``stmt`` down to it."""
     path = path + (stmt,)
     if isinstance(stmt, S.BlockRealize):
-        if stmt.block.init is not None and _may_be_empty(stmt.block):
+        if init_may_not_run(stmt.block):
             yield path, stmt
         yield from _paths(stmt.block.body, path)
     else:

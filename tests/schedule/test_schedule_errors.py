@@ -48,6 +48,13 @@ def fuse_not_nested(s):
     s.fuse(i, k)
 
 
+def fuse_spatial_and_maybe_empty_reduction(s):
+    """j and r of a matmul over a symbolic k: the fused loop (m * k iterations) runs no
+    iteration when k is 0, and C kept what it held instead of zeros."""
+    _, j, r = loops(s, "C")
+    s.fuse(j, r)
+
+
 def reorder_two_nests(s):
     s.reorder(loops(s, "C")[1], loops(s, "B")[0])
 
@@ -188,6 +195,9 @@ CASES = [
     ("static_mm", split_too_small, ["split", "loop i", "not provably at least"]),
     ("matmul", split_parallel, ["split", "loop i", "is parallel"]),
     ("matmul", fuse_not_nested, ["fuse", "loops i, r", "not the whole body"]),
+    ("matmul", fuse_spatial_and_maybe_empty_reduction,
+     ["fuse", "loops j, r", "would drive both spatial and reduction iterators of block \"C\", "
+      "whose reduction may be empty", "decompose_reduction first"]),
     ("chain", reorder_two_nests, ["reorder", "not nested"]),
     ("matmul", parallel_reduction, ["parallel", "loop r", "reduces into C over loop r"]),
     ("rowsum", vectorize_reduction, ["vectorize", "loop k", "reduces into S"]),

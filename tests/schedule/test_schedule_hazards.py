@@ -103,6 +103,24 @@ def f(A: T.Buffer(("n",), "float32"), C: T.Buffer(("n",), "float32")):
             C[vi] = B[vi] + T.float32(1)
 '''
 
+ROW_NORM_PER_COLUMN = '''
+from pyir.script import tensor as T
+
+@T.prim_func
+def f(A: T.Buffer(("n", "m"), "float32"), O: T.Buffer(("n", "m"), "float32")):
+    S = T.alloc_buffer((n,), "float32")
+    for i, k in T.grid(n, m):
+        with T.block("S"):
+            vi, vk = T.axis.remap("SR", [i, k])
+            with T.init():
+                S[vi] = T.float32(0)
+            S[vi] = S[vi] + A[vi, vk] * A[vi, vk]
+    for i, j in T.grid(n, m):
+        with T.block("O"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            O[vi, vj] = A[vi, vj] - S[vi]
+'''
+
 def _refused(src, step, words):
     sch = Schedule(from_source(src))
     before = sch.mod
@@ -153,6 +171,33 @@ def test_compute_inline_across_a_block_overwriting_its_input_is_refused():
              "is read: inlined, the readers would see the new values")
 
 
+def test_decompose_reduction_above_a_loop_driving_none_of_its_iterators_is_refused():
+    """S computed at O's column loop j runs its whole reduction (from its init) again for
+    each j. Decomposed at j, the init ran once before j and the m reductions summed into
+    it: S came out m times too large."""
+    sch = Schedule(from_source(ROW_NORM_PER_COLUMN))
+    sch.compute_at(sch.get_block("S"), sch.get_loops(sch.get_block("O"))[1])
+    before = sch.mod
+    with pytest.raises(ScheduleError, match=r"decompose_reduction: block \"S\" at loop j: "
+                       "loop j drives no iterator of the block: the reduction runs again in "
+                       r"each of its iterations, and its init with it \(decompose at a loop "
+                       r"inside j\)"):
+        sch.decompose_reduction(sch.get_block("S"), sch.get_loops(sch.get_block("S"))[1])
+    assert sch.mod is before
+
+
+def test_decompose_reduction_inside_a_loop_driving_none_of_its_iterators_runs_right():
+    """Decomposed at its own reduction loop, inside j, the init runs once per reduction."""
+    sch = Schedule(from_source(ROW_NORM_PER_COLUMN))
+    sch.compute_at(sch.get_block("S"), sch.get_loops(sch.get_block("O"))[1])
+    sch.decompose_reduction(sch.get_block("S"), sch.get_loops(sch.get_block("S"))[-1])
+    lib = pyir.build(sch.mod)
+    for n, m in ((2, 3), (1, 1), (3, 0), (4, 5)):
+        a, o = np.arange(n * m, dtype="float32").reshape(n, m), np.zeros((n, m), "float32")
+        lib["f"](a, o)
+        np.testing.assert_allclose(o, a - (a * a).sum(1, keepdims=True))
+
+
 def test_reverse_compute_inline_across_a_block_overwriting_an_input_still_runs_right():
     sch = Schedule(from_source(INPUT_OVERWRITTEN_BETWEEN))
     sch.reverse_compute_inline(sch.get_block("C"))
@@ -180,6 +225,20 @@ def test_blockized_reduction_over_a_symbolic_extent(reorder):
         s = np.full(3, 5, "float32")
         lib["rowsum_symbolic"](a, s)
         np.testing.assert_allclose(s, a.sum(1), rtol=1e-5, atol=1e-5)
+
+
+def test_a_decomposed_reduction_over_a_symbolic_extent_fuses_with_its_rows():
+    """fuse refuses a row loop and a maybe-empty reduction loop of a block with an init (its
+    init never ran at m = 0); with the init decomposed first, the update fuses and S is 0."""
+    sch = Schedule(rowsum_symbolic)
+    i, k = sch.get_loops(sch.get_block("S"))
+    sch.decompose_reduction(sch.get_block("S"), i)
+    sch.fuse(i, k)
+    lib = pyir.build(sch.mod)
+    for m in (0, 1, 7):
+        a, s = np.arange(3 * m, dtype="float32").reshape(3, m), np.full(3, 5, "float32")
+        lib["rowsum_symbolic"](a, s)
+        np.testing.assert_allclose(s, a.sum(1))
 
 
 @pytest.mark.parametrize("blockize", [False, True])

@@ -244,6 +244,49 @@ def test_entry_conditions_of_nested_splits_accept_every_size(factors):
         np.testing.assert_array_equal(out, a + b)
 
 
+@T.prim_func
+def mirror_sum(A: T.Buffer(("n",), "float32"), B: T.Buffer(("n",), "float32")):
+    for i in range(n):
+        with T.block("B"):
+            vi = T.axis.spatial(n, i)
+            B[vi] = A[vi] + A[n - 1 - vi]
+
+
+@pytest.mark.parametrize("factors", [([None, 4], [3, 2]), ([None, 8], [4, 2])])
+def test_entry_conditions_read_a_tail_guard_on_a_subtracted_index(factors):
+    """A mirrored read split twice: ``A[n - 1 - x]`` under the tail guard ``x < n`` reads
+    from index 0. The guard was read only as a bound on ``x`` added to the index, so the
+    index's lower bound came from the loop ranges, and calls at most sizes (n = 5) were
+    refused with "A is read at index (n + 7) % 8 - ... in dimension 0 of A"."""
+    sch = Schedule(mirror_sum)
+    (i,) = sch.get_loops(sch.get_block("B"))
+    _, inner = sch.split(i, factors[0])
+    sch.split(inner, factors[1])
+    assert transform.lower(sch.mod)["mirror_sum"].attr("entry_conditions") == ()
+    lib = pyir.build(sch.mod)
+    for n in (0, 1, 3, 5, 7, 8, 13):
+        a, out = np.arange(n, dtype="float32") ** 2, np.zeros(n, "float32")
+        lib["mirror_sum"](a, out)
+        np.testing.assert_array_equal(out, a + a[::-1])
+
+
+def test_entry_conditions_read_a_fused_tail_guard_on_a_subtracted_index():
+    """The same read split by [None, 4] and [3, None], then the loops fused: the guard on
+    ``x`` (divisions and remainders of the fused loop, not linear in it) was not read as a
+    bound on ``n - 1 - x``, and every call was refused ("requires False")."""
+    sch = Schedule(mirror_sum)
+    (i,) = sch.get_loops(sch.get_block("B"))
+    _, inner = sch.split(i, [None, 4])
+    sch.split(inner, [3, None])
+    sch.fuse(*sch.get_loops(sch.get_block("B")))
+    assert transform.lower(sch.mod)["mirror_sum"].attr("entry_conditions") == ()
+    lib = pyir.build(sch.mod)
+    for n in (0, 1, 3, 5, 8):
+        a, out = np.arange(n, dtype="float32") ** 2, np.zeros(n, "float32")
+        lib["mirror_sum"](a, out)
+        np.testing.assert_array_equal(out, a + a[::-1])
+
+
 def test_entry_conditions_narrow_loops_by_their_guards():
     """Split by [1, None], then the outer loop (extent 1) by [None, 2]: the index is
     ``(i_0_0 * 2 + i_0_1) * n + i_1`` under ``if i_0_0 * 2 + i_0_1 < 1``, which keeps
