@@ -425,6 +425,25 @@ def test_nested_unrolling_stays_within_a_budget():
     np.testing.assert_allclose(out, a @ b, rtol=1e-4, atol=1e-4)
 
 
+def test_unrolling_a_loop_around_loops_stays_within_a_budget():
+    """j of a symbolic n x m split by [64, 8, None], j_0 unrolled: 64 copies of the j_1 loop
+    around the j_2 loop, which LLVM unrolled 8 times more after vectorizing j_2 -- 512
+    vectorized loops in one function, and a build of minutes. A loop holding loops is copied
+    at most 4 times; this one stays a loop."""
+    sch = Schedule(K.module(K.elementwise("float32", ("n", "m"), "mul")))
+    i, j = sch.get_loops(sch.get_block("C"))
+    j0, _, _ = sch.split(j, [64, 8, None])
+    sch.unroll(j0)
+    text, _ = codegen(pyir.transform.lower(sch.mod, default_schedule=False), Target.from_string(
+        "llvm"))
+    assert text.count("fmul") == 1
+    c = Compiled(sch.mod, default_schedule=False)
+    for n, m in ((3, 1), (2, 511), (2, 1000)):
+        a, b, out = rand((n, m), "float32"), rand((n, m), "float32"), np.zeros((n, m), "float32")
+        assert c("ew", a, b, out) == 0
+        np.testing.assert_allclose(out, a * b, rtol=1e-6)
+
+
 @pytest.mark.parametrize("dtype", ["int8", "uint8", "int32", "int64"])
 def test_integer_sums_reassociated_keep_their_wrapping_value(dtype):
     """Codegen reorders integer sums (outer-loop terms first, the constant last): the value,
