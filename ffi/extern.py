@@ -7,7 +7,10 @@ That wrapper is the kernel's interface everywhere: graph code calls it like any 
 function (its shapes checked at the call), Python calls it through the same generated
 argument checks as a compiled function, and ``T.call_extern(name, ...)`` in prim functions
 calls the kernel itself (``dtype="void"``: a kernel returns nothing, it writes its results
-into the buffers it is passed).
+into the buffers it is passed). Such a call is checked against the kernel's declaration
+(`check_extern_call`) by the parser, at the call's line, when the kernel is declared before
+the prim function is parsed, and by `pyir.build` (a module put together in code, a kernel
+declared later, a call the schedule makes).
 
 A kernel is native code at an address (``symbol=`` a ctypes function) or LLVM IR text
 (``llvm_ir=``, defining exactly one function) linked into every module that calls it, so
@@ -305,35 +308,16 @@ def _wrapper(name, decl, frame):
 
 def kernels_called(mod):
     """The `ExternKernel`s named by ``call_extern`` in the prim functions of ``mod``, each
-    call checked against the kernel's declaration (`check_call`). A name that is no
-    declared kernel must be a C function of the process (``expf``), called as written."""
+    call checked against what its name is (`check_extern_call`)."""
     from pyir.ir import Call, PrimFunc, walk
-
-    from .registry import get_global_func
-    found, process = {}, set()   # (the C functions of the process found: looked up once)
+    found, process = {}, set()
     for _, f in mod.functions:
         if isinstance(f, PrimFunc):
             for n in walk(f.body):
                 if isinstance(n, Call) and n.op == "call_extern":
-                    name = n.args[0].value
-                    k = get_global_func(name, allow_missing=True)
-                    if isinstance(k, ExternKernel):
-                        check_call(f.name, k, n.args[1:], n.dtype)
+                    k = check_extern_call(f.name, n, process)
+                    if k is not None:
                         found[k.name] = k
-                    elif k is not None:
-                        raise Error(f"prim function {f.name} calls T.call_extern({name!r}, ...), "
-                                    f"but {name!r} is a Python function: prim functions call "
-                                    "native kernels (declare them with pyir.ffi.extern); graph "
-                                    "code calls Python with R.call_packed")
-                    else:
-                        if name not in process and not _process_function(name):
-                            raise Error(f"prim function {f.name} calls T.call_extern({name!r}, "
-                                        f"...), but no kernel {name!r} is declared with "
-                                        "pyir.ffi.extern and the process has no C function of "
-                                        "that name" + (f" ({name!r} is data)"
-                                                       if _process_symbol(name) else ""))
-                        process.add(name)
-                        _values_only(f.name, name, n.args[1:])
     names = mod.names()
     for k in found.values():
         taken = next((f for f in names if k.llvm_ir is not None and (
@@ -342,6 +326,36 @@ def kernels_called(mod):
             raise Error(f"kernel {k.name!r} defines LLVM function @{k.symbol}, a name the code "
                         f"of function {taken} takes; give the kernel's function another name")
     return list(found.values())
+
+
+def check_extern_call(caller, call, process, unknown_ok=False):
+    """Check ``call``, a ``call_extern`` in prim function ``caller``, against what its name is
+    now: a kernel declared with `extern` (`check_call`; the kernel is returned), a Python
+    function (refused: prim functions call native code), or a C function of the process
+    (``expf``, called as written: `_values_only`). ``process`` holds the names found to be C
+    functions of the process (the lookup reads the memory map: once each). Any other name is
+    refused, unless ``unknown_ok`` (the parser: a kernel may be declared later)."""
+    from .registry import get_global_func
+    name = call.args[0].value
+    k = get_global_func(name, allow_missing=True)
+    if isinstance(k, ExternKernel):
+        check_call(caller, k, call.args[1:], call.dtype)
+        return k
+    if k is not None:
+        raise Error(f"prim function {caller} calls T.call_extern({name!r}, ...), but {name!r} "
+                    "is a Python function: prim functions call native kernels (declare them "
+                    "with pyir.ffi.extern); graph code calls Python with R.call_packed")
+    if name not in process:
+        if not _process_function(name):
+            if unknown_ok:
+                return None
+            raise Error(f"prim function {caller} calls T.call_extern({name!r}, ...), but no "
+                        f"kernel {name!r} is declared with pyir.ffi.extern and the process has "
+                        "no C function of that name"
+                        + (f" ({name!r} is data)" if _process_symbol(name) else ""))
+        process.add(name)
+    _values_only(caller, name, call.args[1:])
+    return None
 
 
 def _values_only(caller, name, args):

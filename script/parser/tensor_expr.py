@@ -11,6 +11,7 @@ import difflib
 import math
 import operator
 
+from pyir.ffi.extern import check_extern_call
 from pyir.ir import (INTRINSICS, Binary, Buffer, BufferLoad, Call, Cast, FloatImm, IntImm, Not,
                      PrimExpr, Select, StringImm, Var)
 from pyir.ir import dtype as dt
@@ -426,7 +427,10 @@ def intrinsic(parser, node, name):
 
 def call_extern(parser, node):
     """``T.call_extern("name", *args, dtype="int32")``; a bare buffer passes its data;
-    ``dtype="void"`` calls a kernel that returns nothing (an int32 result is a status)."""
+    ``dtype="void"`` calls a kernel that returns nothing (an int32 result is a status).
+    The call is checked as the build checks it (`pyir.ffi.extern.check_extern_call`) when
+    its name is a kernel, a Python function or a C function of the process; another name
+    may be a kernel declared later, and is left to the build."""
     if not node.args:
         parser.error(node, "T.call_extern needs the kernel name first",
                      "T.call_extern(\"name\", A, B, n)")
@@ -438,13 +442,13 @@ def call_extern(parser, node):
     for kw in node.keywords:
         if kw.arg != "dtype":
             parser.error(kw.value, f"T.call_extern has no argument {kw.arg!r}", "dtype=...")
-        if isinstance(kw.value, ast.Constant) and kw.value.value == "void":
-            dtype = "void"  # a kernel returning nothing (pyir.ffi.extern declarations)
-            continue
         void = isinstance(kw.value, ast.Constant) and kw.value.value == "void"
         dtype = "void" if void else dtype_arg(parser, kw.value)
     args = [StringImm(name)]
     for a in node.args[1:]:
         value = parser.visit(a, "Texpr")
         args.append(value if isinstance(value, Buffer) else to_expr(parser, a, value))
-    return Call(dtype, "call_extern", tuple(args))
+    call = Call(dtype, "call_extern", tuple(args))
+    check_extern_call(parser.state["prim"].name, call,
+                      parser.state.setdefault("process_functions", set()), unknown_ok=True)
+    return call

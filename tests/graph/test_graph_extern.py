@@ -7,6 +7,7 @@ kernel's library)."""
 import ctypes
 import inspect
 import pathlib
+import re
 import shutil
 import subprocess
 import sys
@@ -16,6 +17,7 @@ import numpy as np
 import pytest
 
 import pyir
+from pyir.ir import StringImm, assert_structural_equal, rewrite
 from pyir.script import ParseError
 from pyir.script import graph as R
 from pyir.script import ir as I
@@ -279,10 +281,14 @@ def _calling(body_src, params="x: T.Buffer((4,), \"float32\"), d: T.Buffer((1,),
         f"@T.prim_func\ndef f({params}):\n    {body_src}\n")
 
 
-@pytest.mark.parametrize("body, params, message", [
-    ('T.call_extern("test.none", x, dtype="void")', None,
-     r"calls T.call_extern\('test.none', ...\), but no kernel 'test.none' is declared with "
-     "pyir.ffi.extern and the process has no C function of that name"),
+#: A call of a name nothing declares: (body, params, what pyir.build says).
+UNKNOWN = ('T.call_extern("test.none", x, dtype="void")', None,
+           r"calls T.call_extern\('test.none', ...\), but no kernel 'test.none' is declared "
+           "with pyir.ffi.extern and the process has no C function of that name")
+
+#: Calls that do not fit what their name is when they are parsed: a kernel, a Python
+#: function or a C function of the process (body, params or None, what pyir.build says).
+MISMATCHES = [
     ('T.call_extern("test.python", x, dtype="void")', None,
      "'test.python' is a Python function: prim functions call native kernels"),
     ('T.call_extern("test.dot4", x, d, dtype="void")', None,
@@ -309,15 +315,80 @@ def _calling(body_src, params="x: T.Buffer((4,), \"float32\"), d: T.Buffer((1,),
      "T.call_extern passes by address"),
     ('T.call_extern("test.saxpy", T.float32(1), T.float32(1), x, x, T.int64(4), dtype="void")',
      None, r"argument 2 \(x\) is a buffer, but the call passes a float32 value"),
-])
+    # T.call_extern's default result, an int32 status, was read from a kernel returning
+    # nothing: whatever the register held, and a nonzero value failed the call.
+    ('T.call_extern("test.dot4", x, x, d)', None,
+     r"T.call_extern\('test.dot4', ...\) takes a int32 result, but a kernel declared with "
+     r'pyir.ffi.extern returns nothing: call it with dtype="void"'),
+]
+
+
+@pytest.mark.parametrize("body, params, message", [UNKNOWN] + MISMATCHES)
 def test_a_call_that_does_not_match_the_kernel_is_refused_at_build(saxpy, dot4, body, params,
                                                                    message):
     """Such calls used to build and then crash (a symbol at address 0, too few arguments)
-    or read past the memory passed."""
+    or read past the memory passed. The function is put together in code (the parser reports
+    the calls it can): its call names a name unknown when it is parsed, renamed after."""
     pyir.ffi.register_func("test.python", lambda *a: None, override=True)
-    func = _calling(body) if params is None else _calling(body, params)
+    name = re.search(r'T.call_extern\("([^"]+)"', body)[1]
+    unknown = body.replace(f'"{name}"', '"test.undeclared"')
+    func = _calling(unknown) if params is None else _calling(unknown, params)
+    func = rewrite(func, lambda n: StringImm(name) if isinstance(n, StringImm)
+                   and n.value == "test.undeclared" else None)
     with pytest.raises(pyir.Error, match=message):
         pyir.build(func)
+
+
+@pytest.mark.parametrize("body, params, message", MISMATCHES)
+def test_a_call_that_does_not_match_the_kernel_is_reported_at_its_line(saxpy, dot4, body,
+                                                                       params, message):
+    """Such a call parsed; only pyir.build refused it, without the line."""
+    pyir.ffi.register_func("test.python", lambda *a: None, override=True)
+    with pytest.raises(ParseError) as info:
+        _calling(body) if params is None else _calling(body, params)
+    err = info.value
+    assert (err.filename, err.line) == ("<string>", 5)
+    assert err.message.startswith("prim function f") and re.search(message, err.message)
+    _, source, caret = str(err).splitlines()[:3]
+    assert source == f"    5 | {body}"
+    assert source[caret.index("^"):caret.rindex("^") + 1] == body[body.index("T.call_extern"):]
+
+
+def test_a_call_that_does_not_match_the_kernel_names_the_file_and_line(dot4):
+    """It was reported only by pyir.build, without the line."""
+    with pytest.raises(ParseError) as info:
+        @I.ir_module
+        class Mod:
+            @T.prim_func
+            def f(x: T.Buffer((4,), "float32"), d: T.Buffer((1,), "float32")):
+                for i in range(2):
+                    T.call_extern("test.dot4", x, d, dtype="void")
+    line = inspect.currentframe().f_lineno - 1
+    err = info.value
+    assert (err.filename, err.line) == (__file__, line)
+    assert err.message == ("prim function f: T.call_extern('test.dot4', ...) passes 2 "
+                           "argument(s); the kernel takes 3 (x, y, out)")
+    assert f'{line:>5} | T.call_extern("test.dot4", x, d, dtype="void")' in str(err)
+
+
+def test_a_name_unknown_when_parsed_is_left_to_the_build():
+    """A kernel may be declared after the prim functions calling it are parsed, and printed
+    text parses where its kernels are not declared; the build checks the call."""
+    func = _calling('T.call_extern("test.declared_later", x, x, d, dtype="void")')
+    text = func.script()
+    assert_structural_equal(pyir.script.from_source(text), func)
+    _declare_copy(COPY_IR, "test.declared_later")
+    try:
+        words = (r"prim function f: T.call_extern\('test.declared_later', ...\) passes 3 "
+                 r"argument\(s\); the kernel takes 2 \(x, out\)")
+        with pytest.raises(pyir.Error, match=words):
+            pyir.build(func)
+        with pytest.raises(ParseError, match=words) as info:
+            pyir.script.from_source(text)
+        assert text.splitlines()[info.value.line - 1].strip().startswith(
+            'T.call_extern("test.declared_later"')
+    finally:
+        pyir.ffi.remove_global_func("test.declared_later")
 
 
 def test_a_c_function_of_the_process_is_called_by_its_name():
@@ -410,15 +481,6 @@ def test_a_data_symbol_of_the_process_is_no_c_function():
     with pytest.raises(pyir.Error, match=r"no kernel 'environ' is declared with pyir.ffi.extern "
                        r"and the process has no C function of that name \('environ' is data\)"):
         pyir.build(_calling('T.call_extern("environ", dtype="void")'))
-
-
-def test_a_declared_kernel_is_called_for_no_result(dot4):
-    """T.call_extern's default result, an int32 status, was read from a kernel returning
-    nothing: whatever the register held, and a nonzero value failed the call."""
-    with pytest.raises(pyir.Error, match=r"T.call_extern\('test.dot4', ...\) takes a int32 "
-                       r"result, but a kernel declared with pyir.ffi.extern returns nothing: "
-                       r'call it with dtype="void"'):
-        pyir.build(_calling('T.call_extern("test.dot4", x, x, d)'))
 
 
 #: A kernel as clang -O2 -S -emit-llvm writes it: attribute groups, numbered metadata (type
