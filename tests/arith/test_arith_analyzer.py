@@ -6,7 +6,7 @@ import pyir
 from pyir.arith import Analyzer, IntBound
 from pyir.ir import IntImm, Range, Select, Var, and_, eq, ge, le, lt, max_, min_, or_
 
-from arith_helpers import fmt
+from arith_helpers import evaluate, fmt
 
 i, j, k, n, m, x, y = (Var(s) for s in ("i", "j", "k", "n", "m", "x", "y"))
 
@@ -282,3 +282,15 @@ def test_constant_bounds_follow_the_facts_they_come_from():
     assert ana.const_int_bound(i) == IntBound(0, 63)
     ana.bind(n, 4)
     assert ana.const_int_bound(i) == IntBound(0, 3)
+
+
+def test_bounds_near_the_int64_limits_do_not_wrap():
+    """A constant range ending past the largest int64 wrapped to an empty interval
+    (``i in [2**63 - 2, -2**63 + 1]``), and a symbolic bound of ``i + (2**63 - 1)``
+    was a wrapped negative number below the value at ``i = 0``."""
+    ana = Analyzer()
+    ana.bind(i, Range(2**63 - 2, 4))
+    assert ana.const_int_bound(i) == IntBound(2**63 - 2, 2**63 - 1)
+    ana.bind(j, Range(0, 8))
+    lo, hi = ana.symbolic_bound(j + IntImm(2**63 - 1))
+    assert hi is None or evaluate(hi, {}) >= 2**63 - 1
