@@ -91,6 +91,8 @@ def _fdiv(x, d):
 
 
 def floordiv(a, b):
+    if b[0] > b[1]:     # no divisor at all (in a loop of no iterations): any bound holds
+        return EVERYTHING
     if b[0] >= 1:
         lo = min(_fdiv(a[0], b[0]), _fdiv(a[0], b[1]))
         hi = max(_fdiv(a[1], b[0]), _fdiv(a[1], b[1]))

@@ -294,3 +294,13 @@ def test_bounds_near_the_int64_limits_do_not_wrap():
     ana.bind(j, Range(0, 8))
     lo, hi = ana.symbolic_bound(j + IntImm(2**63 - 1))
     assert hi is None or evaluate(hi, {}) >= 2**63 - 1
+
+
+def test_a_loop_of_no_iterations_does_not_break_bounds():
+    """Inside ``for i in range(0)``, ``i + 1`` has the empty interval [1, 0], and the
+    bound of ``x // (i + 1)`` divided by its upper end: ZeroDivisionError."""
+    ana = Analyzer()
+    ana.bind(i, Range(0, 0))
+    ana.bind(x, Range(0, 10))
+    assert ana.const_int_bound(x // (i + 1)) == IntBound(None, None)
+    ana.can_prove(lt(x // (i + 1), 100))       # raised too
