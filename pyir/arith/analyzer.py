@@ -13,7 +13,7 @@ from ..errors import Error
 from ..ir import Binary, IntImm, PrimExpr, Range, Select, Var, convert, dtype as dt
 from ..ir.node import children, walk
 from .bounds import INF, ConstBounder, IntBound
-from .canonical import Poly, mono_contains, wrap
+from .canonical import Poly, Unrepresentable, mono_contains
 from .simplify import Simplifier
 
 #: Symbolic proofs run at nesting depth 0 only; the simplifications they do inside use
@@ -131,12 +131,12 @@ class Analyzer:
 
     def _range_bounds(self, rng):
         """(start, extent, inclusive bounds) of a `Range`, simplified; a constant range
-        (most loops) is folded directly, as the simplifier would."""
+        (most loops) is folded directly, its last value at most the dtype's largest."""
         start, extent = rng.start, rng.extent
         dtype = start.dtype
         if type(start) is IntImm and type(extent) is IntImm and dt.is_integer(dtype):
-            return start, extent, (start, IntImm(wrap(start.value + extent.value - 1, dtype),
-                                                 dtype))
+            last = min(start.value + extent.value - 1, dt.int_range(dtype)[1])
+            return start, extent, (start, IntImm(last, dtype))
         start, extent = self.simplify(start), self.simplify(extent)
         return start, extent, (start, self.simplify(start + extent - 1))
 
@@ -233,9 +233,12 @@ class Analyzer:
         _require_int(e, "symbolic_bound")
         relax = self._ranged() if relax_vars is None else set(relax_vars)
         simp = Simplifier(self)
-        p = simp.poly(e)
-        return tuple(None if b is None else b.to_expr()
-                     for b in (self._relax(p, False, relax), self._relax(p, True, relax)))
+        try:
+            p = simp.poly(e)
+            return tuple(None if b is None else b.to_expr()
+                         for b in (self._relax(p, False, relax), self._relax(p, True, relax)))
+        except Unrepresentable:     # a constant beyond int64 on the way
+            return None, None
 
     def can_prove(self, cond):
         """True only if the bool expression ``cond`` holds for every value of the
@@ -297,6 +300,8 @@ class Analyzer:
         try:
             lower = self._relax(p, False, relax)
             return lower is not None and self._bounder.poly(lower)[0] >= 0
+        except Unrepresentable:
+            return False
         finally:
             self._depth -= 1
 

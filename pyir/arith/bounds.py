@@ -2,7 +2,8 @@
 
 Internally an interval is ``(lo, hi)`` with ``-inf`` / ``inf`` (floats) for an open
 side and Python ints otherwise; `IntBound` is the public form with None for open sides.
-Variables get their intervals from a lookup function (the Analyzer's knowledge).
+Variables get their intervals from a lookup function (the Analyzer's knowledge). Integers
+narrower than int64 wrap: an interval that leaves the dtype becomes the whole dtype.
 """
 
 import math
@@ -47,8 +48,13 @@ def _dtype_interval(dtype):
 _DTYPE_INTERVALS = {d: _dtype_interval(d) for d in dt.DTYPES}
 
 
-def intersect(a, b):
-    return (max(a[0], b[0]), min(a[1], b[1]))
+def in_dtype(iv, dtype):
+    """``iv`` if ``dtype`` holds all of it, else every value of ``dtype`` (a narrower
+    integer wraps: ``x + 1`` of the largest int32 is the smallest; int64 is unbounded)."""
+    values = dtype_interval(dtype)
+    if values is EVERYTHING or (values[0] <= iv[0] and iv[1] <= values[1]):
+        return iv
+    return values
 
 
 def union(a, b):
@@ -91,6 +97,8 @@ def _fdiv(x, d):
 
 
 def floordiv(a, b):
+    if b[0] > b[1]:     # no divisor at all (in a loop of no iterations): any bound holds
+        return EVERYTHING
     if b[0] >= 1:
         lo = min(_fdiv(a[0], b[0]), _fdiv(a[0], b[1]))
         hi = max(_fdiv(a[1], b[0]), _fdiv(a[1], b[1]))
@@ -126,9 +134,7 @@ class ConstBounder:
         self.var_interval = var_interval
 
     def expr(self, e):
-        values = dtype_interval(e.dtype)
-        iv = self._expr(e)
-        return iv if values is EVERYTHING else intersect(iv, values)
+        return in_dtype(self._expr(e), e.dtype)
 
     def _expr(self, e):
         if isinstance(e, IntImm):
@@ -183,4 +189,4 @@ class ConstBounder:
             for atom in mono[1:]:
                 iv = mul(iv, self.expr(atom))
             total = add(total, scale(iv, coeff))
-        return intersect(total, dtype_interval(p.dtype))
+        return in_dtype(total, p.dtype)

@@ -4,7 +4,9 @@ A `Poly` is ``sum(coeff * monomial) + const`` over *atoms*: integer expressions 
 not sums, products or constants (variables, ``//`` and ``%`` nodes, min/max, loads, ...).
 A monomial is a tuple of atoms sorted by `expr_key`, so ``i * n`` and ``n * i`` merge.
 Terms keep the order in which they first appeared, which is how the simplifier keeps
-``i * 8 + j`` reading as written. Coefficients wrap to the dtype's width.
+``i * 8 + j`` reading as written. Coefficients wrap to the dtype's width, except in int64,
+the index dtype, where they are exact (indices do not overflow: ``x + 2**62 + 2**62 > x``
+holds); `Poly.to_expr` raises `Unrepresentable` for an int64 coefficient outside its range.
 
 `Poly.from_expr` reads an expression structurally (no simplification of atoms) and
 `Poly.to_expr` writes one back; on canonical expressions the two are inverse.
@@ -26,6 +28,18 @@ def wrap(value, dtype):
         return value
     value %= modulus
     return value - modulus if value > hi else value
+
+
+def fit(value, dtype):
+    """``value`` as a coefficient of a ``dtype`` Poly: exact in int64, else `wrap`ped."""
+    return value if dtype == "int64" else wrap(value, dtype)
+
+
+class Unrepresentable(ArithmeticError):
+    """An int64 Poly with a coefficient outside int64 has no expression."""
+
+
+_INT64_MIN, _INT64_MAX = dt.int_range("int64")
 
 
 def _range(dtype):
@@ -78,7 +92,7 @@ class Poly:
     def __init__(self, dtype, terms=None, const=0):
         self.dtype = dtype
         self.terms = {}
-        self.const = wrap(const, dtype)
+        self.const = fit(const, dtype)
         if terms:
             for mono, coeff in terms.items():
                 self._add_term(mono, coeff)
@@ -97,9 +111,9 @@ class Poly:
 
     def _add_term(self, mono, coeff):
         if not mono:
-            self.const = wrap(self.const + coeff, self.dtype)
+            self.const = fit(self.const + coeff, self.dtype)
             return
-        c = wrap(self.terms.get(mono, 0) + coeff, self.dtype)
+        c = fit(self.terms.get(mono, 0) + coeff, self.dtype)
         if c:
             self.terms[mono] = c
         else:
@@ -120,7 +134,7 @@ class Poly:
         out = self.copy()
         for mono, coeff in other.terms.items():
             out._add_term(mono, coeff * scale)
-        out.const = wrap(out.const + other.const * scale, out.dtype)
+        out.const = fit(out.const + other.const * scale, out.dtype)
         return out
 
     def sub(self, other):
@@ -130,10 +144,10 @@ class Poly:
         """``k * self`` as a new Poly."""
         out = Poly.__new__(Poly)
         dtype = out.dtype = self.dtype
-        out.const = wrap(self.const * k, dtype)
+        out.const = fit(self.const * k, dtype)
         terms = out.terms = {}
         for mono, coeff in self.terms.items():
-            c = wrap(coeff * k, dtype)
+            c = fit(coeff * k, dtype)
             if c:
                 terms[mono] = c
         return out
@@ -169,29 +183,34 @@ class Poly:
 
     def to_expr(self):
         """The expression of this polynomial: terms in order (a positive one first, if
-        any), the constant last (first only to read ``c - x``)."""
+        any), the constant last (first only to read ``c - x``). The smallest value of the
+        dtype is added, never subtracted: its negation does not fit."""
         dtype = self.dtype
         terms = list(self.terms.items())
+        if dtype == "int64" and not all(_INT64_MIN <= c <= _INT64_MAX
+                                        for c in (self.const, *self.terms.values())):
+            raise Unrepresentable("an int64 polynomial with a coefficient outside int64")
         if not terms:
             return IntImm(self.const, dtype)
         first_pos = next((k for k, (_, c) in enumerate(terms) if c > 0), None)
         if first_pos:
             terms.insert(0, terms.pop(first_pos))
+        lowest = _RANGES.get(dtype, _UNBOUNDED)[0] or None    # None when unsigned
         const = self.const
         mono, coeff = terms[0]
         if coeff > 0:
             expr = _term(mono, coeff, dtype)
-        elif const > 0:
+        elif const > 0 and coeff != lowest:
             expr, const = IntImm(const, dtype), 0
             expr = Binary("sub", expr, _term(mono, -coeff, dtype))
         else:
             expr = Binary("mul", _mono_expr(mono), IntImm(coeff, dtype))
         for mono, coeff in terms[1:]:
-            if coeff > 0:
+            if coeff > 0 or coeff == lowest:
                 expr = Binary("add", expr, _term(mono, coeff, dtype))
             else:
                 expr = Binary("sub", expr, _term(mono, -coeff, dtype))
-        if const > 0:
+        if const > 0 or const == lowest:
             expr = Binary("add", expr, IntImm(const, dtype))
         elif const < 0:
             expr = Binary("sub", expr, IntImm(-const, dtype))

@@ -15,7 +15,7 @@ from ..errors import Error
 from ..ir import (COMPARE_OPS, LOGIC_OPS, Binary, BufferLoad, Call, Cast, FloatImm, IntImm, Not,
                   PrimExpr, Select, StringImm, Var, dtype as dt)
 from ..ir.node import with_fields
-from .canonical import POLY_OPS, Poly, mono_contains, wrap
+from .canonical import POLY_OPS, Poly, Unrepresentable, fit, mono_contains, wrap
 
 #: The integer operators the polynomial layer and floor division/modulo handle.
 _INTEGER_OPS = POLY_OPS + ("floordiv", "floormod")
@@ -59,15 +59,10 @@ class Simplifier:
             value = self.ana._subst.get(e)
             return e if value is None else self(value)
         if isinstance(e, Binary):
-            if e.op in _INTEGER_OPS and dt.is_integer(e.dtype):
-                return self.poly(e).to_expr()
-            if e.op in ("min", "max") and dt.is_integer(e.dtype):
-                return self._minmax(e)
-            if e.op in COMPARE_OPS:
-                return self._compare(e.op, self(e.a), self(e.b))
-            if e.op in LOGIC_OPS:
-                return self._logic(e.op, self(e.a), self(e.b))
-            return _rebuild(e, a=self(e.a), b=self(e.b))
+            try:
+                return self._binary(e)
+            except Unrepresentable:     # a canonical form with a constant beyond int64
+                return _rebuild(e, a=self(e.a), b=self(e.b))
         if isinstance(e, Not):
             return self._not(self(e.a))
         if isinstance(e, Cast):
@@ -80,6 +75,17 @@ class Simplifier:
         if isinstance(e, BufferLoad):
             return _rebuild(e, indices=tuple(self(i) for i in e.indices))
         return e
+
+    def _binary(self, e):
+        if e.op in _INTEGER_OPS and dt.is_integer(e.dtype):
+            return self.poly(e).to_expr()
+        if e.op in ("min", "max") and dt.is_integer(e.dtype):
+            return self._minmax(e)
+        if e.op in COMPARE_OPS:
+            return self._compare(e.op, self(e.a), self(e.b))
+        if e.op in LOGIC_OPS:
+            return self._logic(e.op, self(e.a), self(e.b))
+        return _rebuild(e, a=self(e.a), b=self(e.b))
 
     # -- polynomials, floordiv and floormod --------------------------------------------
     def poly(self, e):
@@ -336,7 +342,7 @@ class Simplifier:
 
 def _contains_multiple(p, q, m):
     """Whether every term of ``q`` appears in ``p`` with exactly ``m`` times its coefficient."""
-    return m != 0 and all(p.terms.get(mono) == wrap(c * m, p.dtype) for mono, c in q.terms.items())
+    return m != 0 and all(p.terms.get(mono) == fit(c * m, p.dtype) for mono, c in q.terms.items())
 
 
 _FOLD = {"floordiv": operator.floordiv, "floormod": operator.mod, "lt": operator.lt,

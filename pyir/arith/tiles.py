@@ -49,11 +49,11 @@ def affine_atoms(expr, varying):
 
 
 def _values(atom, var_extents):
-    """How many values ``atom`` takes, or None if unknown."""
+    """How many values ``atom`` takes, or None if unknown (``v % -4`` takes 4: -3 to 0)."""
     if isinstance(atom, E.Var):
         return var_extents.get(atom)
-    if atom.op == "floormod" and isinstance(atom.b, E.IntImm):
-        return atom.b.value
+    if atom.op == "floormod" and isinstance(atom.b, E.IntImm) and atom.b.value:
+        return abs(atom.b.value)
     return None
 
 

@@ -4,9 +4,9 @@ import pytest
 
 import pyir
 from pyir.arith import Analyzer, IntBound
-from pyir.ir import IntImm, Range, Select, Var, and_, eq, ge, le, lt, max_, min_, or_
+from pyir.ir import Cast, IntImm, Range, Select, Var, and_, eq, ge, le, lt, max_, min_, or_
 
-from arith_helpers import fmt
+from arith_helpers import evaluate, fmt
 
 i, j, k, n, m, x, y = (Var(s) for s in ("i", "j", "k", "n", "m", "x", "y"))
 
@@ -282,3 +282,45 @@ def test_constant_bounds_follow_the_facts_they_come_from():
     assert ana.const_int_bound(i) == IntBound(0, 63)
     ana.bind(n, 4)
     assert ana.const_int_bound(i) == IntBound(0, 3)
+
+
+def test_bounds_near_the_int64_limits_do_not_wrap():
+    """A constant range ending past the largest int64 wrapped to an empty interval
+    (``i in [2**63 - 2, -2**63 + 1]``), and a symbolic bound of ``i + (2**63 - 1)``
+    was a wrapped negative number below the value at ``i = 0``."""
+    ana = Analyzer()
+    ana.bind(i, Range(2**63 - 2, 4))
+    assert ana.const_int_bound(i) == IntBound(2**63 - 2, 2**63 - 1)
+    ana.bind(j, Range(0, 8))
+    lo, hi = ana.symbolic_bound(j + IntImm(2**63 - 1))
+    assert hi is None or evaluate(hi, {}) >= 2**63 - 1
+
+
+def test_a_loop_of_no_iterations_does_not_break_bounds():
+    """Inside ``for i in range(0)``, ``i + 1`` has the empty interval [1, 0], and the
+    bound of ``x // (i + 1)`` divided by its upper end: ZeroDivisionError."""
+    ana = Analyzer()
+    ana.bind(i, Range(0, 0))
+    ana.bind(x, Range(0, 10))
+    assert ana.const_int_bound(x // (i + 1)) == IntBound(None, None)
+    ana.can_prove(lt(x // (i + 1), 100))       # raised too
+
+
+def test_bounds_of_narrow_integers_cover_wrapped_values():
+    """Intervals of narrower integers were cut to the dtype, though their values wrap:
+    int32 ``a + 1`` for ``a`` in [0, 2**31 - 1] was said >= 1 (it is -2**31 at the top),
+    and ``int32(x)`` for ``x`` in [0, 2**32) >= 0 -- so codegen divided
+    ``int32(A[i]) // 4`` of a uint32 ``A`` by truncation (0 for 2**32 - 1, not -1)."""
+    from pyir.arith.canonical import wrap
+    a, u = Var("a", "int32"), Var("u", "uint8")
+    ana = Analyzer()
+    ana.bind(a, IntBound(0, 2**31 - 1))
+    ana.bind(x, Range(0, 2**32))
+    ana.bind(u, IntBound(0, 10))
+    cases = [(a + IntImm(1, "int32"), {a: 2**31 - 1}, -2**31),
+             (Cast("int32", x), {x: 2**31}, -2**31),
+             (u - IntImm(1, "uint8"), {u: 0}, 255)]
+    for e, env, wrapped in cases:
+        assert wrap(evaluate(e, env), e.dtype) == wrapped
+        lo, hi = ana.const_int_bound(e)
+        assert lo <= wrapped <= hi, fmt(e)

@@ -6,8 +6,9 @@ import pyir
 from pyir.arith import IntBound, simplify
 from pyir.ir import (Binary, Cast, FloatImm, IntImm, Not, Range, Select, Var, and_, eq, ge, gt, le,
                      lt, max_, min_, ne, or_)
+from pyir.ir.node import walk
 
-from arith_helpers import fmt
+from arith_helpers import evaluate, fmt
 
 i, j, k, n, m, x, y = (Var(s) for s in ("i", "j", "k", "n", "m", "x", "y"))
 
@@ -196,3 +197,22 @@ def test_narrow_integers_wrap_so_comparisons_are_not_decided_by_differences(dtyp
     assert simplify(IntImm(-7, dtype) // IntImm(2, dtype)).value == -4
     assert s(lt(x, x + 1)) == "True"
     assert s((x * 4 + 1) // 4) == "x"
+
+
+def test_int64_constants_near_the_limits_are_exact():
+    """int64 polynomials wrapped their coefficients while comparisons and divisions were
+    decided as on mathematical integers: ``x + 2**62 + 2**62 + y >= -2**63`` became
+    ``x + y >= 0`` (False at ``x = -5, y = -7``, where the sum is ``2**63 - 12``), and
+    ``(m // 5) // 2**61`` became ``m // -6917529027641081856``. A canonical form with a
+    constant beyond int64 is not written: the expression keeps its shape."""
+    cases = [(ge(x + IntImm(2**62) + IntImm(2**62) + y, -2**63), {x: -5, y: -7}),
+             ((m // 5) // IntImm(2**61), {m: -2**40})]
+    for e, env in cases:
+        assert evaluate(simplify(e), env) == evaluate(e, env), fmt(e)
+
+
+def test_the_smallest_int64_is_added_not_subtracted():
+    """``x + -2**63`` was written ``x - 2**63``, a constant that int64 cannot hold."""
+    r = simplify(x + IntImm(-2**63) + y)
+    assert all(-2**63 <= c.value < 2**63 for c in walk(r) if isinstance(c, IntImm))
+    assert evaluate(r, {x: 5, y: 6}) == 11 - 2**63

@@ -2,7 +2,9 @@
 
 from pyir.arith import tiles_apart
 from pyir.arith.tiles import affine_atoms
-from pyir.ir import IntImm, Var
+from pyir.ir import Binary, IntImm, Var
+
+from arith_helpers import evaluate
 
 i, j, k, f, n = Var("i"), Var("j"), Var("k"), Var("f"), Var("n")
 TILE = (7, 32)
@@ -53,3 +55,13 @@ def test_a_fused_loop():
 def test_one_to_one_needs_every_variable_to_move_the_tile():
     assert tiles_apart((i * 7, j * 32), TILE, {i, j}, {}, one_to_one=True)
     assert not tiles_apart((i * 7, IntImm(0)), TILE, {i, j}, {}, one_to_one=True)
+
+
+def test_a_negative_modulus_takes_as_many_values_as_a_positive_one():
+    """``i % -4`` was said to take -4 values: the spread of the smaller atoms went negative
+    and ``i + i % -4`` (``i`` in [0, 3)) gave each ``i`` a tile of its own, though ``i = 0``
+    and ``i = 2`` both touch 0."""
+    base = i + Binary("floormod", i, IntImm(-4))
+    assert [evaluate(base, {i: v}) for v in range(3)] == [0, -2, 0]
+    assert not tiles_apart([base], [1], {i}, {i: 3}, one_to_one=True)
+    assert tiles_apart([i * 4 + Binary("floormod", j, IntImm(-4))], [1], {i, j}, {i: 3})

@@ -193,6 +193,23 @@ def test_integer_division_by_zero_and_minus_one_is_numpys(dtype, op, vectorized)
         np.testing.assert_array_equal(out, a // b if op == "floordiv" else a % b)
 
 
+
+def test_floor_division_of_a_narrowing_cast():
+    """``int32(A[i]) // 4`` of a uint32 ``A`` divides a negative number when ``A[i] >=
+    2**31``; its bounds were said >= 0 (cut to int32, not wrapped) and codegen truncated:
+    0 for ``2**32 - 1``, not -1."""
+    @T.prim_func
+    def f(A: T.Buffer((4,), "uint32"), B: T.Buffer((4,), "int32")):
+        for i in range(4):
+            with T.block("B"):
+                vi = T.axis.remap("S", [i])
+                B[vi] = T.cast(A[vi], "int32") // 4
+
+    a = np.array([2**32 - 1, 2**31, 7, 2**32 - 5], "uint32")
+    b = np.zeros(4, "int32")
+    pyir.build(f)["f"](a, b)
+    np.testing.assert_array_equal(b, a.astype("int32") // 4)
+
 NARROW_SRC = """
 from pyir.script import tensor as T
 
