@@ -244,11 +244,7 @@ class GraphFunction:
                     e is not None and e != s for e, s in zip(expected, value.shape)):
                 raise Error(f"{where} an array of shape {value.shape} and dtype {value.dtype}, "
                             f"expected {show(sinfo)}" + _evaluated(expected))
-            # Memory the plan does not own: an argument (or a view of one) handed back would
-            # share storage the plan reuses for later bindings, or the caller's input.
-            if not (value.flags.c_contiguous and value.flags.owndata) or any(
-                    np.may_share_memory(value, a) for a in passed):
-                value = value.copy(order="C")
+            value = _owned(value, passed)
             frame[self.plan.slot[structure]] = data_pointer(value)
         elif isinstance(sinfo, ShapeStructInfo):
             expected = [] if sinfo.values is None else _expected(
@@ -260,6 +256,8 @@ class GraphFunction:
                 raise Error(f"{where} {_describe(value)}, expected a shape {show(sinfo)}"
                             + _evaluated(expected))
             value = tuple(int(v) for v in value)
+        else:   # R.Object
+            value = _owned(value, passed)
         state.held[structure] = value
 
     def _site_match_cast(self, step, state, frame):
@@ -353,6 +351,21 @@ def _call_source(gf):
         flat = "flat" if gf._tuples else "args"
         lines.append(f"    return finish([{', '.join(outs)}], {flat}, state)")
     return "\n".join(lines) + "\n"
+
+
+def _owned(value, passed):
+    """``value`` (an array, or a tuple or list of values) with each array that is not
+    C-contiguous memory of its own, or that shares memory with an array in ``passed``, copied:
+    an argument (or a view of one) handed back would share storage the plan reuses for later
+    bindings and frees at the end of the call, or the caller's input."""
+    if isinstance(value, (tuple, list)):
+        owned = [_owned(v, passed) for v in value]
+        return tuple(owned) if isinstance(value, tuple) else owned
+    if isinstance(value, np.ndarray) and (
+            not (value.flags.c_contiguous and value.flags.owndata)
+            or any(np.may_share_memory(value, a) for a in passed)):
+        return value.copy(order="C")
+    return value
 
 
 def _arrays(values):
