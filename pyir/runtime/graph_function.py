@@ -225,15 +225,7 @@ class GraphFunction:
                 self._store(step, s, f, v, state, frame, env, f"{path}[{k}]", passed)
             return
         if isinstance(sinfo, PrimStructInfo):
-            if not isinstance(value, (int, float, np.number)) or \
-                    isinstance(value, bool) != (sinfo.dtype == "bool"):
-                raise Error(f"{where} {_describe(value)}, expected a {sinfo.dtype} number")
-            why = checks.out_of_range(sinfo.dtype, value)
-            if why:
-                raise Error(f"{where} {_describe(value)}, expected a {sinfo.dtype} number: {why}")
-            struct.pack_into("<" + _SLOT_CODE[sinfo.dtype], state.frame,
-                             8 * self.plan.slot[structure], value)
-            state.held[structure] = value
+            self._hold_scalar(where, sinfo.dtype, value, structure, state)
             return
         if isinstance(sinfo, TensorStructInfo):
             if not isinstance(value, np.ndarray):
@@ -244,11 +236,7 @@ class GraphFunction:
                     e is not None and e != s for e, s in zip(expected, value.shape)):
                 raise Error(f"{where} an array of shape {value.shape} and dtype {value.dtype}, "
                             f"expected {show(sinfo)}" + _evaluated(expected))
-            # Memory the plan does not own: an argument (or a view of one) handed back would
-            # share storage the plan reuses for later bindings, or the caller's input.
-            if not (value.flags.c_contiguous and value.flags.owndata) or any(
-                    np.may_share_memory(value, a) for a in passed):
-                value = value.copy(order="C")
+            value = _owned(value, passed)
             frame[self.plan.slot[structure]] = data_pointer(value)
         elif isinstance(sinfo, ShapeStructInfo):
             expected = [] if sinfo.values is None else _expected(
@@ -260,7 +248,23 @@ class GraphFunction:
                 raise Error(f"{where} {_describe(value)}, expected a shape {show(sinfo)}"
                             + _evaluated(expected))
             value = tuple(int(v) for v in value)
+        else:   # R.Object: R.match_cast may hand an array in it to native code
+            value = _owned(value, passed)
+            if isinstance(value, np.ndarray):
+                frame[self.plan.slot[structure]] = data_pointer(value)
         state.held[structure] = value
+
+    def _hold_scalar(self, where, dtype, value, leaf, state):
+        """Check that ``value`` is a ``dtype`` number (``where`` says whose) and store it in
+        the frame slot of ``leaf``."""
+        if not isinstance(value, (int, float, np.number)) or \
+                isinstance(value, bool) != (dtype == "bool"):
+            raise Error(f"{where} {_describe(value)}, expected a {dtype} number")
+        why = checks.out_of_range(dtype, value)
+        if why:
+            raise Error(f"{where} {_describe(value)}, expected a {dtype} number: {why}")
+        struct.pack_into("<" + _SLOT_CODE[dtype], state.frame, 8 * self.plan.slot[leaf], value)
+        state.held[leaf] = value
 
     def _site_match_cast(self, step, state, frame):
         env = self._env(frame)
@@ -270,8 +274,7 @@ class GraphFunction:
         defines = step.info["defines"]
         where = f"graph function {self.name}: match_cast in binding {step.binding}"
         if isinstance(sinfo, PrimStructInfo):
-            state.held[out] = value
-            frame[self.plan.slot[out]] = frame[self.plan.slot[src]]
+            self._hold_scalar(f"{where}: the value is", sinfo.dtype, value, out, state)
             return
         shape = getattr(value, "shape", None)
         if not isinstance(value, np.ndarray) or value.dtype != np.dtype(sinfo.dtype) or (
@@ -353,6 +356,21 @@ def _call_source(gf):
         flat = "flat" if gf._tuples else "args"
         lines.append(f"    return finish([{', '.join(outs)}], {flat}, state)")
     return "\n".join(lines) + "\n"
+
+
+def _owned(value, passed):
+    """``value`` (an array, or a tuple or list of values) with each array that is not
+    C-contiguous memory of its own, or that shares memory with an array in ``passed``, copied:
+    an argument (or a view of one) handed back would share storage the plan reuses for later
+    bindings and frees at the end of the call, or the caller's input."""
+    if isinstance(value, (tuple, list)):
+        owned = [_owned(v, passed) for v in value]
+        return tuple(owned) if isinstance(value, tuple) else owned
+    if isinstance(value, np.ndarray) and (
+            not (value.flags.c_contiguous and value.flags.owndata)
+            or any(np.may_share_memory(value, a) for a in passed)):
+        return value.copy(order="C")
+    return value
 
 
 def _arrays(values):
