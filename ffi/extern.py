@@ -198,12 +198,13 @@ def _check_llvm_ir(name, prim, text, sym):
     import llvmlite.binding as llvm
 
     from pyir.codegen import types as T
-    from pyir.codegen.abi import METADATA_SYMBOL
+    from pyir.codegen.abi import METADATA_SYMBOL, entry_symbol
     from pyir.codegen.compile import parse
     from pyir.ir import Buffer
     from pyir.runtime.threadpool import ENTRY_SYMBOL, NUM_THREADS_SYMBOL
     where = f"pyir.ffi.extern({name!r})"
-    if sym in (ENTRY_SYMBOL, NUM_THREADS_SYMBOL, METADATA_SYMBOL) or _process_symbol(sym):
+    if sym in (ENTRY_SYMBOL, NUM_THREADS_SYMBOL, METADATA_SYMBOL) or _process_symbol(sym) \
+            or sym.startswith(entry_symbol("")):
         raise Error(f"{where}: the LLVM IR defines @{sym}, which the process or pyir's runtime "
                     "defines: in the modules that call the kernel it would replace that one; "
                     "give the function another name")
@@ -320,8 +321,8 @@ def kernels_called(mod):
                         found[k.name] = k
     names = mod.names()
     for k in found.values():
-        taken = next((f for f in names if k.llvm_ir is not None and (
-            k.symbol == f or k.symbol.startswith(f + "."))), None)
+        taken = next((f for f in names if k.llvm_ir is not None
+                      and k.symbol.startswith(f + ".")), None)
         if taken is not None:
             raise Error(f"kernel {k.name!r} defines LLVM function @{k.symbol}, a name the code "
                         f"of function {taken} takes; give the kernel's function another name")

@@ -1,6 +1,8 @@
 """The native calling convention shared by codegen, the runtime and exported libraries.
 
-Every compiled prim function ``f`` is an LLVM function ``i32 @f(ptr %slots)``. ``slots``
+Every compiled prim function ``f`` is an LLVM function ``i32 @"pyir.entry.f"(ptr %slots)``
+(`entry_symbol`: a name no C library uses, so that the calls LLVM makes to ``log`` or
+``free`` reach the C library's even in a module with a function of that name). ``slots``
 is an array of 8-byte slots: one per parameter in order (a buffer's data pointer, or a
 scalar's value stored in its own dtype at the slot's start, little-endian), then one int64
 per shape variable in ``FuncInfo.shape_vars`` order. The return value is 0 on success,
@@ -38,6 +40,12 @@ SLOT_BYTES = 8
 
 #: Name of the global constant (a NUL-terminated JSON string) in an exported library.
 METADATA_SYMBOL = "__pyir_metadata"
+
+
+def entry_symbol(name):
+    """The native symbol of the entry of compiled function ``name`` (see the module
+    docstring)."""
+    return "pyir.entry." + name
 
 
 @dataclass(frozen=True)

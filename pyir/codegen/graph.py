@@ -1,6 +1,6 @@
 """LLVM code for a graph function's `GraphPlan` (`pyir.transform.graph_plan`).
 
-The function is ``i32 @name(ptr %frame)``: the frame holds one 8-byte slot per leaf and
+The function is ``i32 @"pyir.entry.name"(ptr %frame)`` (`pyir.codegen.abi.entry_symbol`): the frame holds one 8-byte slot per leaf and
 shape variable (filled by the caller for inputs, input shape variables and outputs), the
 Python callback's address, and two slots describing a failed call. The code allocates the
 planned storages (sizes computed from the shape variables), runs the steps (prim
@@ -16,7 +16,7 @@ from llvmlite import ir
 
 from ..transform.graph_plan import nbytes
 from . import types as T
-from .abi import STATUS_CALL_FAILED, STATUS_CALLBACK_FAILED
+from .abi import STATUS_CALL_FAILED, STATUS_CALLBACK_FAILED, entry_symbol
 from .emit_stmt import FunctionEmitter
 
 
@@ -33,7 +33,8 @@ def graph_emitter(plans):
 class _GraphEmitter:
     def __init__(self, ctx, plan, infos):
         self.ctx, self.plan, self.infos = ctx, plan, infos
-        self.fn = ir.Function(ctx.module, ir.FunctionType(T.I32, [T.PTR]), plan.name)
+        self.fn = ir.Function(ctx.module, ir.FunctionType(T.I32, [T.PTR]),
+                              entry_symbol(plan.name))
         self.em = FunctionEmitter(ctx, self.fn, plan.name, {})
         self.b = self.em.b
         self.frame = self.fn.args[0]
@@ -92,7 +93,7 @@ class _GraphEmitter:
                 self.b.store(em.to_memory(em.expr(v), p.dtype), dest(j))
         for j, e in enumerate(step.shape_args):
             self.b.store(em.expr(e), dest(len(info.params) + j))
-        callee = self.ctx.declare(step.func, T.I32, [T.PTR])
+        callee = self.ctx.declare(entry_symbol(step.func), T.I32, [T.PTR])
         status = self.b.call(callee, [slots])
         failed = self.b.icmp_signed("!=", status, T.int_const(0, 32))
         with self.b.if_then(failed, likely=False):

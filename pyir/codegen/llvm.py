@@ -1,7 +1,8 @@
 """LLVM code generation for a lowered IRModule, following `pyir.codegen.abi`.
 
 For each prim function ``f``: an internal ``i32 @"f.impl"`` taking ``noalias`` buffer
-pointers, scalars and int64 shape variables, and the exported ``i32 @f(ptr %slots)``
+pointers, scalars and int64 shape variables, and the exported entry
+``i32 @"pyir.entry.f"(ptr %slots)`` (`pyir.codegen.abi.entry_symbol`)
 that unpacks the slots, checks the entry conditions (returning ``k`` when condition
 ``k - 1`` fails) and calls the impl (always inlined there). Graph functions are skipped
 (lowered elsewhere).
@@ -27,7 +28,7 @@ from ..ir import stmt as S
 from ..ir.node import walk
 from ..transform.common import shape_vars
 from . import types as T
-from .abi import Condition, FuncInfo, param_infos
+from .abi import Condition, FuncInfo, entry_symbol, param_infos
 from .builder import Builder
 from .emit_expr import index_arithmetic
 from .emit_stmt import PARALLEL_FOR, CodegenError, FunctionEmitter
@@ -228,7 +229,7 @@ def _emit_impl(ctx, func, info):
 
 
 def _emit_wrapper(ctx, func, info, impl):
-    fn = ir.Function(ctx.module, ir.FunctionType(T.I32, [T.PTR]), func.name)
+    fn = ir.Function(ctx.module, ir.FunctionType(T.I32, [T.PTR]), entry_symbol(func.name))
     em = FunctionEmitter(ctx, fn, func.name, {})
     slots = fn.args[0]
     slots.name = "slots"

@@ -7,6 +7,7 @@ the LLVM IR of the compile units and can show code and export a library) or by
 
 import os
 
+from ..codegen.abi import entry_symbol
 from ..errors import ArgumentTypeError, Error
 from .function import PrimFunction
 
@@ -14,7 +15,8 @@ from .function import PrimFunction
 class Executable:
     """``lib["name"]`` is a `PrimFunction`; see also `benchmark`, `source`, `export_library`.
 
-    ``resolve(name)`` gives a function's native address; ``owner`` keeps the code alive
+    ``resolve(symbol)`` gives the native address of a function's entry symbol
+    (`pyir.codegen.abi.entry_symbol`); ``owner`` keeps the code alive
     (a `JitEngine` or a ctypes library).
     """
 
@@ -52,7 +54,8 @@ class Executable:
     def add_graph_function(self, plan):
         """Make graph function ``plan`` (a `GraphPlan` compiled into this code) callable."""
         from .graph_function import GraphFunction
-        self._graphs[plan.name] = GraphFunction(plan, self._infos, self._resolve(plan.name),
+        self._graphs[plan.name] = GraphFunction(plan, self._infos,
+                                                self._resolve(entry_symbol(plan.name)),
                                                 self)
 
     def __getitem__(self, name):
@@ -61,8 +64,8 @@ class Executable:
             if name not in self._infos:
                 raise Error(f"the executable has no function named {name!r}; it has "
                             f"{', '.join(self.function_names()) or 'none'}")
-            fn = self._functions[name] = PrimFunction(self._infos[name], self._resolve(name),
-                                                      self)
+            address = self._resolve(entry_symbol(name))
+            fn = self._functions[name] = PrimFunction(self._infos[name], address, self)
         return fn
 
     def __contains__(self, name):

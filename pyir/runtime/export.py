@@ -36,7 +36,7 @@ def export_library(path, units, infos, target, opt_level="O3", graphs=(), symbol
         mod = machine.prepare(units[0], "none")
         for unit in units[1:]:
             mod.link_in(machine.prepare(unit, "none"))
-    entries = {info.name for info in infos} | {plan.name for plan in graphs}
+    entries = {abi.entry_symbol(f.name) for f in (*infos, *graphs)}
     for fn in mod.functions:
         if not fn.is_declaration and fn.name not in entries:
             fn.linkage = "internal"
@@ -106,10 +106,6 @@ def _call_kernels_by_name(mod, symbols):
             raise Error(f"export_library: native kernel {kernel!r} is {name!r} in {library}, "
                         "which is not there to link against (loaded by a path relative to "
                         "another working folder?)")
-        clash = next((f for f in mod.functions if f.name == name), None)
-        if clash is not None:
-            raise Error(f"export_library: native kernel {kernel!r} is {name!r} in {library}, "
-                        f"but the module already has a function named {name!r}; rename one")
         fn.name = name
         if library not in libraries:
             libraries.append(library)

@@ -36,8 +36,12 @@ def load_module(path):
         raise Error(f"{path} holds metadata this version of pyir cannot read ({e!r}); "
                     "export it again with this version") from None
 
-    def resolve(name):
-        return ctypes.cast(getattr(lib, name), ctypes.c_void_p).value
+    def resolve(symbol):
+        try:
+            return ctypes.cast(lib[symbol], ctypes.c_void_p).value
+        except AttributeError:
+            raise Error(f"{path} has no symbol {symbol!r}: it was exported by an older "
+                        "version of pyir; export it again with this version") from None
 
     exe = Executable(infos, resolve, lib, origin=path)
     for data in graphs:

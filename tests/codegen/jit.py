@@ -61,7 +61,8 @@ class Compiled:
                 slots[k] = int(raw[0])
         for j, v in enumerate(info.shape_vars):
             slots[len(info.params) + j] = env[v] & (2 ** 64 - 1)
-        addr = self.engine.get_function_address(name)
+        addr = self.engine.get_function_address(abi.entry_symbol(name))
+        assert addr, f"no function {name} in the module"
         fn = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p)(addr)
         self._keep = args
         return fn(ctypes.addressof(slots))

@@ -16,6 +16,7 @@ from pyir.codegen.abi import expr_to_json
 from pyir.ir.expr import Call, Cast, Var
 from pyir.script import graph as R
 from pyir.script import ir as I
+from pyir.script import tensor as T
 from pyir.transform.graph_plan import GraphPlan
 
 
@@ -111,6 +112,52 @@ def test_metadata_names_an_expression_it_cannot_describe():
     n = Var("n")
     with pytest.raises(pyir.Error, match="cannot describe Call in function metadata"):
         expr_to_json(Call("float32", "exp", (Cast("float32", n),)), {n: 0})
+
+
+@I.ir_module
+class NamedLikeLibm:
+    @R.function
+    def main(x: R.Tensor((3, 2), "float64")):
+        return R.log(x)       # legalized into a prim function named log
+
+    @T.prim_func
+    def free(a: T.Buffer((3, 2), "float64"), b: T.Buffer((3, 2), "float64")):
+        for i, j in T.grid(3, 2):
+            with T.block("b"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                b[vi, vj] = a[vi, vj] * T.float64(2)
+
+    @R.function
+    def twice(x: R.Tensor((3, 2), "float64")):
+        y = R.call_tir(NamedLikeLibm.free, (x,), out_sinfo=R.Tensor((3, 2), "float64"))
+        z = R.call_tir(NamedLikeLibm.free, (y,), out_sinfo=R.Tensor((3, 2), "float64"))
+        return z
+
+
+def test_functions_named_like_c_library_functions(tmp_path):
+    """A function's entry was the LLVM symbol of its name: LLVM's call to libm's log (for
+    llvm.log.f64) reached the module's log, and graph code's free(storage) the module's free
+    -- each with a pointer that was no slot array (a crash; leaked storage)."""
+    x = np.arange(1, 7, dtype="float64").reshape(3, 2)
+    lib = pyir.build(NamedLikeLibm)
+    lib.export_library(tmp_path / "libm_like.so")
+    for f in (lib, pyir.load_module(tmp_path / "libm_like.so")):
+        np.testing.assert_allclose(f["main"](x), np.log(x))
+        np.testing.assert_array_equal(f["twice"](x), 4 * x)
+
+
+def test_a_library_exported_before_entries_were_named_apart(tmp_path, monkeypatch):
+    """Its entries are named as its functions: load_module says to export it again."""
+    from pyir.codegen import abi
+    from pyir.codegen import llvm as llvm_codegen
+    path = tmp_path / "old_names.so"
+    with monkeypatch.context() as m:
+        for module in (abi, llvm_codegen):
+            m.setattr(module, "entry_symbol", lambda name: name)
+        pyir.build(FloatArgument, use_cache=False).export_library(path)
+    with pytest.raises(pyir.Error, match=r"old_names.so has no symbol 'pyir.entry.main': it was "
+                       "exported by an older version of pyir; export it again"):
+        pyir.load_module(path)
 
 
 def test_a_library_with_metadata_of_an_older_format_is_a_clear_error(tmp_path, monkeypatch):

@@ -7,7 +7,7 @@ from pyir.ir import expr as E
 n, m, p = E.Var("n"), E.Var("m"), E.Var("p")
 
 IR = r"""
-define i32 @add(ptr noalias %slots) {
+define i32 @"pyir.entry.add"(ptr noalias %slots) {
 entry:
   %a = load ptr, ptr %slots
   %bs = getelementptr i64, ptr %slots, i64 1
@@ -34,7 +34,7 @@ done:
   ret i32 0
 }
 
-define i32 @axpy(ptr noalias %slots) {
+define i32 @"pyir.entry.axpy"(ptr noalias %slots) {
 entry:
   %alpha = load float, ptr %slots
   %xs = getelementptr i64, ptr %slots, i64 1
@@ -61,7 +61,7 @@ done:
   ret i32 0
 }
 
-define i32 @fill_i8(ptr noalias %slots) {
+define i32 @"pyir.entry.fill_i8"(ptr noalias %slots) {
 entry:
   %v = load i8, ptr %slots
   %os = getelementptr i64, ptr %slots, i64 1
@@ -81,7 +81,7 @@ done:
   ret i32 0
 }
 
-define i32 @window(ptr noalias %slots) {
+define i32 @"pyir.entry.window"(ptr noalias %slots) {
 entry:
   %x = load ptr, ptr %slots
   %ys = getelementptr i64, ptr %slots, i64 1
@@ -117,7 +117,7 @@ done:
   ret i32 0
 }
 
-define i32 @repeat2(ptr noalias %slots) {
+define i32 @"pyir.entry.repeat2"(ptr noalias %slots) {
 entry:
   %a = load ptr, ptr %slots
   %bs = getelementptr i64, ptr %slots, i64 1
@@ -142,13 +142,13 @@ done:
   ret i32 0
 }
 
-define i32 @status(ptr noalias %slots) {
+define i32 @"pyir.entry.status"(ptr noalias %slots) {
 entry:
   %code = load i32, ptr %slots
   ret i32 %code
 }
 
-define i32 @rowsum(ptr noalias %slots) {
+define i32 @"pyir.entry.rowsum"(ptr noalias %slots) {
 entry:
   %a = load ptr, ptr %slots
   %os = getelementptr i64, ptr %slots, i64 1

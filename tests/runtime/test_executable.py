@@ -120,7 +120,7 @@ def test_benchmark_checks_arguments(lib):
 
 
 def test_source(lib):
-    assert "define i32 @add" in lib.source("llvm")
+    assert 'define i32 @"pyir.entry.add"' in lib.source("llvm")
     assert "define" in lib.source("llvm-opt")
     asm = lib.source("asm")
     assert "add:" in asm and "ret" in asm
@@ -249,7 +249,7 @@ def test_load_module_errors(tmp_path):
 EXTERN_IR = r"""
 declare float @pyir_test_cbrt(float)
 
-define i32 @cube_root(ptr noalias %slots) {
+define i32 @"pyir.entry.cube_root"(ptr noalias %slots) {
 entry:
   %x = load ptr, ptr %slots
   %v = load float, ptr %x
