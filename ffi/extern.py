@@ -404,7 +404,7 @@ def _in_code(address):
     return False
 
 
-def check_call(caller, kernel, args, dtype="void"):
+def check_call(caller, kernel, args, dtype):
     """Check a ``call_extern`` of ``kernel`` in prim function ``caller`` against its
     declaration: ``dtype``, the call's result, is void (a declared kernel returns nothing);
     the arguments ``args``: their number, a buffer (or an element's address) where it takes
