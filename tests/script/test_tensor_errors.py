@@ -508,3 +508,37 @@ def test_a_prim_function_in_a_plain_class_is_parsed_at_once():
     assert info.value.filename == __file__
     assert info.value.line == decorated_line(
         test_a_prim_function_in_a_plain_class_is_parsed_at_once, "A[0] = T.bogus")
+
+
+@pytest.mark.parametrize("body, needle", [
+    ('''
+     def f(A: T.Buffer((4,), "float32")):
+         T.func_attr({"a": 1, "a": 2})
+         A[0] = 1.0
+     ''', '"a": 2'),
+    ('''
+     def f(A: T.Buffer((4,), "float32")):
+         T.func_attr({"a": 1})
+         T.func_attr({"a": 2})
+         A[0] = 1.0
+     ''', '{"a": 2}'),
+    ('''
+     def f(A: T.Buffer((4,), "float32")):
+         for i in T.serial(4, annotations={"u": 1, "u": 2}):
+             A[i] = 1.0
+     ''', '"u": 2'),
+    ('''
+     def f(A: T.Buffer((4,), "float32")):
+         for i in range(4):
+             with T.block("A"):
+                 vi = T.axis.remap("S", [i])
+                 T.block_attr({"k": 1})
+                 T.block_attr({"k": 2})
+                 A[vi] = 1.0
+     ''', '{"k": 2}'),
+])
+def test_an_attribute_key_given_twice(body, needle):
+    """A repeated key in T.func_attr / T.block_attr / loop annotations was kept twice (two
+    values for one key, where sch.annotate replaces a key's value)."""
+    err, text = text_error(body)
+    check(err, text, needle, "is given twice")
