@@ -542,3 +542,21 @@ def test_an_attribute_key_given_twice(body, needle):
     values for one key, where sch.annotate replaces a key's value)."""
     err, text = text_error(body)
     check(err, text, needle, "is given twice")
+
+
+@pytest.mark.parametrize("value, needle, words", [
+    ("T.float32(1e300)", "1e300", "1e+300 does not fit in float32"),
+    ("A[0] + 1e300", "1e300", "1e+300 does not fit in float32"),
+    ("A[0] + 1000000000000000000000000000000000000000", "1000000000000000000000000000000000000000",
+     "1e+39 does not fit in float32"),
+    ("T.cast(T.float16(70000.0), \"float32\")", "70000.0", "70000.0 does not fit in float16"),
+])
+def test_a_float_literal_past_its_dtype(value, needle, words):
+    """A float literal too large for its dtype was a silent infinity (T.float32(1e300) ran
+    as inf), where an integer literal too large for its dtype is refused."""
+    err, text = text_error(f'''
+        def f(A: T.Buffer((1,), "float32")):
+            A[0] = {value}
+        ''')
+    check(err, text, needle, words)
+    assert str(err).splitlines()[2].strip() == "^" * len(needle)
