@@ -489,6 +489,8 @@ def _call(parser, node):
 def _op_call(parser, node, op):
     if any(isinstance(a, ast.Starred) for a in node.args):
         parser.error(node, f"R.{op} does not take *args")
+    if any(kw.arg is None for kw in node.keywords):
+        parser.error(node, f"R.{op} does not take **kwargs", "attributes by name: axis=1")
     args = tuple(parser.visit(a, "Rexpr") for a in node.args)
     attrs = {kw.arg: _plain(parser, kw.value, f"attribute {kw.arg}") for kw in node.keywords}
     with parser.span(node):

@@ -402,9 +402,11 @@ def check_float_range(parser, node, value, dtype):
 
 
 def call_args(parser, node, count, name):
-    if node.keywords or len(node.args) != count:
-        parser.error(node, f"T.{name} takes {count} argument(s), got "
-                           f"{len(node.args) + len(node.keywords)}")
+    if node.keywords:
+        parser.error(node, f"T.{name} takes {count} positional argument(s) and no keywords",
+                     f"T.{name}({', '.join(['x', 'y', 'z'][:count])})")
+    if len(node.args) != count:
+        parser.error(node, f"T.{name} takes {count} argument(s), got {len(node.args)}")
     return [parser.visit(a, "Texpr") for a in node.args]
 
 

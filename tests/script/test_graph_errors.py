@@ -487,3 +487,13 @@ def test_a_float_argument_past_float32_is_refused():
             y = R.call_packed("demo.f", x, 1e300, sinfo_args=R.Object)  # <-
             return y
         """, ["1e+300 does not fit in float32"], "1e300")
+
+
+def test_an_operator_given_double_star_kwargs():
+    """R.add(x, **attrs) said "attribute None must be a constant"."""
+    check("""
+        @R.function
+        def f(x: R.Tensor((4,), "float32")):
+            y = R.add(x, **x)  # <-
+            return y
+        """, ["R.add does not take **kwargs"], "R.add(x, **x)")

@@ -560,3 +560,12 @@ def test_a_float_literal_past_its_dtype(value, needle, words):
         ''')
     check(err, text, needle, words)
     assert str(err).splitlines()[2].strip() == "^" * len(needle)
+
+
+def test_a_builtin_given_a_keyword_says_so():
+    """T.exp(x=1.0) said "T.exp takes 1 argument(s), got 1"."""
+    err, text = text_error('''
+        def f(A: T.Buffer((1,), "float32")):
+            A[0] = T.exp(x=1.0)
+        ''')
+    check(err, text, "T.exp(x=1.0)", "T.exp takes 1 positional argument(s) and no keywords")
