@@ -27,7 +27,7 @@ from pyir.ir.ops import OPS, check_castable, check_compatible, make_op_call, str
 
 from .core import register
 from .shape import parse_dim, parse_shape_expr
-from .tensor_expr import check_range
+from .tensor_expr import check_float_range, check_range
 
 SINFO_HINT = "R.Tensor(shape, dtype), R.Tensor(ndim=..., dtype=...), R.Tuple(...), " \
              "R.Shape([...]), R.Prim(dtype) or R.Object"
@@ -440,6 +440,8 @@ def _name(parser, node):
 @register("Rexpr", ast.Constant, ast.UnaryOp)
 def _number(parser, node):
     value = _plain(parser, node, "this value")
+    if isinstance(value, float):
+        check_float_range(parser, node, value, "float32")
     if isinstance(value, (int, float)):
         return PrimValue(convert(value))
     parser.error(node, f"{value!r} is not a graph value", "a variable, a number or an R.* call")
@@ -487,6 +489,8 @@ def _call(parser, node):
 def _op_call(parser, node, op):
     if any(isinstance(a, ast.Starred) for a in node.args):
         parser.error(node, f"R.{op} does not take *args")
+    if any(kw.arg is None for kw in node.keywords):
+        parser.error(node, f"R.{op} does not take **kwargs", "attributes by name: axis=1")
     args = tuple(parser.visit(a, "Rexpr") for a in node.args)
     attrs = {kw.arg: _plain(parser, kw.value, f"attribute {kw.arg}") for kw in node.keywords}
     with parser.span(node):
@@ -654,6 +658,7 @@ def _prim_value(parser, node):
         dtype = _dtype(parser, args["dtype"])
         return PrimValue(const(_typed_value(parser, args["value"], value, dtype), dtype))
     if isinstance(args["value"], ast.Constant) and isinstance(args["value"].value, float):
+        check_float_range(parser, args["value"], args["value"].value, "float32")
         return PrimValue(convert(args["value"].value))
 
     def resolve(name, n):
@@ -667,6 +672,7 @@ def _typed_value(parser, node, value, dtype):
     if not isinstance(value, (int, float)) or isinstance(value, bool) and dtype != "bool":
         parser.error(node, f"R.prim_value(..., \"{dtype}\") needs a number, not {value!r}")
     if dt.is_float(dtype):
+        check_float_range(parser, node, float(value), dtype)
         return value
     if isinstance(value, float) and not value.is_integer():
         parser.error(node, f"{value!r} is not a whole number, so it cannot be {dtype}")

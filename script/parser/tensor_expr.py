@@ -11,6 +11,8 @@ import difflib
 import math
 import operator
 
+import numpy as np
+
 from pyir.ffi.extern import check_extern_call
 from pyir.ir import (INTRINSICS, Binary, Buffer, BufferLoad, Call, Cast, FloatImm, IntImm, Not,
                      PrimExpr, Select, StringImm, Var)
@@ -61,14 +63,17 @@ def to_expr(parser, node, value, dtype=None, what="a value"):
             check_range(parser, node, value, dtype)
             return IntImm(value, dtype)
         try:
-            return FloatImm(float(value), dtype)
+            as_float = float(value)
         except OverflowError:
             parser.error(node, f"{value} does not fit in {dtype}")
+        check_float_range(parser, node, as_float, dtype)
+        return FloatImm(as_float, dtype)
     if isinstance(value, float):
         dtype = dtype or "float32"
         if not dt.is_float(dtype):
             parser.error(node, f"the float literal {value!r} cannot be used as {dtype}",
                          f"an integer literal, or T.cast({value!r}, \"{dtype}\")")
+        check_float_range(parser, node, value, dtype)
         return FloatImm(value, dtype)
     if isinstance(value, Buffer):
         parser.error(node, f"buffer {value.name} is used as {what}; index it to read an "
@@ -385,10 +390,23 @@ def check_range(parser, node, value, dtype):
         parser.error(node, f"{value} does not fit in {dtype} ([{lo}, {hi}])")
 
 
+def check_float_range(parser, node, value, dtype):
+    """Refuse the finite float ``value`` written at ``node`` if it rounds to infinity in the
+    float ``dtype`` (``T.float32(1e300)`` was a silent inf)."""
+    with np.errstate(over="ignore"):
+        rounded = np.dtype(dtype).type(value)
+    if math.isfinite(value) and not np.isfinite(rounded):
+        largest = float(np.finfo(dtype).max)
+        parser.error(node, f"{value!r} does not fit in {dtype} (largest magnitude {largest!r})",
+                     f"a value of {dtype}, T.{dtype}(\"inf\") for infinity, or a wider dtype")
+
+
 def call_args(parser, node, count, name):
-    if node.keywords or len(node.args) != count:
-        parser.error(node, f"T.{name} takes {count} argument(s), got "
-                           f"{len(node.args) + len(node.keywords)}")
+    if node.keywords:
+        parser.error(node, f"T.{name} takes {count} positional argument(s) and no keywords",
+                     f"T.{name}({', '.join(['x', 'y', 'z'][:count])})")
+    if len(node.args) != count:
+        parser.error(node, f"T.{name} takes {count} argument(s), got {len(node.args)}")
     return [parser.visit(a, "Texpr") for a in node.args]
 
 

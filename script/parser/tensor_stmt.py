@@ -247,15 +247,19 @@ def _names(count):
     return [f"i{k}" for k in range(count)]
 
 
-def constant_dict(parser, node):
-    """``{"key": plain value}`` as a tuple of (key, value) pairs, in written order."""
+def constant_dict(parser, node, earlier=()):
+    """``{"key": plain value}`` as a tuple of (key, value) pairs, in written order, after the
+    pairs ``earlier`` (from a previous T.func_attr / T.block_attr); a key is given once."""
     if not isinstance(node, ast.Dict):
         parser.error(node, "annotations are a dict literal", "{\"key\": value}")
-    pairs = []
+    pairs = list(earlier)
     for k, v in zip(node.keys, node.values):
         key = parser.visit(k, "Texpr") if k is not None else None
         if not isinstance(key, str):
             parser.error(k or v, "annotation keys are strings", "{\"key\": value}")
+        if any(key == known for known, _ in pairs):
+            parser.error(k, f"the key {key!r} is given twice; each key has one value",
+                         "one entry per key")
         value = parser.visit(v, "Texpr")
         if not _is_attr_value(value):
             parser.error(v, "annotation values are constants (numbers, strings, bools), "
@@ -646,20 +650,20 @@ def _region(parser, node):
 
 def _block_attr(parser, call):
     frame = _in_block(parser, call, "T.block_attr")
-    frame.annotations = frame.annotations + _attr_dict(parser, call, "block_attr")
+    frame.annotations = _attr_dict(parser, call, "block_attr", frame.annotations)
 
 
 def _func_attr(parser, call):
     st = _state(parser)
     if st.depth or st.blocks:
         parser.error(call, "T.func_attr is only valid at the top of a prim function body")
-    st.attrs = st.attrs + _attr_dict(parser, call, "func_attr")
+    st.attrs = _attr_dict(parser, call, "func_attr", st.attrs)
 
 
-def _attr_dict(parser, call, name):
+def _attr_dict(parser, call, name, earlier):
     if call.keywords or len(call.args) != 1:
         parser.error(call, f"T.{name} takes one dict", f"T.{name}({{\"key\": value}})")
-    return constant_dict(parser, call.args[0])
+    return constant_dict(parser, call.args[0], earlier)
 
 
 _STATEMENT_CALLS = {"evaluate": _evaluate, "call_extern": _call_extern, "where": _where,

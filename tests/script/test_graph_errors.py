@@ -324,10 +324,14 @@ def test_a_dimension_must_be_a_size(dim, words, underlined):
     ("300, \"int8\"", "300 does not fit in int8", "300"),
     ("1.5, \"int32\"", "1.5 is not a whole number, so it cannot be int32", "1.5"),
     ("2, \"bool\"", "2 does not fit in bool", "2"),
+    ("1e300, \"float32\"", "1e+300 does not fit in float32", "1e300"),
+    ("70000.0, \"float16\"", "70000.0 does not fit in float16", "70000.0"),
+    ("1e300", "1e+300 does not fit in float32", "1e300"),
 ])
 def test_a_typed_prim_value_must_be_a_value_of_its_dtype(args, words, underlined):
     """'a' was an internal error at line 0; 300 was stored as an int8 that does not parse
-    back; 1.5 became 1; 2 became True, which did not round-trip."""
+    back; 1.5 became 1; 2 became True, which did not round-trip; 1e300 as float32 and
+    70000.0 as float16 were a silent infinity."""
     check(f"""
         @R.function
         def f(x: R.Tensor((4,), "float32")):
@@ -473,3 +477,23 @@ def test_what_only_the_build_knows_is_left_to_it():
     with pytest.raises(Error, match="graph function main, binding y: add parameter 'b' is a "
                                     "buffer; the value passed is R.Object"):
         pyir.build(mod)
+
+
+def test_a_float_argument_past_float32_is_refused():
+    """R.call_packed("f", x, 1e300) passed a float32 infinity."""
+    check("""
+        @R.function
+        def f(x: R.Tensor((4,), "float32")):
+            y = R.call_packed("demo.f", x, 1e300, sinfo_args=R.Object)  # <-
+            return y
+        """, ["1e+300 does not fit in float32"], "1e300")
+
+
+def test_an_operator_given_double_star_kwargs():
+    """R.add(x, **attrs) said "attribute None must be a constant"."""
+    check("""
+        @R.function
+        def f(x: R.Tensor((4,), "float32")):
+            y = R.add(x, **x)  # <-
+            return y
+        """, ["R.add does not take **kwargs"], "R.add(x, **x)")

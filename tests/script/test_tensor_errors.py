@@ -508,3 +508,64 @@ def test_a_prim_function_in_a_plain_class_is_parsed_at_once():
     assert info.value.filename == __file__
     assert info.value.line == decorated_line(
         test_a_prim_function_in_a_plain_class_is_parsed_at_once, "A[0] = T.bogus")
+
+
+@pytest.mark.parametrize("body, needle", [
+    ('''
+     def f(A: T.Buffer((4,), "float32")):
+         T.func_attr({"a": 1, "a": 2})
+         A[0] = 1.0
+     ''', '"a": 2'),
+    ('''
+     def f(A: T.Buffer((4,), "float32")):
+         T.func_attr({"a": 1})
+         T.func_attr({"a": 2})
+         A[0] = 1.0
+     ''', '{"a": 2}'),
+    ('''
+     def f(A: T.Buffer((4,), "float32")):
+         for i in T.serial(4, annotations={"u": 1, "u": 2}):
+             A[i] = 1.0
+     ''', '"u": 2'),
+    ('''
+     def f(A: T.Buffer((4,), "float32")):
+         for i in range(4):
+             with T.block("A"):
+                 vi = T.axis.remap("S", [i])
+                 T.block_attr({"k": 1})
+                 T.block_attr({"k": 2})
+                 A[vi] = 1.0
+     ''', '{"k": 2}'),
+])
+def test_an_attribute_key_given_twice(body, needle):
+    """A repeated key in T.func_attr / T.block_attr / loop annotations was kept twice (two
+    values for one key, where sch.annotate replaces a key's value)."""
+    err, text = text_error(body)
+    check(err, text, needle, "is given twice")
+
+
+@pytest.mark.parametrize("value, needle, words", [
+    ("T.float32(1e300)", "1e300", "1e+300 does not fit in float32"),
+    ("A[0] + 1e300", "1e300", "1e+300 does not fit in float32"),
+    ("A[0] + 1000000000000000000000000000000000000000", "1000000000000000000000000000000000000000",
+     "1e+39 does not fit in float32"),
+    ("T.cast(T.float16(70000.0), \"float32\")", "70000.0", "70000.0 does not fit in float16"),
+])
+def test_a_float_literal_past_its_dtype(value, needle, words):
+    """A float literal too large for its dtype was a silent infinity (T.float32(1e300) ran
+    as inf), where an integer literal too large for its dtype is refused."""
+    err, text = text_error(f'''
+        def f(A: T.Buffer((1,), "float32")):
+            A[0] = {value}
+        ''')
+    check(err, text, needle, words)
+    assert str(err).splitlines()[2].strip() == "^" * len(needle)
+
+
+def test_a_builtin_given_a_keyword_says_so():
+    """T.exp(x=1.0) said "T.exp takes 1 argument(s), got 1"."""
+    err, text = text_error('''
+        def f(A: T.Buffer((1,), "float32")):
+            A[0] = T.exp(x=1.0)
+        ''')
+    check(err, text, "T.exp(x=1.0)", "T.exp takes 1 positional argument(s) and no keywords")
