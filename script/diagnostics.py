@@ -1,6 +1,27 @@
-"""ParseError: a mistake in a decorated function, shown at the user's own line."""
+"""ParseError: a mistake in a decorated function, shown at the user's own line; and
+`NotInDialect`, for a dialect name that does not exist (which Python itself looks up when it
+evaluates a ``def``'s annotations, before any parser runs)."""
+
+import difflib
 
 from pyir.errors import Error
+
+
+class NotInDialect(Error, AttributeError):
+    """``T.scope``: a name the dialect module does not have."""
+
+
+def dialect_getattr(prefix, namespace):
+    """A module ``__getattr__`` for the dialect module ``prefix`` ("T") whose globals are
+    ``namespace``: a missing public name is a `NotInDialect` that suggests a close one."""
+    def __getattr__(name):
+        if name.startswith("_"):
+            raise AttributeError(name)
+        public = [n for n in namespace if not n.startswith("_")]
+        close = difflib.get_close_matches(name, public, n=1)
+        raise NotInDialect(f"{prefix}.{name} is not a name of the {prefix} dialect"
+                           + (f"; did you mean {prefix}.{close[0]}?" if close else ""))
+    return __getattr__
 
 
 class ParseError(Error):

@@ -12,6 +12,7 @@ import types
 from pyir.errors import Error
 from pyir.ir import Function
 
+from .diagnostics import dialect_getattr
 from .parser.module import bare_decorator, in_module_class, parse_decorated_function
 
 
@@ -100,3 +101,6 @@ def _install():
 
 
 _install()
+
+
+__getattr__ = dialect_getattr("R", globals())

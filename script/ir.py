@@ -4,6 +4,7 @@ import sys
 
 from pyir.errors import Error
 
+from .diagnostics import dialect_getattr
 from .parser.module import bare_decorator, parse_decorated_class
 
 
@@ -13,3 +14,6 @@ def ir_module(cls=None, **options):
     if not isinstance(cls, type):
         raise Error(f"@I.ir_module decorates a class, not a {type(cls).__name__}")
     return parse_decorated_class(cls, sys._getframe(1))
+
+
+__getattr__ = dialect_getattr("I", globals())

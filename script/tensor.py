@@ -13,6 +13,7 @@ import types
 from pyir.errors import Error
 from pyir.ir import PrimFunc
 
+from .diagnostics import dialect_getattr
 from .parser.module import bare_decorator, in_module_class, parse_decorated_function
 
 
@@ -134,3 +135,6 @@ uint64 = _Annotation("uint64")
 float16 = _Annotation("float16")
 float32 = _Annotation("float32")
 float64 = _Annotation("float64")
+
+
+__getattr__ = dialect_getattr("T", globals())

@@ -10,6 +10,7 @@ import pyir
 from pyir.errors import Error
 from pyir.script import ParseError, from_source
 from pyir.script import graph as R
+from pyir.script import tensor as T
 
 HEADER = "from pyir.script import ir as I, tensor as T, graph as R\n\n"
 MARK = "# <-"
@@ -294,6 +295,24 @@ def test_error_in_a_decorated_function_points_into_this_file():
     err = info.value
     assert (err.filename, err.line) == (__file__, line)
     assert "R.nn.softmax: axis 3 is out of range" in err.message
+
+
+@pytest.mark.parametrize("annotation, words", [
+    ("T.Bufer((4,), 'float32')", r"T.Bufer is not a name of the T dialect; did you mean "
+                                 r"T.Buffer\?"),
+    ("R.Tensr((4,), 'float32')", r"R.Tensr is not a name of the R dialect; did you mean "
+                                 r"R.Tensor\?"),
+    ("T.scope", r"T.scope is not a name of the T dialect$"),
+])
+def test_a_name_the_dialect_does_not_have(annotation, words):
+    """Python looks annotations up when it runs the def, before any parser: a misspelt one
+    was a bare AttributeError of module pyir.script.tensor. It is still an AttributeError
+    (hasattr works), and a pyir.Error."""
+    from pyir.script.diagnostics import NotInDialect
+    with pytest.raises(NotInDialect, match=words) as info:
+        exec(f"def f(x: {annotation}): ...", {"T": T, "R": R})
+    assert isinstance(info.value, AttributeError) and isinstance(info.value, Error)
+    assert not hasattr(T, "Bufer")
 
 
 def test_r_names_outside_a_function():
