@@ -43,6 +43,7 @@ from pyir.ir import (
     StringImm,
     Var,
     conjuncts,
+    dtype as dt,
     substitute,
 )
 from pyir.transform.dependence import analyzer_for, realizes_under
@@ -385,7 +386,8 @@ def _shape(shape):
 
 def _full_tile(pred, inner, ana):
     """A condition free of the inner loops under which ``pred`` holds for all of them, or
-    None when none can be derived (each conjunct ``a < b`` with ``a`` affine in them)."""
+    None when none can be derived (each conjunct ``a < b`` with ``a`` affine in them, with
+    constant coefficients: ``a`` is largest at a corner of the tile)."""
     conds = []
     inner_vars = {lp.loop_var: lp.extent.value for lp in inner}
     for c in conjuncts(pred):
@@ -393,14 +395,14 @@ def _full_tile(pred, inner, ana):
             return None
         if vars_of(c.b) & set(inner_vars):
             return None
+        if not dt.is_integer(c.a.dtype):
+            return None
         worst = {}
         for v, ext in inner_vars.items():
-            up = ana.simplify(substitute(c.a, {v: IntImm(1)}) - substitute(c.a, {v: IntImm(0)}))
-            if not isinstance(up, IntImm):
-                if v in vars_of(c.a):
-                    return None
-                continue
-            worst[v] = IntImm(ext - 1) if up.value > 0 else IntImm(0)
+            lin = detect_linear(c.a, v, ana)
+            if lin is None or not isinstance(lin[0], IntImm):
+                return None
+            worst[v] = IntImm(ext - 1) if lin[0].value > 0 else IntImm(0)
         conds.append(Binary(c.op, ana.simplify(substitute(c.a, worst)), c.b))
     out = conds[0]
     for c in conds[1:]:

@@ -590,6 +590,46 @@ def test_a_buffer_a_kernel_takes_is_not_inlined(rows_intrin):
     np.testing.assert_array_equal(out, (a + 1) * 2)
 
 
+_SCALE_WHERE_SRC = '''
+from pyir.script import tensor as T
+
+@T.prim_func
+def scale_where(A: T.Buffer((8, 16), "float32"), C: T.Buffer((8, 16), "float32")):
+    for i, j in T.grid(8, 16):
+        with T.block("C"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            T.where({cond})
+            C[vi, vj] = A[vi, vj] * T.float32(2)
+'''
+
+
+def _scale_where_tensorized(cond):
+    sch = Schedule(from_source(_SCALE_WHERE_SRC.format(cond=cond)))
+    i, j = sch.get_loops(sch.get_block("C"))
+    i0, i1 = sch.split(i, factors=[None, 2])
+    j0, j1 = sch.split(j, factors=[None, 4])
+    sch.reorder(i0, j0, i1, j1)
+    sch.tensorize(i1, "test.rows")
+    return sch
+
+
+def test_tensorize_calls_the_kernel_where_the_predicate_holds_on_the_whole_tile(rows_intrin):
+    a = np.arange(128, dtype=np.float32).reshape(8, 16)
+    out = np.full_like(a, -1)
+    pyir.build(_scale_where_tensorized("j < 14 and i < 7").mod)["scale_where"](a, out)
+    want = np.where((np.arange(16) < 14) & (np.arange(8)[:, None] < 7), a * 2, -1)
+    np.testing.assert_array_equal(out, want)
+
+
+def test_tensorize_refuses_a_predicate_not_affine_in_the_tile(rows_intrin):
+    """T.where(j // 2 < 3) over 4-column tiles: (j_0 * 4 + j_1) // 2 changes by 0 from j_1 = 0
+    to 1, taken for its step over the tile: the kernel ran on the tile j = 4..7 whole,
+    writing columns 6 and 7, which the predicate excludes."""
+    with pytest.raises(ScheduleError, match=r"the block's predicate \(j_0 \* 4 \+ j_1\) // 2 "
+                       "< 3 does not say which tiles are whole"):
+        _scale_where_tensorized("j // 2 < 3")
+
+
 def _tiled(func, panels=None, decompose=True):
     """The bench schedule's 6 x 16 register tile, B not packed: C accumulates in a local tile
     under the innermost tile loop and is written back after the k loop; i_1 unrolled, j_1
