@@ -336,6 +336,7 @@ def _call(intrin, strides, bases):
                             f"the kernel takes {len(impl_bufs)} buffers, the description "
                             f"{len(desc_bufs)}")
     to_desc = dict(zip(impl_bufs, desc_bufs))
+    stored = _desc_parts(intrin.desc, intrin.name)[1].block.body.buffer
     for kb, db in to_desc.items():
         if kb.name != db.name:
             raise ScheduleError("tensorize", f"intrinsic \"{intrin.name}\"",
@@ -354,6 +355,11 @@ def _call(intrin, strides, bases):
             raise ScheduleError("tensorize", f"intrinsic \"{intrin.name}\"",
                                 f"the description's buffer {db.name} is not accessed by its "
                                 "computation")
+        if db is stored and kb.name not in impl.writes:
+            raise ScheduleError("tensorize", f"intrinsic \"{intrin.name}\"",
+                                f"the description writes {db.name}, but "
+                                f"{_not_written(impl, kb.name)}: the calling function would "
+                                f"take a read-only array for it")
     by_name = {s.name: v for s, v in strides.items()}
     args = []
     for a in template.value.args[1:]:
@@ -368,6 +374,14 @@ def _call(intrin, strides, bases):
                                 "of the description")
     dtype = template.value.dtype
     return Call(dtype, "call_extern", (StringImm(intrin.impl_name),) + tuple(args))
+
+
+def _not_written(impl, param):
+    """Why kernel ``impl`` is known not to write its buffer parameter ``param``."""
+    if impl.writes_declared:
+        return (f"the declaration of {impl.name!r} does not name {param} in writes= (it names "
+                f"{', '.join(sorted(impl.writes)) or 'none'})")
+    return f"LLVM proves that @{impl.symbol} only reads {param}"
 
 
 def _same_shape(a, b):

@@ -527,6 +527,50 @@ def rows_intrin():
     return "test.rows"
 
 
+ROWS_C = r"""
+#include <stdint.h>
+void rows2x4(float *c, const float *a, int64_t ldc, int64_t lda) {
+    for (int i = 0; i < 2; i++)
+        for (int j = 0; j < 4; j++)
+            c[i * ldc + j] = a[i * lda + j] * 2;
+}
+"""
+
+
+def test_tensorize_refuses_a_kernel_that_does_not_write_what_the_description_writes(
+        c_library):
+    """Declared with writes="A", the kernel was called for the tiles of C the description
+    writes: the tensorized function, writing C through the kernel only, took a read-only C
+    and the kernel wrote into it. Nor may LLVM IR that only reads C stand for the
+    description."""
+    from pyir.ffi import extern
+    from pyir.schedule import register_tensor_intrin
+    lib = c_library(ROWS_C)
+
+    @extern("test.rows_writes_a", symbol=lib.rows2x4, writes="A", override=True)
+    def declared(C: T.Buffer((2, "ldc"), "float32"), A: T.Buffer((2, "lda"), "float32"),
+                 ldc: T.int64, lda: T.int64): ...
+
+    @extern("test.rows_reads_c", override=True, llvm_ir="define void @test_rows_nop("
+            "ptr %c, ptr %a, i64 %ldc, i64 %lda) {\n  ret void\n}\n")
+    def reads(C: T.Buffer((2, "ldc"), "float32"), A: T.Buffer((2, "lda"), "float32"),
+              ldc: T.int64, lda: T.int64): ...
+
+    for impl, why in (("test.rows_writes_a", "the declaration of 'test.rows_writes_a' does "
+                       "not name C in writes= \\(it names A\\)"),
+                      ("test.rows_reads_c", "LLVM proves that @test_rows_nop only reads C")):
+        register_tensor_intrin("test.rows_lying", from_source(ROWS_DESC), impl, override=True)
+        sch = Schedule(_scale)
+        i, j = sch.get_loops(sch.get_block("C"))
+        i0, i1 = sch.split(i, factors=[None, 2])
+        j0, j1 = sch.split(j, factors=[None, 4])
+        sch.reorder(i0, j0, i1, j1)
+        with pytest.raises(ScheduleError, match="tensorize: intrinsic \"test.rows_lying\": the "
+                           f"description writes C, but {why}: the calling function would take "
+                           "a read-only array for it"):
+            sch.tensorize(i1, "test.rows_lying")
+
+
 def _rows_tensorized(func, block="C"):
     """``func``'s block ``block`` in 2 x 4 tiles, written through a local cache, each tile
     computed by "test.rows". Returns (schedule, the cache's write-back block)."""
