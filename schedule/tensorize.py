@@ -16,7 +16,8 @@ addresses; the same names, shapes and dtypes, in the same order) followed by suc
 has) checks that the loops from ``loop`` down to the one block below match the
 description's loops (extents), that the block's store has the same expression with the
 buffers mapped one to one, and that every access moves in memory with each loop exactly as
-the description's does. It then makes the loops one block (`blockize`) whose body calls the
+the description's does (the rows of the buffer the description writes a stride apart that
+keeps them from overlapping). It then makes the loops one block (`blockize`) whose body calls the
 kernel once. When the block has a predicate (a split tail), the call runs for tiles where
 the predicate holds everywhere and the original loops run for the partial tile, as they were
 scheduled: unroll and vectorize them before tensorizing, and partial tiles run as vector code
@@ -307,7 +308,29 @@ def match(func, loop_var, intrin, prim="tensorize"):
         if not d_ana.can_prove_equal(d0, 0):
             raise ScheduleError(prim, subject, f"the description's first access of "
                                 f"{dbuf.name} is not its first element", loop)
+    _rows_apart(pairs, stride_vals, ana, d_ana, prim, subject, loop)
     return stride_vals, _bases(pairs, inner, ana)
+
+
+def _rows_apart(pairs, stride_vals, ana, d_ana, prim, subject, loop):
+    """Refuse a row stride of the buffer the description writes that would make its rows
+    overlap (the block reduces where the description's elements are distinct): each index
+    of a dimension whose extent is a stride must stay below the stride's value."""
+    stored = pairs[0][0].buffer
+    for da, sa in pairs:
+        if da.buffer is not stored:
+            continue
+        for idx, ext in zip(da.indices, stored.shape):
+            value = stride_vals.get(ext)
+            if value is None:
+                continue
+            top = d_ana.const_int_bound(idx).max
+            reach = None if top is None else top + 1
+            if reach is not None and ana.can_prove(Binary("lt", value, IntImm(reach))):
+                raise ScheduleError(prim, subject, f"the description writes {reach} elements "
+                                    f"of each row of {stored.name}, {ext.name} apart, but "
+                                    f"{sa.buffer.name}'s are {_expr(value)} apart: its rows "
+                                    "would overlap", loop)
 
 
 def _expr(e):

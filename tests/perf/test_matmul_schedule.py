@@ -571,6 +571,62 @@ def test_tensorize_refuses_a_kernel_that_does_not_write_what_the_description_wri
             sch.tensorize(i1, "test.rows_lying")
 
 
+#: ROWS_IR adding A's rows into C's, both rows of C loaded before either is stored.
+ACC_ROWS_IR = ROWS_IR.replace("@test_rows2x4", "@test_acc_rows2x4")
+for _r in "01":
+    ACC_ROWS_IR = ACC_ROWS_IR.replace(
+        f"%y{_r} = fmul <4 x float> %x{_r}, <float 2.0, float 2.0, float 2.0, float 2.0>",
+        f"%o{_r} = load <4 x float>, ptr %c{_r if _r == '1' else ''}, align 4\n"
+        f"  %y{_r} = fadd <4 x float> %o{_r}, %x{_r}")
+
+
+@T.prim_func
+def _col_sum(A: T.Buffer((8, 4), "float32"), C: T.Buffer((1, 4), "float32")):
+    for i, j in T.grid(8, 4):
+        with T.block("C"):
+            vi, vj = T.axis.remap("RS", [i, j])
+            C[0, vj] = C[0, vj] + A[vi, vj]
+
+
+@T.prim_func
+def _add_into(A: T.Buffer((8, 4), "float32"), C: T.Buffer((8, 4), "float32")):
+    for i, j in T.grid(8, 4):
+        with T.block("C"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            C[vi, vj] = C[vi, vj] + A[vi, vj]
+
+
+def test_tensorize_refuses_a_row_stride_that_overlaps_the_rows_it_writes():
+    """C[vi, vj] += A[vi, vj] over 2 rows of 4, ldc apart, matched a column sum (a
+    reduction over the rows): ldc was 0, and the kernel, loading both rows before storing
+    them, added one row of A where the sum needs both. Rows ldc = 4 apart are fine."""
+    from pyir.ffi import extern
+    from pyir.schedule import register_tensor_intrin
+
+    @extern("test.acc_rows2x4", llvm_ir=ACC_ROWS_IR, override=True)
+    def acc_rows(C: T.Buffer((2, "ldc"), "float32"), A: T.Buffer((2, "lda"), "float32"),
+                 ldc: T.int64, lda: T.int64): ...
+
+    register_tensor_intrin("test.acc_rows", from_source(ROWS_DESC.replace(
+        "A[vi, vj] * T.float32(2)", "C[vi, vj] + A[vi, vj]")), "test.acc_rows2x4",
+        override=True)
+    def two_row_tiles(func):
+        sch = Schedule(func)
+        i, _ = sch.get_loops(sch.get_block("C"))
+        return sch, sch.split(i, factors=[None, 2])[1]
+
+    sch, i1 = two_row_tiles(_col_sum)
+    with pytest.raises(ScheduleError, match="the description writes 4 elements of each row of "
+                       "C, ldc apart, but C's are 0 apart: its rows would overlap"):
+        sch.tensorize(i1, "test.acc_rows")
+    sch, i1 = two_row_tiles(_add_into)
+    sch.tensorize(i1, "test.acc_rows")
+    a = np.arange(32, dtype=np.float32).reshape(8, 4)
+    out = a.copy()
+    pyir.build(sch.mod)["_add_into"](a, out)
+    np.testing.assert_array_equal(out, 2 * a)
+
+
 def _rows_tensorized(func, block="C"):
     """``func``'s block ``block`` in 2 x 4 tiles, written through a local cache, each tile
     computed by "test.rows". Returns (schedule, the cache's write-back block)."""
