@@ -16,7 +16,8 @@ addresses; the same names, shapes and dtypes, in the same order) followed by suc
 has) checks that the loops from ``loop`` down to the one block below match the
 description's loops (extents), that the block's store has the same expression with the
 buffers mapped one to one, and that every access moves in memory with each loop exactly as
-the description's does. It then makes the loops one block (`blockize`) whose body calls the
+the description's does (the rows of the buffer the description writes a stride apart that
+keeps them from overlapping). It then makes the loops one block (`blockize`) whose body calls the
 kernel once. When the block has a predicate (a split tail), the call runs for tiles where
 the predicate holds everywhere and the original loops run for the partial tile, as they were
 scheduled: unroll and vectorize them before tensorizing, and partial tiles run as vector code
@@ -43,6 +44,7 @@ from pyir.ir import (
     StringImm,
     Var,
     conjuncts,
+    dtype as dt,
     substitute,
 )
 from pyir.transform.dependence import analyzer_for, realizes_under
@@ -306,7 +308,29 @@ def match(func, loop_var, intrin, prim="tensorize"):
         if not d_ana.can_prove_equal(d0, 0):
             raise ScheduleError(prim, subject, f"the description's first access of "
                                 f"{dbuf.name} is not its first element", loop)
+    _rows_apart(pairs, stride_vals, ana, d_ana, prim, subject, loop)
     return stride_vals, _bases(pairs, inner, ana)
+
+
+def _rows_apart(pairs, stride_vals, ana, d_ana, prim, subject, loop):
+    """Refuse a row stride of the buffer the description writes that would make its rows
+    overlap (the block reduces where the description's elements are distinct): each index
+    of a dimension whose extent is a stride must stay below the stride's value."""
+    stored = pairs[0][0].buffer
+    for da, sa in pairs:
+        if da.buffer is not stored:
+            continue
+        for idx, ext in zip(da.indices, stored.shape):
+            value = stride_vals.get(ext)
+            if value is None:
+                continue
+            top = d_ana.const_int_bound(idx).max
+            reach = None if top is None else top + 1
+            if reach is not None and ana.can_prove(Binary("lt", value, IntImm(reach))):
+                raise ScheduleError(prim, subject, f"the description writes {reach} elements "
+                                    f"of each row of {stored.name}, {ext.name} apart, but "
+                                    f"{sa.buffer.name}'s are {_expr(value)} apart: its rows "
+                                    "would overlap", loop)
 
 
 def _expr(e):
@@ -335,6 +359,7 @@ def _call(intrin, strides, bases):
                             f"the kernel takes {len(impl_bufs)} buffers, the description "
                             f"{len(desc_bufs)}")
     to_desc = dict(zip(impl_bufs, desc_bufs))
+    stored = _desc_parts(intrin.desc, intrin.name)[1].block.body.buffer
     for kb, db in to_desc.items():
         if kb.name != db.name:
             raise ScheduleError("tensorize", f"intrinsic \"{intrin.name}\"",
@@ -353,6 +378,11 @@ def _call(intrin, strides, bases):
             raise ScheduleError("tensorize", f"intrinsic \"{intrin.name}\"",
                                 f"the description's buffer {db.name} is not accessed by its "
                                 "computation")
+        if db is stored and kb.name not in impl.writes:
+            raise ScheduleError("tensorize", f"intrinsic \"{intrin.name}\"",
+                                f"the description writes {db.name}, but "
+                                f"{_not_written(impl, kb.name)}: the calling function would "
+                                f"take a read-only array for it")
     by_name = {s.name: v for s, v in strides.items()}
     args = []
     for a in template.value.args[1:]:
@@ -367,6 +397,14 @@ def _call(intrin, strides, bases):
                                 "of the description")
     dtype = template.value.dtype
     return Call(dtype, "call_extern", (StringImm(intrin.impl_name),) + tuple(args))
+
+
+def _not_written(impl, param):
+    """Why kernel ``impl`` is known not to write its buffer parameter ``param``."""
+    if impl.writes_declared:
+        return (f"the declaration of {impl.name!r} does not name {param} in writes= (it names "
+                f"{', '.join(sorted(impl.writes)) or 'none'})")
+    return f"LLVM proves that @{impl.symbol} only reads {param}"
 
 
 def _same_shape(a, b):
@@ -385,7 +423,8 @@ def _shape(shape):
 
 def _full_tile(pred, inner, ana):
     """A condition free of the inner loops under which ``pred`` holds for all of them, or
-    None when none can be derived (each conjunct ``a < b`` with ``a`` affine in them)."""
+    None when none can be derived (each conjunct ``a < b`` with ``a`` affine in them, with
+    constant coefficients: ``a`` is largest at a corner of the tile)."""
     conds = []
     inner_vars = {lp.loop_var: lp.extent.value for lp in inner}
     for c in conjuncts(pred):
@@ -393,14 +432,14 @@ def _full_tile(pred, inner, ana):
             return None
         if vars_of(c.b) & set(inner_vars):
             return None
+        if not dt.is_integer(c.a.dtype):
+            return None
         worst = {}
         for v, ext in inner_vars.items():
-            up = ana.simplify(substitute(c.a, {v: IntImm(1)}) - substitute(c.a, {v: IntImm(0)}))
-            if not isinstance(up, IntImm):
-                if v in vars_of(c.a):
-                    return None
-                continue
-            worst[v] = IntImm(ext - 1) if up.value > 0 else IntImm(0)
+            lin = detect_linear(c.a, v, ana)
+            if lin is None or not isinstance(lin[0], IntImm):
+                return None
+            worst[v] = IntImm(ext - 1) if lin[0].value > 0 else IntImm(0)
         conds.append(Binary(c.op, ana.simplify(substitute(c.a, worst)), c.b))
     out = conds[0]
     for c in conds[1:]:

@@ -527,6 +527,106 @@ def rows_intrin():
     return "test.rows"
 
 
+ROWS_C = r"""
+#include <stdint.h>
+void rows2x4(float *c, const float *a, int64_t ldc, int64_t lda) {
+    for (int i = 0; i < 2; i++)
+        for (int j = 0; j < 4; j++)
+            c[i * ldc + j] = a[i * lda + j] * 2;
+}
+"""
+
+
+def test_tensorize_refuses_a_kernel_that_does_not_write_what_the_description_writes(
+        c_library):
+    """Declared with writes="A", the kernel was called for the tiles of C the description
+    writes: the tensorized function, writing C through the kernel only, took a read-only C
+    and the kernel wrote into it. Nor may LLVM IR that only reads C stand for the
+    description."""
+    from pyir.ffi import extern
+    from pyir.schedule import register_tensor_intrin
+    lib = c_library(ROWS_C)
+
+    @extern("test.rows_writes_a", symbol=lib.rows2x4, writes="A", override=True)
+    def declared(C: T.Buffer((2, "ldc"), "float32"), A: T.Buffer((2, "lda"), "float32"),
+                 ldc: T.int64, lda: T.int64): ...
+
+    @extern("test.rows_reads_c", override=True, llvm_ir="define void @test_rows_nop("
+            "ptr %c, ptr %a, i64 %ldc, i64 %lda) {\n  ret void\n}\n")
+    def reads(C: T.Buffer((2, "ldc"), "float32"), A: T.Buffer((2, "lda"), "float32"),
+              ldc: T.int64, lda: T.int64): ...
+
+    for impl, why in (("test.rows_writes_a", "the declaration of 'test.rows_writes_a' does "
+                       "not name C in writes= \\(it names A\\)"),
+                      ("test.rows_reads_c", "LLVM proves that @test_rows_nop only reads C")):
+        register_tensor_intrin("test.rows_lying", from_source(ROWS_DESC), impl, override=True)
+        sch = Schedule(_scale)
+        i, j = sch.get_loops(sch.get_block("C"))
+        i0, i1 = sch.split(i, factors=[None, 2])
+        j0, j1 = sch.split(j, factors=[None, 4])
+        sch.reorder(i0, j0, i1, j1)
+        with pytest.raises(ScheduleError, match="tensorize: intrinsic \"test.rows_lying\": the "
+                           f"description writes C, but {why}: the calling function would take "
+                           "a read-only array for it"):
+            sch.tensorize(i1, "test.rows_lying")
+
+
+#: ROWS_IR adding A's rows into C's, both rows of C loaded before either is stored.
+ACC_ROWS_IR = ROWS_IR.replace("@test_rows2x4", "@test_acc_rows2x4")
+for _r in "01":
+    ACC_ROWS_IR = ACC_ROWS_IR.replace(
+        f"%y{_r} = fmul <4 x float> %x{_r}, <float 2.0, float 2.0, float 2.0, float 2.0>",
+        f"%o{_r} = load <4 x float>, ptr %c{_r if _r == '1' else ''}, align 4\n"
+        f"  %y{_r} = fadd <4 x float> %o{_r}, %x{_r}")
+
+
+@T.prim_func
+def _col_sum(A: T.Buffer((8, 4), "float32"), C: T.Buffer((1, 4), "float32")):
+    for i, j in T.grid(8, 4):
+        with T.block("C"):
+            vi, vj = T.axis.remap("RS", [i, j])
+            C[0, vj] = C[0, vj] + A[vi, vj]
+
+
+@T.prim_func
+def _add_into(A: T.Buffer((8, 4), "float32"), C: T.Buffer((8, 4), "float32")):
+    for i, j in T.grid(8, 4):
+        with T.block("C"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            C[vi, vj] = C[vi, vj] + A[vi, vj]
+
+
+def test_tensorize_refuses_a_row_stride_that_overlaps_the_rows_it_writes():
+    """C[vi, vj] += A[vi, vj] over 2 rows of 4, ldc apart, matched a column sum (a
+    reduction over the rows): ldc was 0, and the kernel, loading both rows before storing
+    them, added one row of A where the sum needs both. Rows ldc = 4 apart are fine."""
+    from pyir.ffi import extern
+    from pyir.schedule import register_tensor_intrin
+
+    @extern("test.acc_rows2x4", llvm_ir=ACC_ROWS_IR, override=True)
+    def acc_rows(C: T.Buffer((2, "ldc"), "float32"), A: T.Buffer((2, "lda"), "float32"),
+                 ldc: T.int64, lda: T.int64): ...
+
+    register_tensor_intrin("test.acc_rows", from_source(ROWS_DESC.replace(
+        "A[vi, vj] * T.float32(2)", "C[vi, vj] + A[vi, vj]")), "test.acc_rows2x4",
+        override=True)
+    def two_row_tiles(func):
+        sch = Schedule(func)
+        i, _ = sch.get_loops(sch.get_block("C"))
+        return sch, sch.split(i, factors=[None, 2])[1]
+
+    sch, i1 = two_row_tiles(_col_sum)
+    with pytest.raises(ScheduleError, match="the description writes 4 elements of each row of "
+                       "C, ldc apart, but C's are 0 apart: its rows would overlap"):
+        sch.tensorize(i1, "test.acc_rows")
+    sch, i1 = two_row_tiles(_add_into)
+    sch.tensorize(i1, "test.acc_rows")
+    a = np.arange(32, dtype=np.float32).reshape(8, 4)
+    out = a.copy()
+    pyir.build(sch.mod)["_add_into"](a, out)
+    np.testing.assert_array_equal(out, 2 * a)
+
+
 def _rows_tensorized(func, block="C"):
     """``func``'s block ``block`` in 2 x 4 tiles, written through a local cache, each tile
     computed by "test.rows". Returns (schedule, the cache's write-back block)."""
@@ -588,6 +688,46 @@ def test_a_buffer_a_kernel_takes_is_not_inlined(rows_intrin):
     out = np.zeros_like(a)
     pyir.build(sch.mod)["_scale_sum"](a, out)
     np.testing.assert_array_equal(out, (a + 1) * 2)
+
+
+_SCALE_WHERE_SRC = '''
+from pyir.script import tensor as T
+
+@T.prim_func
+def scale_where(A: T.Buffer((8, 16), "float32"), C: T.Buffer((8, 16), "float32")):
+    for i, j in T.grid(8, 16):
+        with T.block("C"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            T.where({cond})
+            C[vi, vj] = A[vi, vj] * T.float32(2)
+'''
+
+
+def _scale_where_tensorized(cond):
+    sch = Schedule(from_source(_SCALE_WHERE_SRC.format(cond=cond)))
+    i, j = sch.get_loops(sch.get_block("C"))
+    i0, i1 = sch.split(i, factors=[None, 2])
+    j0, j1 = sch.split(j, factors=[None, 4])
+    sch.reorder(i0, j0, i1, j1)
+    sch.tensorize(i1, "test.rows")
+    return sch
+
+
+def test_tensorize_calls_the_kernel_where_the_predicate_holds_on_the_whole_tile(rows_intrin):
+    a = np.arange(128, dtype=np.float32).reshape(8, 16)
+    out = np.full_like(a, -1)
+    pyir.build(_scale_where_tensorized("j < 14 and i < 7").mod)["scale_where"](a, out)
+    want = np.where((np.arange(16) < 14) & (np.arange(8)[:, None] < 7), a * 2, -1)
+    np.testing.assert_array_equal(out, want)
+
+
+def test_tensorize_refuses_a_predicate_not_affine_in_the_tile(rows_intrin):
+    """T.where(j // 2 < 3) over 4-column tiles: (j_0 * 4 + j_1) // 2 changes by 0 from j_1 = 0
+    to 1, taken for its step over the tile: the kernel ran on the tile j = 4..7 whole,
+    writing columns 6 and 7, which the predicate excludes."""
+    with pytest.raises(ScheduleError, match=r"the block's predicate \(j_0 \* 4 \+ j_1\) // 2 "
+                       "< 3 does not say which tiles are whole"):
+        _scale_where_tensorized("j // 2 < 3")
 
 
 def _tiled(func, panels=None, decompose=True):
