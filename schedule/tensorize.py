@@ -17,8 +17,8 @@ has) checks that the loops from ``loop`` down to the one block below match the
 description's loops (extents), that the block's store has the same expression with the
 buffers mapped one to one, and that every access moves in memory with each loop exactly as
 the description's does (the rows of the buffer the description writes a stride apart that
-keeps them from overlapping). It then makes the loops one block (`blockize`) whose body calls the
-kernel once. When the block has a predicate (a split tail), the call runs for tiles where
+keeps them from overlapping). It then makes the loops one block (`blockize`) whose body
+calls the kernel once. When the block has a predicate (a split tail), the call runs for tiles where
 the predicate holds everywhere and the original loops run for the partial tile, as they were
 scheduled: unroll and vectorize them before tensorizing, and partial tiles run as vector code
 (left serial, the 4-row partial tile of the 6x16-tile matmul at n = 1024 took ~1.8 ms, 6 % of

@@ -1,15 +1,15 @@
 """LLVM code for a graph function's `GraphPlan` (`pyir.transform.graph_plan`).
 
-The function is ``i32 @"pyir.entry.name"(ptr %frame)`` (`pyir.codegen.abi.entry_symbol`): the frame holds one 8-byte slot per leaf and
-shape variable (filled by the caller for inputs, input shape variables and outputs), the
-Python callback's address, and two slots describing a failed call. The code allocates the
-planned storages (sizes computed from the shape variables), runs the steps (prim
-functions are called through their slot-array entry, which checks their entry
-conditions; Python steps call ``i32 callback(i64 site, ptr frame)``), frees everything and
-returns 0. Statuses: `STATUS_NO_MEMORY`; `STATUS_CALLBACK_FAILED` (the Python side holds
-the exception); `STATUS_CALL_FAILED` (a prim function returned the status stored in the
-status slot, at the step stored in the step slot); ``k > 0``: graph condition ``k - 1`` of
-`GraphPlan.conditions` failed.
+The function is ``i32 @"pyir.entry.name"(ptr %frame)`` (`pyir.codegen.abi.entry_symbol`):
+the frame holds one 8-byte slot per leaf and shape variable (filled by the caller for
+inputs, input shape variables and outputs), the Python callback's address, and two slots
+describing a failed call. The code allocates the planned storages (sizes computed from the
+shape variables), runs the steps (prim functions are called through their slot-array entry,
+which checks their entry conditions; Python steps call ``i32 callback(i64 site, ptr
+frame)``), frees everything and returns 0. Statuses: `STATUS_NO_MEMORY`;
+`STATUS_CALLBACK_FAILED` (the Python side holds the exception); `STATUS_CALL_FAILED` (a
+prim function returned the status stored in the status slot, at the step stored in the step
+slot); ``k > 0``: graph condition ``k - 1`` of `GraphPlan.conditions` failed.
 """
 
 from llvmlite import ir
