@@ -163,4 +163,4 @@ def block_touches(stmt, buffer):
 
 def infer_regions(block):
     """(reads, writes) of ``block`` inferred from its body as the parser infers them."""
-    return infer(block.iter_vars, block.body, block.init, block.alloc_buffers)
+    return infer(block.body, block.init, block.alloc_buffers)

@@ -282,7 +282,21 @@ def rfactor(func, loop_var, factor_axis):
     first = [_init_nest(func, f"{name}_rf_init", rf_init, rf_iters[:len(spatial) + 1])] \
         if guarded else []
     body = replace(item_path, first + [item_path[-1], nest])
+    for outer in [n.block for n in path[:-1] if isinstance(n, BlockRealize)]:
+        body = _declare(body, outer.name, rf_buf)
     return with_body(func, Allocate(rf_buf, body)), [rf_block.name]
+
+
+def _declare(body, name, buf):
+    """``body`` with block ``name`` (which now holds blocks accessing the new buffer ``buf``)
+    declaring the regions of ``buf`` its body reads and writes."""
+    path = find_block(body, name)
+    block = path[-1].block
+    reads, writes = infer_regions(block)
+    block = dataclasses.replace(
+        block, reads=block.reads + tuple(r for r in reads if r.buffer is buf),
+        writes=block.writes + tuple(r for r in writes if r.buffer is buf))
+    return replace(path, dataclasses.replace(path[-1], block=block))
 
 
 def _init_nest(func, name, store, iters):

@@ -1,4 +1,5 @@
-"""Inference of a block's read and write regions when ``T.reads`` / ``T.writes`` are absent.
+"""A block's read and write regions: inferred when ``T.reads`` / ``T.writes`` are absent,
+checked against the body when they are declared.
 
 Every buffer load and store in the block's body and init is an access. Let variables and
 the iterators of nested blocks are replaced by their values, then the loop variables
@@ -6,29 +7,109 @@ defined inside the block are relaxed over their ranges with `pyir.arith.relax_re
 to one buffer are merged into one region (their hull), listed in order of first access.
 Buffers allocated inside the block are not part of its regions; a buffer passed whole to
 ``T.call_extern`` counts as read and written in full.
+
+`uncovered` finds a declared list that does not cover the accesses. A buffer accessed but not
+declared is refused. A region is refused only when it provably misses part of an access (of
+the hull of the buffer's declared regions) that is really made: an unconditional point
+access, or one relaxed affinely over loops, missing it for every value of the block
+iterators, or an unconditional point access in a block without ``T.where`` missing it at the
+first or last value of one iterator. What cannot be proven either way is accepted: the
+regions found here ignore the conditions guarding accesses, and the schedule declares
+regions (predicated tails, relaxed split loops) that the analyzer cannot always prove to
+cover them. An element passed to
+``T.call_extern`` (a kernel's pointer, as tensorize emits) is checked only for its buffer,
+which may be in either list. Declaring more than the body accesses is legal.
 """
 
 from pyir import arith
-from pyir.ir import (Allocate, Binary, BlockRealize, Buffer, BufferLoad, BufferRegion,
-                     BufferStore, Call, Evaluate, For, IfThenElse, IntImm, LetStmt, Range,
-                     SeqStmt, Var)
+from pyir.ir import (LOGIC_OPS, Allocate, Binary, BlockRealize, Buffer, BufferLoad,
+                     BufferRegion, BufferStore, Call, Evaluate, For, IfThenElse, IntImm, LetStmt,
+                     Range, Select, SeqStmt, Var, ge, gt, le, lt, substitute)
 from pyir.ir.node import rewrite, walk
+from pyir.runtime.exprtext import expr_text
 
 
-def infer_regions(iter_vars, body, init, allocs):
-    """(reads, writes): tuples of BufferRegion for a block with these parts."""
-    collector = _Collector(allocs)
+def accesses(body, init, allocs, kinds=True):
+    """(reads, writes) of a block with these parts: each a dict from buffer to its accesses,
+    ``(region, kind)`` pairs. ``kind`` is "exact" for a point access that no condition
+    guards, "affine" for one relaxed over loops whose ranges are independent, its indices
+    affine in them with constant coefficients (its first and last elements are accessed),
+    "pointer" for an element passed to ``T.call_extern`` (the kernel may read or write from
+    there on), else "loose" (always, unless ``kinds``)."""
+    collector = _Collector(allocs, kinds)
     collector.stmt(init)
     collector.stmt(body)
-    return collector.regions(collector.reads), collector.regions(collector.writes)
+    return collector.reads, collector.writes
+
+
+def infer_regions(body, init, allocs):
+    """(reads, writes): tuples of BufferRegion for a block with these parts."""
+    return tuple(tuple(BufferRegion(buf, _hull([r for r, _ in accs]))
+                       for buf, accs in table.items())
+                 for table in accesses(body, init, allocs, kinds=False))
+
+
+def uncovered(declared, accessed, facts, elsewhere):
+    """The first access of ``accessed`` (a table of `accesses`) that the BufferRegions
+    ``declared`` do not cover, as ``(buffer, accessed region, declared region or None)``,
+    else None. A buffer only passed by pointer may be declared in ``elsewhere`` (the other
+    list's buffers) instead. ``facts()`` gives, once asked, an Analyzer bounding the block
+    iterators and the substitutions (one iterator at its first or last value) that may
+    witness a miss of an exact access; a region declared as accessed needs neither."""
+    by_buffer = {}
+    for r in declared:
+        by_buffer.setdefault(r.buffer, []).append(r.region)
+    for buf, accs in accessed.items():
+        if buf not in by_buffer:
+            if buf in elsewhere and all(kind == "pointer" for _, kind in accs):
+                continue
+            return buf, _hull([r for r, _ in accs]), None
+        hull = _hull(by_buffer[buf])
+        for region, kind in accs:
+            if kind in ("pointer", "loose") or region == hull:
+                continue
+            analyzer, corners = facts()
+            if _covers(hull, region, analyzer):
+                continue
+            if _misses(hull, region, analyzer) or kind == "exact" and any(
+                    _misses(_at(hull, c), _at(region, c), analyzer) for c in corners):
+                return buf, region, hull
+    return None
+
+
+def region_text(region):
+    """``A[vi, 0:n]``: a BufferRegion as ``T.reads`` writes it."""
+    parts = [expr_text(r.start) if r.extent == IntImm(1)
+             else f"{expr_text(r.start)}:{expr_text(arith.simplify(r.start + r.extent))}"
+             for r in region.region]
+    return f"{region.buffer.name}[{', '.join(parts)}]"
+
+
+def _covers(outer, inner, analyzer):
+    return all(analyzer.can_prove(le(o.start, i.start))
+               and analyzer.can_prove(le(i.start + i.extent, o.start + o.extent))
+               for o, i in zip(outer, inner))
+
+
+def _at(region, values):
+    return tuple(Range(substitute(r.start, values), substitute(r.extent, values)) for r in region)
+
+
+def _misses(outer, inner, analyzer):
+    return any(analyzer.can_prove(lt(i.start, o.start))
+               or analyzer.can_prove(gt(i.start + i.extent, o.start + o.extent))
+               for o, i in zip(outer, inner) if analyzer.can_prove(ge(i.extent, 1)))
 
 
 class _Collector:
-    def __init__(self, allocs):
+    def __init__(self, allocs, kinds):
+        self.kinds = kinds
         self.analyzer = arith.Analyzer()
         self.relax = []
+        self.ranges = {}
         self.subst = {}
         self.excluded = set(allocs)
+        self.guards = 0
         self.reads = {}
         self.writes = {}
 
@@ -51,8 +132,9 @@ class _Collector:
             self.excluded.update(s.block.alloc_buffers)
             for iv, value in zip(s.block.iter_vars, s.iter_values):
                 self.subst[iv.var] = self.substitute(value)
-            self.stmt(s.block.init)
-            self.stmt(s.block.body)
+            guarded = not (isinstance(s.predicate, IntImm) and s.predicate.value == 1)
+            self.guarded(guarded, self.stmt, s.block.init)
+            self.guarded(guarded, self.stmt, s.block.body)
         elif isinstance(s, Allocate):
             self.excluded.add(s.buffer)
             self.stmt(s.body)
@@ -61,14 +143,22 @@ class _Collector:
             self.access(self.writes, s.buffer, s.indices)
         elif isinstance(s, IfThenElse):
             self.exprs(s.condition)
-            self.stmt(s.then_case)
-            self.stmt(s.else_case)
+            self.guarded(True, self.stmt, s.then_case)
+            self.guarded(True, self.stmt, s.else_case)
         elif isinstance(s, Evaluate):
             self.exprs(s.value)
+
+    def guarded(self, guard, fn, *args):
+        self.guards += guard
+        try:
+            fn(*args)
+        finally:
+            self.guards -= guard
 
     def relaxed(self, var, rng, fn):
         with self.analyzer.scope():
             self.analyzer.bind(var, rng)
+            self.ranges[var] = rng
             self.relax.append(var)
             try:
                 fn()
@@ -82,17 +172,23 @@ class _Collector:
 
     def exprs(self, *values):
         for value in values:
-            for n in walk(value):
+            nodes = list(walk(value))
+            guard = any(isinstance(n, Select) or isinstance(n, Binary) and n.op in LOGIC_OPS
+                        for n in nodes)
+            pointers = {id(a) for n in nodes if isinstance(n, Call) and n.op == "call_extern"
+                        for a in n.args if isinstance(a, BufferLoad)}
+            for n in nodes:
                 if isinstance(n, BufferLoad):
-                    self.access(self.reads, n.buffer, n.indices)
+                    self.guarded(guard, self.access, self.reads, n.buffer, n.indices,
+                                 id(n) in pointers)
                 elif isinstance(n, Call) and n.op == "call_extern":
                     for arg in n.args:
                         if isinstance(arg, Buffer) and arg not in self.excluded:
                             whole = tuple(Range(IntImm(0), d) for d in arg.shape)
-                            self.reads.setdefault(arg, []).append(whole)
-                            self.writes.setdefault(arg, []).append(whole)
+                            self.reads.setdefault(arg, []).append((whole, "loose"))
+                            self.writes.setdefault(arg, []).append((whole, "loose"))
 
-    def access(self, table, buf, indices):
+    def access(self, table, buf, indices, pointer=False):
         if buf in self.excluded:
             return
         indices = tuple(self.substitute(i) for i in indices)
@@ -102,11 +198,23 @@ class _Collector:
             region = arith.relax_region(indices, self.analyzer, relax, shape=buf.shape)
         else:
             region = tuple(Range(i, IntImm(1)) for i in indices)
-        table.setdefault(buf, []).append(region)
+        if pointer or self.guards or not self.kinds:
+            kind = "pointer" if pointer else "loose"
+        else:
+            kind = "affine" if relax and self.affine(indices, relax) else "loose" if relax \
+                else "exact"
+        table.setdefault(buf, []).append((region, kind))
 
-    @staticmethod
-    def regions(table):
-        return tuple(BufferRegion(buf, _hull(regions)) for buf, regions in table.items())
+    def affine(self, indices, relax):
+        if any(n in relax for v in relax for n in walk(self.ranges[v]) if isinstance(n, Var)):
+            return False
+        for index in indices:
+            for v in relax:
+                linear = arith.detect_linear(index, v, self.analyzer)
+                if linear is None or not isinstance(linear[0], IntImm):
+                    return False
+                index = linear[1]
+        return True
 
 
 def _hull(regions):

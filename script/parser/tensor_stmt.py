@@ -8,6 +8,7 @@ in the innermost `_BlockFrame`; `FuncState` holds what one prim function has dec
 
 import ast
 import dataclasses
+import functools
 import math
 
 from pyir import arith
@@ -21,7 +22,7 @@ from .core import register
 from .tensor_builtins import EXPRESSIONS, KNOWN_NAMES
 from .tensor_expr import (ARITH, binary, buffer_indices, check_dtype, check_rank, dtype_arg, expr,
                           index, index_nodes, to_expr, unknown_name)
-from .tensor_regions import infer_regions
+from .tensor_regions import accesses, infer_regions, region_text, uncovered
 
 _LOOP_KINDS = {"serial": "serial", "parallel": "parallel", "vectorized": "vectorized",
                "unroll": "unroll"}
@@ -38,6 +39,7 @@ class _BlockFrame:
     predicate: PrimExpr = None
     reads: tuple = None
     writes: tuple = None
+    declared_at: dict = dataclasses.field(default_factory=dict)   # "reads"/"writes" -> call
     init: object = None
     allocs: list = dataclasses.field(default_factory=list)
     annotations: tuple = ()
@@ -333,13 +335,45 @@ def _block(parser, node, call):
         st.blocks.pop()
     reads, writes = frame.reads, frame.writes
     if reads is None or writes is None:
-        inferred = infer_regions(frame.iter_vars, body, frame.init, frame.allocs)
+        inferred = infer_regions(body, frame.init, frame.allocs)
         reads = inferred[0] if reads is None else reads
         writes = inferred[1] if writes is None else writes
+    if frame.declared_at:
+        _check_declared(parser, frame, body, {"reads": reads, "writes": writes})
     block = Block(name, tuple(frame.iter_vars), reads, writes, body, frame.init,
                   tuple(frame.allocs), frame.annotations)
     predicate = frame.predicate if frame.predicate is not None else IntImm(1, "bool")
     return BlockRealize(tuple(frame.bindings), predicate, block)
+
+
+def _check_declared(parser, frame, body, regions):
+    """A ParseError at ``T.reads`` / ``T.writes`` if it does not cover what the body
+    accesses (`tensor_regions.uncovered` says when)."""
+    @functools.cache
+    def facts():
+        analyzer = arith.Analyzer()
+        for var, (start, extent) in _state(parser).loops.items():
+            analyzer.bind(var, Range(start, extent))
+        corners = []
+        for iv in frame.iter_vars:
+            analyzer.bind(iv.var, Range(IntImm(0), iv.extent))
+            corners += [{iv.var: IntImm(0)}, {iv.var: arith.simplify(iv.extent - 1)}]
+        return analyzer, corners if frame.predicate is None else []
+
+    for attr, table in zip(("reads", "writes"), accesses(body, frame.init, frame.allocs)):
+        call = frame.declared_at.get(attr)
+        other = regions["writes" if attr == "reads" else "reads"]
+        miss = call and uncovered(regions[attr], table, facts, {r.buffer for r in other})
+        if not miss:
+            continue
+        buf, region, declared = miss
+        text = region_text(BufferRegion(buf, region))
+        if declared is None:
+            parser.error(call, f"block {frame.name!r} {attr} {text} but T.{attr} does not "
+                               f"list {buf.name}", f"T.{attr}(..., {text})")
+        parser.error(call, f"block {frame.name!r} {attr} {text} but T.{attr} declares only "
+                           f"{region_text(BufferRegion(buf, declared))}",
+                     f"T.{attr}(..., {text})")
 
 
 def _in_block(parser, node, what):
@@ -623,6 +657,7 @@ def _regions(attr):
         if len(nodes) == 1 and isinstance(nodes[0], (ast.List, ast.Tuple)):
             nodes = nodes[0].elts
         setattr(frame, attr, tuple(_region(parser, n) for n in nodes))
+        frame.declared_at[attr] = call
     return record
 
 

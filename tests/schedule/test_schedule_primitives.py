@@ -441,3 +441,16 @@ def test_rfactor_of_a_reduction_split_with_a_tail():
         s = np.full(3, 7, "float32")
         lib["rowsum_symbolic"](a, s)
         np.testing.assert_allclose(s, a.sum(1), rtol=1e-5)
+
+
+def test_rfactor_inside_a_blockized_block_declares_the_partial_results_there():
+    """The outer block of blockize holds the new blocks, so it reads and writes C_rf too
+    (its printed T.reads / T.writes must cover its body to parse back)."""
+    sch = fresh("matmul")
+    i, _, r = sch.get_loops(sch.get_block("C"))
+    sch.blockize(i)
+    sch.rfactor(r, 0)
+    text = sch.mod.script()
+    assert "T.writes(C[0:n, 0:m], C_rf[0:k, 0:n, 0:m])" in text
+    check_roundtrip(sch, "matmul")
+    check_results(sch, "matmul")
