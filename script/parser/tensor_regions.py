@@ -8,17 +8,17 @@ to one buffer are merged into one region (their hull), listed in order of first 
 Buffers allocated inside the block are not part of its regions; a buffer passed whole to
 ``T.call_extern`` counts as read and written in full.
 
-`uncovered` finds a declared list that does not cover the accesses. A buffer accessed but not
-declared is refused. A region is refused only when it provably misses part of an access (of
-the hull of the buffer's declared regions) that is really made: an unconditional point
+`uncovered` finds a declared list that does not cover the accesses. A buffer accessed but
+not declared is refused. A region is refused only when it provably misses part of an access
+(of the hull of the buffer's declared regions) that is really made: an unconditional point
 access, or one relaxed affinely over loops, missing it for every value of the block
 iterators, or an unconditional point access in a block without ``T.where`` missing it at the
 first or last value of one iterator. What cannot be proven either way is accepted: the
 regions found here ignore the conditions guarding accesses, and the schedule declares
 regions (predicated tails, relaxed split loops) that the analyzer cannot always prove to
-cover them. An element passed to
-``T.call_extern`` (a kernel's pointer, as tensorize emits) is checked only for its buffer,
-which may be in either list. Declaring more than the body accesses is legal.
+cover them. An element passed to ``T.call_extern`` (a kernel's pointer, as tensorize emits)
+is checked only for its buffer, which may be in either list. Declaring more than the body
+accesses is legal.
 """
 
 from pyir import arith
