@@ -38,6 +38,24 @@ def count_error(info, args):
         f"given; signature: {signature(info)}")
 
 
+def by_position(info, args, named):
+    """The arguments of a call of ``info``'s function, given ``args`` by position and
+    ``named`` by parameter name, all by position."""
+    names = [p.name for p in info.params]
+    for key in named:
+        if key not in names:
+            raise ArgumentTypeError(f"{info.name} has no parameter {key!r}; signature: "
+                                    f"{signature(info)}")
+        if names.index(key) < len(args):
+            raise ArgumentTypeError(f"{info.name}: argument {key!r} is given by position and "
+                                    "by name")
+    missing = [n for n in names[len(args):] if n not in named]
+    if missing:
+        raise ArgumentTypeError(f"{info.name}: no value for argument(s) "
+                                f"{', '.join(map(repr, missing))}; signature: {signature(info)}")
+    return args + tuple(named[n] for n in names[len(args):])
+
+
 def as_array(info, i, a):
     """``a`` as an ndarray: objects with ``__dlpack__`` are converted zero-copy."""
     if isinstance(a, np.ndarray):

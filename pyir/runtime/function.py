@@ -65,7 +65,8 @@ def native_function(address):
 
 
 class PrimFunction:
-    """``lib["name"]``: call it with one argument per parameter (outputs included).
+    """``lib["name"]``: call it with one argument per parameter (outputs included), by
+    position or by the parameter's name.
 
     ``keepalive`` is whatever owns the native code (JIT engine, loaded library); it lives
     as long as this object.
@@ -82,7 +83,9 @@ class PrimFunction:
         self._pack = struct.Struct(slot_layout(info)).pack_into
         self._pool = []
 
-    def __call__(self, *args):
+    def __call__(self, *args, **named):
+        if named:
+            args = checks.by_position(self.info, args, named)
         # ``_arrays`` keeps arrays made from __dlpack__ objects alive during the call.
         values, _arrays = self._check(args)
         pool = self._pool

@@ -42,8 +42,9 @@ class _CallState:
 
 
 class GraphFunction:
-    """``lib["name"]`` of a graph function: call it with its inputs (tuples for tuple
-    parameters); it returns new numpy arrays (a tuple for a tuple)."""
+    """``lib["name"]`` of a graph function: call it with its inputs, by position or by name
+    (tuples for tuple parameters, by position); it returns new numpy arrays (a tuple for a
+    tuple)."""
 
     def __init__(self, plan, prim_infos, address, keepalive):
         self.plan, self.name = plan, plan.name
@@ -76,7 +77,12 @@ class GraphFunction:
              namespace)
         self._call = namespace["call"]
 
-    def __call__(self, *args):
+    def __call__(self, *args, **named):
+        if named:
+            if self._tuples:
+                raise ArgumentTypeError(f"{self.name} takes a tuple parameter: pass its "
+                                        "arguments by position")
+            args = checks.by_position(self.info, args, named)
         return self._call(args)
 
     # ------------------------------------------------------------ helpers

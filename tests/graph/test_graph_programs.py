@@ -150,6 +150,18 @@ def test_tuple_output(lib):
     np.testing.assert_allclose(b, x * y, rtol=1e-6)
 
 
+def test_inputs_by_name(lib):
+    """Keywords raised Python's own TypeError; a tuple parameter, whose leaves are what the
+    entry checks name, is passed by position."""
+    x, y = np.full((2, 3), 3, np.float32), np.ones((2, 3), np.float32)
+    a, b = lib["tuple_out"](y=y, x=x)
+    np.testing.assert_array_equal(a, x + y)
+    np.testing.assert_array_equal(b, x * y)
+    with pytest.raises(pyir.ArgumentTypeError, match="tuple_in takes a tuple parameter: pass "
+                       "its arguments by position"):
+        lib["tuple_in"](t=(x, y))
+
+
 def test_tuple_input(lib):
     x, y = rand(2, 3), rand(2, 3)
     np.testing.assert_allclose(lib["tuple_in"]((x, y)), x * y, rtol=1e-6)

@@ -35,6 +35,21 @@ def test_too_few_arguments(lib):
            words=("add", "takes 3", "2 were given", "A, B, C"))
 
 
+def test_arguments_by_name(lib):
+    """Keywords raised Python's own TypeError ("unexpected keyword argument 'A'")."""
+    a, b, c = np.arange(3, dtype=np.float32), np.ones(3, np.float32), f32(3)
+    lib["add"](a, C=c, B=b)
+    np.testing.assert_array_equal(c, a + b)
+    for named, words in (({"D": c}, ("add has no parameter 'D'", "signature: add(A: float32[n]")),
+                         ({"A": a, "C": c}, ("add: argument 'A' is given by position and by "
+                                             "name",)),
+                         ({"C": c}, ("add: no value for argument(s) 'B'",))):
+        with pytest.raises(ArgumentTypeError) as info:
+            lib["add"](a, **named)
+        for w in words:
+            assert w in str(info.value)
+
+
 def test_too_many_arguments(lib):
     raises(ArgumentTypeError, lib["add"], f32(3), f32(3), f32(3), f32(3),
            words=("add", "takes 3", "4 were given"))
