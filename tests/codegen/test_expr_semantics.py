@@ -1,0 +1,46 @@
+"""Numeric semantics of compiled expressions against numpy: one elementwise prim function
+``O[i] = <expr>`` built with and without the default schedule."""
+
+import numpy as np
+import pytest
+
+import pyir
+from pyir.script import from_source
+
+SOURCE = '''from pyir.script import tensor as T
+
+@T.prim_func
+def f(A: T.Buffer(("n",), "{a}"), O: T.Buffer(("n",), "{out}")):
+    for i in T.serial(n):
+        with T.block("O"):
+            vi = T.axis.spatial(n, i)
+            O[vi] = {expr}
+'''
+
+
+def evaluate(expr, a, out_dtype):
+    """``expr`` of ``A[vi]`` and ``vi`` over ``a``, scalar and vectorized (equal results)."""
+    func = from_source(SOURCE.format(a=a.dtype, out=out_dtype, expr=expr))
+    results = []
+    for vectorized in (False, True):
+        out = np.zeros(a.shape, out_dtype)
+        pyir.build(func, default_schedule=vectorized)["f"](a, out)
+        results.append(out)
+    np.testing.assert_array_equal(results[0], results[1])
+    return results[0]
+
+
+@pytest.mark.parametrize("expr, ref", [
+    ("vi // vi", lambda a, vi: vi // vi),
+    ("(vi * 3 + 1) // vi", lambda a, vi: (vi * 3 + 1) // vi),
+    ("A[vi] // A[vi]", lambda a, vi: a // a),
+    ("(A[vi] * T.int64(3) + T.int64(1)) // A[vi]", lambda a, vi: (a * 3 + 1) // a)])
+def test_floor_division_by_a_symbolic_zero(expr, ref):
+    """``x // x`` and ``(3 * x + 1) // x`` are 0 at ``x == 0``, as ``x // 0`` is (numpy's
+    rule, which codegen follows). The int64 simplifier took the multiple of the divisor out
+    of the dividend whatever the divisor (``x // x`` became 1, ``(3 * x + 1) // x`` became
+    ``3 + 1 // x``), so at 0 they were 1 and 3."""
+    a = np.array([0, 1, -3, 5, 0, 7, -1, 2], "int64")
+    with np.errstate(divide="ignore"):
+        expected = ref(a, np.arange(len(a)))
+    np.testing.assert_array_equal(evaluate(expr, a, "int64"), expected)
