@@ -44,3 +44,29 @@ def test_floor_division_by_a_symbolic_zero(expr, ref):
     with np.errstate(divide="ignore"):
         expected = ref(a, np.arange(len(a)))
     np.testing.assert_array_equal(evaluate(expr, a, "int64"), expected)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+def test_negation_flips_the_sign_of_zero(dtype):
+    """``-x`` of +0.0 is -0.0 (``1 / -x`` is -inf), as numpy's negative. Unary minus was
+    parsed as ``0.0 - x``, which is +0.0 for x = +0.0: ``1 / -x`` was +inf."""
+    a = np.array([0.0, -0.0, 1.5, -np.inf, np.nan], dtype)
+    with np.errstate(divide="ignore"):
+        expected = np.float32(1) / (-a).astype("float32")
+    got = evaluate('T.float32(1.0) / T.cast(-A[vi], "float32")', a, "float32")
+    np.testing.assert_array_equal(got, expected)
+
+
+def test_graph_negative_flips_the_sign_of_zero():
+    """R.negative of a float tensor, legalized to ``0.0 - x``, gave +0.0 for +0.0 (numpy:
+    -0.0); it is legalized to ``-x`` now, negation in the tensor language."""
+    main = from_source('''from pyir.script import graph as R
+
+@R.function
+def main(a: R.Tensor((4,), "float32")) -> R.Tensor((4,), "float32"):
+    return R.negative(a)
+''')
+    a = np.array([0.0, -0.0, 2.0, -np.inf], "float32")
+    got = pyir.build(main)["main"](a)
+    np.testing.assert_array_equal(np.signbit(got), np.signbit(-a))
+    np.testing.assert_array_equal(got, -a)
