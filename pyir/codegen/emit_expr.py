@@ -235,6 +235,8 @@ class ExprEmitter:
         if e.op == "div":
             return bld.fdiv(a, b)
         if e.op in ("min", "max"):
+            if dt.is_uint(d) and isinstance(e.a, E.IntImm):
+                a, b = b, a     # the constant on the right: the builder decides x < 0 unsigned
             take_a = self.compare("lt" if e.op == "min" else "gt", a, b, d)
             if dt.is_float(d):   # NaN in, NaN out, from either side (numpy's maximum)
                 take_a = bld.or_(take_a, bld.fcmp_unordered("uno", a, a))

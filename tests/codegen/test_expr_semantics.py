@@ -1,6 +1,10 @@
 """Numeric semantics of compiled expressions against numpy: one elementwise prim function
 ``O[i] = <expr>`` built with and without the default schedule."""
 
+import pathlib
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 
@@ -18,13 +22,13 @@ def f(A: T.Buffer(("n",), "{a}"), O: T.Buffer(("n",), "{out}")):
 '''
 
 
-def evaluate(expr, a, out_dtype):
+def evaluate(expr, a, out_dtype, opt_level="O3"):
     """``expr`` of ``A[vi]`` and ``vi`` over ``a``, scalar and vectorized (equal results)."""
     func = from_source(SOURCE.format(a=a.dtype, out=out_dtype, expr=expr))
     results = []
     for vectorized in (False, True):
         out = np.zeros(a.shape, out_dtype)
-        pyir.build(func, default_schedule=vectorized)["f"](a, out)
+        pyir.build(func, default_schedule=vectorized, opt_level=opt_level)["f"](a, out)
         results.append(out)
     np.testing.assert_array_equal(results[0], results[1])
     return results[0]
@@ -70,3 +74,22 @@ def main(a: R.Tensor((4,), "float32")) -> R.Tensor((4,), "float32"):
     got = pyir.build(main)["main"](a)
     np.testing.assert_array_equal(np.signbit(got), np.signbit(-a))
     np.testing.assert_array_equal(got, -a)
+
+
+def test_unsigned_minimum_with_zero_of_a_float_conversion():
+    """``T.min(T.cast(f, "uint8"), T.uint8(0))`` (either order) built at opt_level "none"
+    aborted the process: LLVM's instruction selection asserts (a 0-bit integer type) on the
+    unsigned minimum with 0 of an ``fptoui``, which only instcombine used to remove. The
+    builder decides ``x < 0`` unsigned, and min/max put a constant on the right. Run in a
+    child process, which a regression kills instead of the test session."""
+    code = """if True:
+        import numpy as np
+        import test_expr_semantics as t
+        a = np.array([0.0, 1.5, 7.0, 200.0, 3.0, 9.0, 4.0, 2.0, 1.0], "float32")
+        for expr in ['T.min(T.cast(A[vi], "uint8"), T.uint8(0))',
+                     'T.min(T.uint8(0), T.cast(A[vi], "uint8"))']:
+            assert not t.evaluate(expr, a, "uint8", opt_level="none").any()
+    """
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          cwd=pathlib.Path(__file__).parent)
+    assert done.returncode == 0, done.stderr[-2000:]
