@@ -93,3 +93,16 @@ def test_unsigned_minimum_with_zero_of_a_float_conversion():
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           cwd=pathlib.Path(__file__).parent)
     assert done.returncode == 0, done.stderr[-2000:]
+
+
+@pytest.mark.parametrize("dtype, low", [("float16", -17.0), ("float32", -104.0),
+                                        ("float64", -745.0)])
+def test_sigmoid_of_large_negative_numbers(dtype, low):
+    """``sigmoid(x)`` was ``1 / (1 + e**-x)``, 0 once ``e**-x`` overflowed although the
+    result is a subnormal number still: float16 ``sigmoid(-12)`` (6.1e-6) was 0 from -11.1
+    on, float32 from -88.7, float64 from -709.8."""
+    a = np.linspace(low, 0.0, 301).astype(dtype)
+    expected = (1 / (1 + np.exp(-a.astype(np.longdouble)))).astype(dtype)
+    got = evaluate("T.sigmoid(A[vi])", a, dtype)
+    np.testing.assert_allclose(got, expected, rtol=4 * np.finfo(dtype).eps,
+                               atol=2 * np.finfo(dtype).smallest_subnormal)
