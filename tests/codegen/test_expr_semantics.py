@@ -106,3 +106,16 @@ def test_sigmoid_of_large_negative_numbers(dtype, low):
     got = evaluate("T.sigmoid(A[vi])", a, dtype)
     np.testing.assert_allclose(got, expected, rtol=4 * np.finfo(dtype).eps,
                                atol=2 * np.finfo(dtype).smallest_subnormal)
+
+
+@pytest.mark.parametrize("expr, ref", [
+    ('T.max(T.int64(-7), T.cast(A[vi], "int64"))', lambda b: np.maximum(b, -7)),
+    ('T.cast(A[vi], "int64") // T.int64(4)', lambda b: b // 4),
+    ('T.cast(T.cast(A[vi], "int64") < T.int64(0), "int64")', lambda b: (b < 0).astype("int64"))])
+def test_uint64_cast_to_int64_wraps(expr, ref):
+    """``int64(x)`` of a uint64 ``x >= 2**63`` is negative. Its bounds were the uint64
+    value's (int64 is unbounded to the bounds, as indices do not overflow), so
+    ``max(-7, int64(x))`` became ``int64(x)``, ``int64(x) < 0`` False, and ``// 4``
+    truncated."""
+    a = np.array([2**64 - 1, 2**63, 5, 0, 2**63 - 1, 2**63 + 9], "uint64")
+    np.testing.assert_array_equal(evaluate(expr, a, "int64"), ref(a.astype("int64")))
