@@ -14,7 +14,7 @@ from pyir.script import from_source
 SOURCE = '''from pyir.script import tensor as T
 
 @T.prim_func
-def f(A: T.Buffer(("n",), "{a}"), O: T.Buffer(("n",), "{out}")):
+def f(A: T.Buffer(("n",), "{a}"), B: T.Buffer(("n",), "{b}"), O: T.Buffer(("n",), "{out}")):
     for i in T.serial(n):
         with T.block("O"):
             vi = T.axis.spatial(n, i)
@@ -22,13 +22,15 @@ def f(A: T.Buffer(("n",), "{a}"), O: T.Buffer(("n",), "{out}")):
 '''
 
 
-def evaluate(expr, a, out_dtype, opt_level="O3"):
-    """``expr`` of ``A[vi]`` and ``vi`` over ``a``, scalar and vectorized (equal results)."""
-    func = from_source(SOURCE.format(a=a.dtype, out=out_dtype, expr=expr))
+def evaluate(expr, a, out_dtype, opt_level="O3", b=None):
+    """``expr`` of ``A[vi]``, ``B[vi]`` and ``vi`` over ``a`` and ``b`` (default: ``a``),
+    scalar and vectorized (equal results)."""
+    b = a if b is None else b
+    func = from_source(SOURCE.format(a=a.dtype, b=b.dtype, out=out_dtype, expr=expr))
     results = []
     for vectorized in (False, True):
         out = np.zeros(a.shape, out_dtype)
-        pyir.build(func, default_schedule=vectorized, opt_level=opt_level)["f"](a, out)
+        pyir.build(func, default_schedule=vectorized, opt_level=opt_level)["f"](a, b, out)
         results.append(out)
     np.testing.assert_array_equal(results[0], results[1])
     return results[0]
