@@ -420,7 +420,7 @@ class Analyzer:
         if lo is None or self._bounder.poly(lo)[0] < 0:
             return None
         side = lo if not upper else self._sym_poly(inner, True, relax)
-        return None if side is None else simp.divmod("floordiv", side, dp)
+        return None if side is None else simp.divmod("floordiv", side, dp, positive=True)
 
     def _sym_atom(self, atom, upper, relax):
         dtype = atom.dtype

@@ -14,6 +14,7 @@ from ..ir import (COMPARE_OPS, LOGIC_OPS, Binary, BufferLoad, Cast, IntImm, Not,
 
 INF = math.inf
 EVERYTHING = (-INF, INF)
+_INT64_MAX = dt.int_range("int64")[1]
 
 
 class IntBound(NamedTuple):
@@ -153,7 +154,9 @@ class ConstBounder:
                 return self.expr(e.false_value)
             return union(self.expr(e.true_value), self.expr(e.false_value))
         if isinstance(e, Cast) and not dt.is_float(e.value.dtype):
-            return self.expr(e.value)
+            iv = self.expr(e.value)
+            # int64 is unbounded for indices, but a uint64 value past its largest wraps
+            return EVERYTHING if e.dtype == "int64" and iv[1] > _INT64_MAX else iv
         if isinstance(e, BufferLoad):
             return dtype_interval(e.dtype)
         return EVERYTHING

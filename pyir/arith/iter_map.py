@@ -124,7 +124,7 @@ class _Detector:
                                            Poly(c.dtype))
         if atom.op == "floordiv":
             whole = inner.extent if exact else inner.extent.add(c).sub(Poly(c.dtype, const=1))
-            extent = self.simp.divmod("floordiv", whole, c)     # rounded up if not exact
+            extent = self.simp.divmod("floordiv", whole, c, positive=True)  # rounded up
             return _Split(inner.var, inner.lower.mul(c), extent, exact)
         return _Split(inner.var, inner.lower, c, exact)
 

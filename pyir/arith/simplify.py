@@ -101,8 +101,13 @@ class Simplifier:
                 return self.divmod(e.op, self.poly(e.a), self.poly(e.b))
         return Poly.from_expr(self(e))
 
-    def divmod(self, op, a, b):
-        """``a // b`` or ``a % b`` (op "floordiv"/"floormod") of two canonical Polys."""
+    def divmod(self, op, a, b, positive=False):
+        """``a // b`` or ``a % b`` (op "floordiv"/"floormod") of two canonical Polys;
+        ``positive``: the caller knows that ``b >= 1`` (it is a split of a loop that runs).
+
+        ``x // 0`` is 0, so a multiple of a symbolic divisor leaves the dividend of ``//``
+        only when the divisor is >= 1 (``x // x`` is 1 for ``x >= 1`` alone); ``x % 0`` is
+        0 too, so ``%`` drops the multiple in any case."""
         dtype = a.dtype
         if not _is_index_int(dtype):
             if a.is_const and b.is_const and b.const != 0 and dt.is_int(dtype):
@@ -125,6 +130,9 @@ class Simplifier:
                 quot._add_term(rest, c // k)
             else:
                 rem._add_term(m, c)
+        if op == "floordiv" and mono and (quot.terms or quot.const) and not positive \
+                and not self.ana._prove_nonneg(b.add(Poly(dtype, const=-1))):
+            return Poly.atom(Binary(op, a.to_expr(), b.to_expr()))
         if mono:
             rem._add_term((), a.const)
         else:

@@ -45,6 +45,10 @@ _SIGNED_CMP = {"==": operator.eq, "!=": operator.ne, "<": operator.lt, "<=": ope
                ">": operator.gt, ">=": operator.ge}
 
 
+#: (comparison, left is 0, right is 0) -> its unsigned value, whatever the other side.
+_UNSIGNED_WITH_ZERO = {("<", False, True): False, (">=", False, True): True,
+                       (">", True, False): False, ("<=", True, False): True}
+
 _I64_MIN, _I64_MAX = dt.int_range("int64")
 
 
@@ -57,6 +61,13 @@ def int_value(v):
             return c   # the common case, already in range
         return _wrap(c, v.type.width)
     return None
+
+
+def _is_zero(v):
+    """Whether ``v`` is the integer constant 0, or a vector of them."""
+    if isinstance(v, ir.Constant) and isinstance(v.type, ir.VectorType):
+        return isinstance(v.constant, list) and all(int_value(c) == 0 for c in v.constant)
+    return int_value(v) == 0
 
 
 def _wrap(value, bits):
@@ -216,10 +227,20 @@ class Builder(ir.IRBuilder):
                              (lhs, rhs))
 
     def icmp_unsigned(self, cmpop, lhs, rhs, name=""):
+        """Also decides ``x < 0`` and ``x >= 0`` (``0 > x``, ``0 <= x``), scalar or vector:
+        LLVM's instruction selection asserts on ``select (x < 0), fptoui(f), 0`` (an unsigned
+        minimum with 0 of a float conversion, a 0-bit saturation) when no IR pass removed the
+        comparison first."""
         a, b = int_value(lhs), int_value(rhs)
         if a is not None and b is not None:
             mask = (1 << lhs.type.width) - 1
             return ir.Constant(ir.IntType(1), int(_SIGNED_CMP[cmpop](a & mask, b & mask)))
+        known = _UNSIGNED_WITH_ZERO.get((cmpop, _is_zero(lhs), _is_zero(rhs)))
+        if known is not None:
+            lanes = lhs.type.count if isinstance(lhs.type, ir.VectorType) else 1
+            cond = ir.Constant(ir.IntType(1), int(known))
+            return cond if lanes == 1 else ir.Constant(ir.VectorType(cond.type, lanes),
+                                                       [cond] * lanes)
         return super().icmp_unsigned(cmpop, lhs, rhs, name=name)
 
     def select(self, cond, lhs, rhs, name="", flags=()):

@@ -235,6 +235,8 @@ class ExprEmitter:
         if e.op == "div":
             return bld.fdiv(a, b)
         if e.op in ("min", "max"):
+            if dt.is_uint(d) and isinstance(e.a, E.IntImm):
+                a, b = b, a     # the constant on the right: the builder decides x < 0 unsigned
             take_a = self.compare("lt" if e.op == "min" else "gt", a, b, d)
             if dt.is_float(d):   # NaN in, NaN out, from either side (numpy's maximum)
                 take_a = bld.or_(take_a, bld.fcmp_unordered("uno", a, a))
@@ -450,7 +452,7 @@ class ExprEmitter:
             return args[0]
         one = T.constant(d, 1, T.lanes_of(args[0]))
         if e.op == "sigmoid":
-            return self.b.fdiv(one, self.b.fadd(one, self.exp(self.b.fneg(args[0]), d)))
+            return self.sigmoid(args[0], d, one)
         if e.op == "rsqrt":
             return self.b.fdiv(one, self.intrinsic("sqrt", args))
         if e.op in _LIBM:
@@ -469,6 +471,15 @@ class ExprEmitter:
             outside = self.b.call(fn, [outside])
         self.return_if(outside, T.int_const(status.value, 32))
         return idx
+
+    def sigmoid(self, x, dtype, one):
+        """``1 / (1 + e**-x)``, computed as ``t / (1 + t)`` with ``t = e**x`` for ``x < 0``,
+        where ``e**-x`` overflows while the result is still a (subnormal) number: float16
+        ``sigmoid(-12)`` is 6.1e-6, not 0."""
+        b = self.b
+        t = self.exp(b.fneg(self.intrinsic("fabs", [x])), dtype)
+        numerator = b.select(b.fcmp_ordered("<", x, ir.Constant(x.type, None)), t, one)
+        return b.fdiv(numerator, b.fadd(one, t))
 
     def exp(self, x, dtype):
         """``e**x``: inline code from `vecmath` for float32/float64 (a vector stays vector

@@ -32,7 +32,7 @@ from ..ir.ops import is_one, struct_info_of
 
 _BINARY = {"add": "{a} + {b}", "subtract": "{a} - {b}", "multiply": "{a} * {b}",
            "divide": "{a} / {b}", "maximum": "T.max({a}, {b})", "minimum": "T.min({a}, {b})"}
-_UNARY = {"negative": "{z} - {a}", "abs": "T.abs({a})", "nn.relu": "T.max({a}, {z})",
+_UNARY = {"negative": "-{a}", "abs": "T.abs({a})", "nn.relu": "T.max({a}, {z})",
           "exp": "T.exp({a})", "log": "T.log({a})", "sqrt": "T.sqrt({a})",
           "tanh": "T.tanh({a})", "sigmoid": "T.sigmoid({a})",
           "nn.gelu": "{h} * {a} * ({o} + T.tanh({c} * ({a} + {k} * {a} * {a} * {a})))"}

@@ -248,7 +248,9 @@ def _unaryop(parser, node):
         value = to_expr(parser, node.operand, value)
         if value.dtype == "bool":
             parser.error(node, "unary '-' is not defined on bool values")
-        return binary(parser, node, "sub", 0, value, node, node.operand)
+        # -0.0 - x is -x for every float x; 0.0 - x would be +0.0 for x = 0.0, not -0.0
+        zero = -0.0 if dt.is_float(value.dtype) else 0
+        return binary(parser, node, "sub", zero, value, node, node.operand)
     if isinstance(node.op, ast.UAdd):
         return value
     parser.error(node, "operator '~' is not supported")

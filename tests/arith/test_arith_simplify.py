@@ -83,6 +83,14 @@ def test_symbolic_divisor():
     assert s(x - (x // m) * m) == "(x % m)"
 
 
+def test_symbolic_divisor_that_may_be_zero():
+    """``x // 0`` is 0, so ``x // x`` is 1 only where ``x >= 1``; ``x % 0`` is 0 too."""
+    assert s(x // x) == "(x // x)"
+    assert s((x * 3 + 1) // x) == "(((x * 3) + 1) // x)"
+    assert s(x // x, x=Range(1, n)) == "1"
+    assert s(x % x) == "0"
+
+
 def test_negative_or_zero_divisor_kept():
     assert s(x // 0) == "(x // 0)"
     assert s(x // -2) == "(x // -2)"
