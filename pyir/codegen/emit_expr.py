@@ -304,6 +304,30 @@ class ExprEmitter:
             return self.b.icmp_signed(_ICMP_SIGNED[op], a, b)
         return self.b.icmp_unsigned(_ICMP_SIGNED[op], a, b)
 
+    def holds(self, cond, negated=False):
+        """An i1: whether the scalar condition ``cond`` (``not cond`` when ``negated``)
+        holds in exact integer arithmetic, as entry conditions are checked. A comparison
+        whose operands overflow as computed is neither true nor false, and ``and`` / ``or``
+        / ``not`` combine such unknowns as Kleene's logic does: ``m < 1 or n >= off + m``
+        holds for ``m = 0`` whatever ``off`` is, and for ``m = 1, off = 2**63 - 1`` it does
+        not (wrapped, ``off + m`` would be negative and the call accepted)."""
+        if isinstance(cond, E.Not):
+            return self.holds(cond.a, not negated)
+        if isinstance(cond, E.Binary) and cond.op in ("and", "or"):
+            a, b = self.holds(cond.a, negated), self.holds(cond.b, negated)
+            return self.b.and_(a, b) if (cond.op == "and") != negated else self.b.or_(a, b)
+        v = self.expr(cond)
+        if negated:
+            v = self.b.not_(v)
+        for n in walk(cond):
+            if isinstance(n, E.Binary) and n.op in ("add", "sub", "mul") and not dt.is_float(
+                    n.dtype):
+                kind = "s" if dt.is_int(n.dtype) else "u"
+                fn = getattr(self.b, f"{kind}{n.op}_with_overflow")
+                wrapped = self.b.extract_value(fn(self.expr(n.a), self.expr(n.b)), 1)
+                v = self.b.and_(v, self.b.not_(wrapped))
+        return v
+
     def _floor_div_mod(self, e):
         """Floor division and modulo. An integer divisor that may be 0 (or -1, whose
         quotient of the smallest integer overflows: both trap in the machine's divide) is

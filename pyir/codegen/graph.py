@@ -78,7 +78,7 @@ class _GraphEmitter:
         em, plan = self.em, self.plan
         for cond, message in step.checks:
             plan.conditions.append((cond, f"binding {step.binding}: {message}"))
-            em.return_if(self.b.not_(em.expr(cond)), T.int_const(len(plan.conditions), 32))
+            em.return_if(self.b.not_(em.holds(cond)), T.int_const(len(plan.conditions), 32))
         info = self.infos[step.func]
         values = list(step.args) + list(step.outs)
         slots = em.allocas.alloca(T.I64, size=T.int_const(max(1, info.num_slots)))

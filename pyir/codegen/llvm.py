@@ -243,7 +243,7 @@ def _emit_wrapper(ctx, func, info, impl):
         if isinstance(p, E.Var):
             em.env[p] = em.from_memory(a, "bool") if p.dtype == "bool" else a
     for k, cond in enumerate(info.conditions):
-        em.return_if(em.b.not_(em.expr(cond.expr)), T.int_const(k + 1, 32))
+        em.return_if(em.b.not_(em.holds(cond.expr)), T.int_const(k + 1, 32))
     em.allocas.branch(fn.blocks[1])
     em.b.ret(em.b.call(impl, args))
     return fn

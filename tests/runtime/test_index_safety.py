@@ -14,6 +14,8 @@ import pyir
 from pyir import ArgumentValueError
 from pyir.schedule import Schedule
 from pyir.script import from_source
+from pyir.script import graph as R
+from pyir.script import ir as I
 from pyir.script import tensor as T
 from pyir.transform import lower
 
@@ -158,3 +160,80 @@ def test_a_call_that_runs_no_access_needs_no_bounds():
     c = np.zeros(5, np.float32)
     lib["_lookback"](a, c)
     np.testing.assert_array_equal(c, a + np.maximum(np.arange(5) - 1, 0))
+
+
+OVERFLOW = """
+import numpy as np, pyir, sys
+sys.path.insert(0, {here!r})
+from test_index_safety import window, Rows
+f = pyir.build(window)["window"]
+a = np.arange(10, dtype=np.float32)
+for k, off in ((1, 2**63 - 1), (2, 2**63 - 2), (0, 2**63 - 1), (3, 7)):
+    b = np.zeros(10, np.float32)
+    try:
+        f(a, b, k, off)
+        print(k, "ran", b[:k].tolist())
+    except pyir.ArgumentValueError as e:
+        print(k, "refused:", str(e).split(": ", 1)[1])
+main = pyir.build(Rows)["main"]
+for n in (1 << 32, 3):
+    try:
+        main(np.zeros((n, 0), np.float32), np.zeros((n, 0), np.float32), np.zeros(0, np.float32))
+        print(n, "ran")
+    except pyir.ArgumentValueError as e:
+        print(n, "refused:", e)
+"""
+
+
+@T.prim_func
+def window(A: T.Buffer(("n",), "float32"), B: T.Buffer(("n",), "float32"), k: T.int64,
+           off: T.int64):
+    for i in range(k):
+        with T.block("B"):
+            vi = T.axis.spatial(k, i)
+            B[vi] = A[vi + off]
+
+
+@I.ir_module
+class Rows:
+    @T.prim_func
+    def total(X: T.Buffer(("n", "z"), "float32"), Y: T.Buffer(("m", "z"), "float32"),
+              A: T.Buffer(("n * m",), "float32"), O: T.Buffer((1,), "float32")):
+        for i, j in T.grid(n, m):
+            with T.block("O"):
+                vi, vj = T.axis.remap("RR", [i, j])
+                with T.init():
+                    O[0] = T.float32(0)
+                O[0] = O[0] + A[vi * m + vj]
+
+    @R.function
+    def main(x: R.Tensor(("p", "z"), "float32"), y: R.Tensor(("q", "z"), "float32"),
+             a: R.Tensor(("c",), "float32")) -> R.Tensor((1,), "float32"):
+        with R.dataflow():
+            o = R.call_tir(cls.total, (x, y, a), out_sinfo=R.Tensor((1,), "float32"))
+            R.output(o)
+        return o
+
+
+def test_an_entry_condition_that_overflows_refuses_the_call():
+    """The entry condition ``n >= off + k`` was computed in wrapping int64: with
+    ``off = 2**63 - 1`` and ``k = 1``, ``off + k`` wrapped negative, the call was accepted
+    and read far outside A (a segfault). A comparison whose operands overflow no longer
+    holds; ``k < 1 or ...`` still accepts ``k = 0`` whatever ``off`` is. So for a graph
+    function's shape check: ``p * q == c`` held for ``p = q = 2**32, c = 0`` (the product
+    wrapped to 0) and the prim function read A, which is empty."""
+    import pathlib
+    here = str(pathlib.Path(__file__).parent)
+    done = subprocess.run([sys.executable, "-c", OVERFLOW.format(here=here)], check=False,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    for line, k, off in zip(lines, (1, 2), (2**63 - 1, 2**63 - 2)):
+        assert line == (f"{k} refused: A is read up to index off + k - 1 in dimension 0 of A: "
+                        f"requires k < 1 or n >= off + k, but k = {k}, n = 10, off = {off}")
+    assert lines[2:4] == ["0 ran []", "3 ran [7.0, 8.0, 9.0]"]
+    for line, n in zip(lines[4:], (1 << 32, 3)):
+        assert line == (f"{n} refused: graph function main, binding o: total parameter 'A': "
+                        f'dimension 0 of R.Tensor((c,), "float32") must equal p * q (requires '
+                        f"p * q == c, but p = {n}, q = {n}, c = 0)")
+    assert len(lines) == 6
