@@ -239,6 +239,11 @@ def match_params(func, binding, callee, params, sinfos):
                               f"({', '.join(p.name for p in params)}) with its outputs, but "
                               f"the call passes {len(sinfos)}")
     bound, unproven = {}, []
+    for p, sinfo in zip(params, sinfos):   # first the variables: A: (n * m,) may come first
+        if isinstance(sinfo, TensorStructInfo) and len(sinfo.shape or ()) == len(p.shape):
+            for pe, ge in zip(p.shape, sinfo.shape):
+                if isinstance(pe, E.Var) and pe not in bound:
+                    bound[pe] = ge
     for p, sinfo in zip(params, sinfos):
         wrong = _mismatch(f"{callee} parameter {p.name!r}", p, sinfo, bound, unproven)
         if wrong:
@@ -248,7 +253,7 @@ def match_params(func, binding, callee, params, sinfos):
 
 def _mismatch(where, p, sinfo, bound, unproven):
     """What is wrong with passing a value of struct info ``sinfo`` for parameter ``p``, or
-    None (binding its shape variables in ``bound``, adding to ``unproven``)."""
+    None (adding to ``unproven``); ``bound`` holds the shape variables' values."""
     if p.kind == "scalar":
         if not isinstance(sinfo, PrimStructInfo) or sinfo.dtype != p.dtype:
             return f"{where} is a {p.dtype} scalar, got {show(sinfo)}"
@@ -262,9 +267,6 @@ def _mismatch(where, p, sinfo, bound, unproven):
     if sinfo.dtype != p.dtype or len(sinfo.shape) != len(p.shape):
         return f"{where} expects {p.dtype} with {len(p.shape)} dimension(s), got {show(sinfo)}"
     for d, (pe, ge) in enumerate(zip(p.shape, sinfo.shape)):
-        if isinstance(pe, E.Var) and pe not in bound:
-            bound[pe] = ge
-            continue
         want = simplify(substitute(pe, bound))
         got = simplify(ge)
         if same_dim(want, got):

@@ -547,3 +547,36 @@ def test_operators_on_0d_tensors_match_numpy():
     np.testing.assert_allclose(c, x.mean(axis=()))
     for got in (b, d, e):
         assert got.shape == () and got == s
+
+
+@I.ir_module
+class FlatFirst:
+    @T.prim_func
+    def plus(A: T.Buffer(("n * m",), "float32"), X: T.Buffer(("n", "m"), "float32"),
+             Y: T.Buffer(("n", "m"), "float32")):
+        for i, j in T.grid(n, m):
+            with T.block("Y"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                Y[vi, vj] = X[vi, vj] + A[vi * m + vj]
+
+    @R.function
+    def main(a: R.Tensor(("c",), "float32"), x: R.Tensor(("p", "q"), "float32")
+             ) -> R.Tensor(("p", "q"), "float32"):
+        with R.dataflow():
+            y = R.call_tir(cls.plus, (a, x), out_sinfo=R.Tensor((p, q), "float32"))
+            R.output(y)
+        return y
+
+
+def test_a_shape_expression_before_the_parameters_binding_its_variables():
+    """A parameter shaped ``(n * m,)`` ahead of the one that binds ``n`` and ``m``: its
+    run-time check was built from the unbound ``n * m``, and the build failed in codegen
+    ("variable m is used but has no value here"). Variables are now bound from every
+    parameter first."""
+    main = pyir.build(FlatFirst)["main"]
+    a, x = rand(12), rand(3, 4)
+    np.testing.assert_array_equal(main(a, x), x + a.reshape(3, 4))
+    with pytest.raises(pyir.ArgumentValueError, match=r"plus parameter 'A': dimension 0 of "
+                       r"R.Tensor\(\(c,\), \"float32\"\) must equal p \* q \(requires p \* q == "
+                       r"c, but p = 3, q = 4, c = 11\)"):
+        main(rand(11), x)
