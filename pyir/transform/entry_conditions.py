@@ -40,7 +40,6 @@ from ..ir import expr as E
 from ..ir import stmt as S
 from ..ir.expr import conjuncts
 from ..ir.node import rewrite, substitute, walk, with_fields
-from ..ir.structural import structural_equal
 from ..runtime.exprtext import expr_text
 from ._arith import Scope
 from .common import (
@@ -244,8 +243,7 @@ class _Collector:
     def in_bounds_by_guard(self, index, extent):
         """Whether a guard in scope states ``index < extent`` as written (a split tail's
         guard on the index it protects) and the index is at least 0 by constant bounds."""
-        if not any(isinstance(c, E.Binary) and c.op == "lt" and structural_equal(c.a, index)
-                   and structural_equal(c.b, extent)
+        if not any(isinstance(c, E.Binary) and c.op == "lt" and c.a == index and c.b == extent
                    for g in self.guards for c in conjuncts(g)):
             return False
         lo, _ = self.scope.analyzer.const_int_bound(index, simplify=False)
@@ -396,7 +394,7 @@ class _Collector:
         (``e < b``: ``b - 1``), or None."""
         for g in self.guards:
             for x, op, bound in _facts(self.guard(g)):
-                if structural_equal(x, e) and (op in ("lt", "le")) == bool(which):
+                if x == e and (op in ("lt", "le")) == bool(which):
                     step = {"lt": -1, "gt": 1}.get(op, 0)
                     return self.scope.simplify(bound + step)
         return None

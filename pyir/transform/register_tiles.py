@@ -41,7 +41,6 @@ from ..ir import expr as E
 from ..ir import stmt as S
 from ..ir.expr import conjuncts
 from ..ir.node import node_fields, rewrite, rewrite_top_down, substitute, walk, with_fields
-from ..ir.structural import structural_equal
 from .common import kernel_addresses, prim_func_pass, replace_func
 from .linear import coefficient
 
@@ -125,7 +124,7 @@ def _tile(buf, site):
                 return None
             if bases[d] is None:
                 bases[d] = base
-            elif not structural_equal(bases[d], base):
+            elif bases[d] != base:
                 return None
             a = sum(c * s if c >= 0 else c * (s + e - 1) for _, c, s, e in terms)
             b = sum(c * (s + e - 1) if c >= 0 else c * s for _, c, s, e in terms)
@@ -187,7 +186,7 @@ def _kernel_views_kept(site, buf, shape):
         if arg is buf:
             return False   # the whole buffer
         if slab is None:
-            if not all(structural_equal(a, b) for a, b in zip(shape[p:], buf.shape[p:])):
+            if shape[p:] != buf.shape[p:]:
                 return False
             slab = math.prod(e.value for e in shape[p:])
         size = footprint(call, k)
@@ -321,7 +320,7 @@ def _drop_guards(stmt, accept):
 def _tail_guard(var, f, extent):
     """Accepts ``var * f + r < extent`` with ``r`` in ``[0, f)`` over the loops between."""
     def accept(c, ana, inner):
-        if not (isinstance(c, E.Binary) and c.op == "lt" and structural_equal(c.b, extent)):
+        if not (isinstance(c, E.Binary) and c.op == "lt" and c.b == extent):
             return False
         if coefficient(c.a, var) != f:
             return False

@@ -237,3 +237,63 @@ def test_an_entry_condition_that_overflows_refuses_the_call():
                         f'dimension 0 of R.Tensor((c,), "float32") must equal p * q (requires '
                         f"p * q == c, but p = {n}, q = {n}, c = 0)")
     assert len(lines) == 6
+
+
+@T.prim_func
+def copy_where(A: T.Buffer(("n",), "float32"), B: T.Buffer(("m",), "float32")):
+    for i in range(m):
+        with T.block("B"):
+            vi = T.axis.spatial(m, i)
+            T.where(i < n)
+            B[vi] = A[vi]
+
+
+@T.prim_func
+def copy_if(A: T.Buffer(("k",), "float32"), B: T.Buffer(("m",), "float32"), n: T.int64):
+    for i in range(m):
+        if i < n:
+            B[i] = A[i]
+
+
+GUARDED = """
+import ctypes, mmap, sys
+import numpy as np, pyir
+sys.path.insert(0, {here!r})
+from test_index_safety import copy_where, copy_if
+from pyir.schedule import Schedule
+sch = Schedule(copy_where)
+(i,) = sch.get_loops(sch.get_block("B"))
+sch.vectorize(sch.split(i, factors=[None, 4])[1])
+lib = pyir.build(pyir.ir.IRModule.from_dict({{"copy_where": sch.mod["copy_where"],
+                                              "copy_if": copy_if}}))
+pages = mmap.mmap(-1, 2 * mmap.PAGESIZE)
+start = np.frombuffer(pages, np.uint8).ctypes.data
+ctypes.CDLL(None).mprotect(ctypes.c_void_p(start + mmap.PAGESIZE), mmap.PAGESIZE, 0)
+a = np.frombuffer(pages, np.float32, 3, mmap.PAGESIZE - 12)   # ends at the unreadable page
+a[:] = [1, 2, 3]
+b = np.full(40, -7, np.float32)
+lib["copy_where"](a, b)
+print(b.tolist() == [1, 2, 3] + [-7] * 37)
+for n in (3, 40):
+    try:
+        lib["copy_if"](a, b, n)
+        print(n, "ran")
+    except pyir.ArgumentValueError as e:
+        print(n, "refused:", e)
+"""
+
+
+def test_a_guard_on_another_shape_still_guards():
+    """Guards were matched with `structural_equal`, which takes two free variables for the
+    same: the split tail guard ``i < m`` of a vectorized ``T.where(i < n)`` made the
+    whole-vector path drop ``i < n`` too (A read past its end, B written where it must
+    stay), and ``if i < n: B[i] = A[i]`` with A of extent k counted as in bounds (no entry
+    condition; a read past A). Guards are now compared by value, variables by identity."""
+    import pathlib
+    here = str(pathlib.Path(__file__).parent)
+    done = subprocess.run([sys.executable, "-c", GUARDED.format(here=here)], check=False,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == [
+        "True", "3 ran", "40 refused: copy_if: A is read up to index n - 1 in dimension 0 of A: "
+                         "requires m < 1 or k >= n, but m = 40, k = 3, n = 40"]
