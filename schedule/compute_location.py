@@ -502,6 +502,19 @@ def _same_domain(prim, subject, realize, producer, dims, pstore, buf):
                                 realize)
 
 
+def _leaves(stmt):
+    """The innermost blocks under ``stmt``, in execution order."""
+    return [p[-1] for p in realizes_under(stmt, nested=True)
+            if not realizes_under(p[-1].block.body)]
+
+
+def _beside(items, ip, ib, producer, consumer):
+    """The other blocks of the producer's and the consumer's loop nests: inlined into the
+    producer, the consumer runs before or after them in iterations where it did not."""
+    return [r for r in _leaves(items[ip]) + _leaves(items[ib])
+            if r is not producer and r is not consumer]
+
+
 def reverse_compute_inline(func, name):
     """Inline an elementwise consumer into the producer of the buffer it reads: the producer
     stores the consumer's result directly, and the intermediate buffer is dropped.
@@ -523,6 +536,11 @@ def reverse_compute_inline(func, name):
             with T.block("B"):
                 vi = T.axis.spatial(n, i)
                 C[vi] = A[vi] * T.float32(2) + T.float32(1)
+
+    Legal when both blocks are elementwise, the block reads exactly one intermediate buffer,
+    its only reader, at its iterators over the producer's domain, and no block it moves
+    across (between the two nests, or beside either block in its nest) writes what it
+    reads or touches what it writes.
     """
     prim = "reverse_compute_inline"
     path = inline_path(func, name, prim)
@@ -565,7 +583,8 @@ def reverse_compute_inline(func, name):
     if len(users) != 1:
         raise ScheduleError(prim, subject, f"other blocks read {buf.name} too", realize)
     _, ip = item_index(ppath)
-    check_no_interference(prim, subject, items[ip + 1:ib],
+    check_no_interference(prim, subject, [*items[ip + 1:ib], *_beside(items, ip, ib, producer,
+                                                                        realize)],
                           [r.buffer for r in block.reads if r.buffer is not buf],
                           [w.buffer for w in block.writes])
     if readers(items[ip], store.buffer) and items[ip] is not items[ib]:

@@ -253,3 +253,20 @@ def test_guards_on_parts_of_an_index_bound_it_together(blockize):
         sch.blockize(r1)
     sch.split(i, factors=[None, 2, 2])
     check_results(sch, "conv1d", sizes=(1, 5, 7, 9))
+
+
+def test_reverse_compute_inline_before_a_producer_in_its_own_nest_is_refused():
+    """B reads two copies, A_local and bias_local, the second computed at B's row loop.
+    Inlined into the copy of A, B ran before any of bias_local was computed and read
+    garbage: only blocks between the two nests were checked, not those beside B in its own."""
+    sch = fresh("bias_relu")
+    b = sch.get_block("B")
+    sch.cache_read(b, "A", "local")
+    sch.compute_at(sch.cache_read(b, "bias", "local"), sch.get_loops(b)[0])
+    before = sch.mod
+    with pytest.raises(ScheduleError, match=r"reverse_compute_inline: block \"B\": block\(s\) "
+                       "'bias_local' in between also access bias_local; moving the block "
+                       "across them would change results"):
+        sch.reverse_compute_inline(b)
+    assert sch.mod is before
+    check_results(sch, "bias_relu", sizes=(0, 1, 5))
