@@ -394,6 +394,14 @@ def _elementwise(prim, subject, realize, ir):
     return block.body
 
 
+def _beside(nests, *blocks):
+    """The innermost blocks of the loop nests ``nests`` other than ``blocks``: a block
+    inlined out of its nest or into another runs before or after them in iterations where
+    it did not."""
+    return [p[-1] for nest in nests for p in realizes_under(nest, nested=True)
+            if not realizes_under(p[-1].block.body) and all(p[-1] is not b for b in blocks)]
+
+
 def compute_inline(func, name):
     """Inline an elementwise producer into the blocks that read its buffer, and drop the
     buffer.
@@ -418,7 +426,8 @@ def compute_inline(func, name):
 
     Legal when the block is elementwise, unguarded, writes an intermediate buffer at its
     iterators and reads nothing it writes, no other block writes that buffer or reads it
-    before, and no block up to its last reader writes what the block reads.
+    before, and no block up to its last reader (nor beside it in its loop nest) writes what
+    the block reads.
     """
     prim = "compute_inline"
     path = inline_path(func, name, prim)
@@ -457,7 +466,7 @@ def compute_inline(func, name):
                             items[ib])
     last = max((k for k, s in enumerate(items) if readers(s, buf)), default=ib)
     inputs = [r.buffer for r in block.reads]
-    for s in items[ib + 1:last + 1]:
+    for s in [*_beside((items[ib],), realize), *items[ib + 1:last + 1]]:
         hit = [(w.block.name, b.name) for b in inputs for w in writers(s, b)]
         if hit:
             raise ScheduleError(prim, subject, f"block \"{hit[0][0]}\" writes {hit[0][1]}, which "
@@ -500,19 +509,6 @@ def _same_domain(prim, subject, realize, producer, dims, pstore, buf):
                                 f"the block reads it over [0, {expr_text(extent[mine])}): "
                                 "inlined, the block would run over the producer's domain",
                                 realize)
-
-
-def _leaves(stmt):
-    """The innermost blocks under ``stmt``, in execution order."""
-    return [p[-1] for p in realizes_under(stmt, nested=True)
-            if not realizes_under(p[-1].block.body)]
-
-
-def _beside(items, ip, ib, producer, consumer):
-    """The other blocks of the producer's and the consumer's loop nests: inlined into the
-    producer, the consumer runs before or after them in iterations where it did not."""
-    return [r for r in _leaves(items[ip]) + _leaves(items[ib])
-            if r is not producer and r is not consumer]
 
 
 def reverse_compute_inline(func, name):
@@ -583,8 +579,8 @@ def reverse_compute_inline(func, name):
     if len(users) != 1:
         raise ScheduleError(prim, subject, f"other blocks read {buf.name} too", realize)
     _, ip = item_index(ppath)
-    check_no_interference(prim, subject, [*items[ip + 1:ib], *_beside(items, ip, ib, producer,
-                                                                        realize)],
+    check_no_interference(prim, subject, [*items[ip + 1:ib],
+                                          *_beside((items[ip], items[ib]), producer, realize)],
                           [r.buffer for r in block.reads if r.buffer is not buf],
                           [w.buffer for w in block.writes])
     if readers(items[ip], store.buffer) and items[ip] is not items[ib]:

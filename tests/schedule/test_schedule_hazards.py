@@ -171,6 +171,19 @@ def test_compute_inline_across_a_block_overwriting_its_input_is_refused():
              "is read: inlined, the readers would see the new values")
 
 
+def test_compute_inline_beside_a_block_overwriting_its_input_is_refused():
+    """With Z in B's own loop, writing A[i] after B read it, compute_inline(B) made C read
+    the overwritten A (C came out 1 everywhere): only the nests after B's were checked."""
+    beside = INPUT_OVERWRITTEN_BETWEEN.replace('    for i in range(n):\n        with T.block("Z")',
+                                               '        with T.block("Z")')
+    _refused(beside, lambda s: s.compute_inline(s.get_block("B")),
+             "compute_inline: block \"B\": block \"Z\" writes A, which the block reads, before B "
+             "is read: inlined, the readers would see the new values")
+    a, c = np.arange(1, 5, dtype="float32"), np.zeros(4, "float32")
+    pyir.build(from_source(beside))["f"](a, c)
+    np.testing.assert_array_equal(c, np.arange(1, 5) * 2 + 1)
+
+
 def test_decompose_reduction_above_a_loop_driving_none_of_its_iterators_is_refused():
     """S computed at O's column loop j runs its whole reduction (from its init) again for
     each j. Decomposed at j, the init ran once before j and the m reductions summed into
