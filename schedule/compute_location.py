@@ -292,7 +292,8 @@ def reverse_compute_at(func, name, loop_var):
     iterators, those producers finish each element within one iteration of the loop and,
     over all iterations, produce the block's whole domain, the block has no ``T.where`` but
     the guards of split tails, no block under the loop accesses what it writes, and nothing
-    between the loop and the block touches what the block reads or writes.
+    between the loop and the block (nor beside the loop in its nest) touches what the block
+    reads or writes.
     """
     prim = "reverse_compute_at"
     bpath, lpath, items, ib, il, subject = _loop_checks(prim, func, name, loop_var)
@@ -339,8 +340,10 @@ def reverse_compute_at(func, name, loop_var):
             raise ScheduleError(prim, subject, f"blocks under loop {loop_var.name} also access "
                                 f"{w.buffer.name}, which the block writes: moved into the loop, "
                                 "they would see its writes of earlier iterations", loop)
-    check_no_interference(prim, subject, items[il + 1:ib], [r.buffer for r in block.reads],
-                          [w.buffer for w in block.writes])
+    under = [p[-1] for p in realizes_under(loop.body, nested=True)]
+    check_no_interference(prim, subject, [*_beside((items[il],), realize, *under),
+                                          *items[il + 1:ib]],
+                          [r.buffer for r in block.reads], [w.buffer for w in block.writes])
     nest = _new_nest(realize, region_of_iter, ana, None)
     body = replace(bpath[:top_level(bpath) + 1], None)
     return _insert(func, body, loop_var, nest, lambda stmts: len(stmts)), None

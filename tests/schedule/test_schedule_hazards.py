@@ -283,3 +283,30 @@ def test_reverse_compute_inline_before_a_producer_in_its_own_nest_is_refused():
         sch.reverse_compute_inline(b)
     assert sch.mod is before
     check_results(sch, "bias_relu", sizes=(0, 1, 5))
+
+
+def test_reverse_compute_at_before_a_producer_beside_the_loop_is_refused():
+    """With S computed after E's column loop j (in E's row loop), O moved under j read S[i]
+    before S was computed in that iteration: nothing beside the loop in its nest was
+    checked."""
+    src = ROW_NORM_PER_COLUMN.replace("A[vi, vk] * A[vi, vk]", "E[vi, vk]").replace(
+        "A[vi, vj] - S[vi]", "E[vi, vj] * S[vi]").replace("    for i, k", """\
+    E = T.alloc_buffer((n, m), "float32")
+    for i, j in T.grid(n, m):
+        with T.block("E"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            E[vi, vj] = A[vi, vj] - T.float32(1)
+    for i, k""")
+    sch = Schedule(from_source(src))
+    sch.reverse_compute_at(sch.get_block("S"), _first_loop(sch, "E"))
+    before = sch.mod
+    with pytest.raises(ScheduleError, match=r"reverse_compute_at: block \"O\" at loop j: "
+                       r"block\(s\) 'S' in between also access S"):
+        sch.reverse_compute_at(sch.get_block("O"), sch.get_loops(sch.get_block("E"))[1])
+    assert sch.mod is before
+    sch.reverse_compute_at(sch.get_block("O"), _first_loop(sch, "E"))
+    lib = pyir.build(sch.mod)
+    for n, m in ((1, 1), (3, 0), (4, 5)):
+        a, o = np.arange(n * m, dtype="float32").reshape(n, m), np.zeros((n, m), "float32")
+        lib["f"](a, o)
+        np.testing.assert_allclose(o, (a - 1) * (a - 1).sum(1, keepdims=True))
