@@ -177,6 +177,22 @@ def _insert(func, body, loop_var, nest, position):
     return with_body(func, replace(lpath, new_loop))
 
 
+def _check_once_per_point(prim, subject, buf, region, outer, ana):
+    """A block updating ``buf`` in place (it reads it, with no init) computed at the loops
+    ``outer`` must write disjoint regions in consecutive iterations of each: a point computed
+    again would be updated twice."""
+    for lp in outer:
+        step = {lp.loop_var: lp.loop_var + 1}
+        if not is_one(lp.extent) and not any(
+                ana.can_prove(ge(substitute(start, step), start + extent))
+                for start, extent in region):
+            raise ScheduleError(prim, subject, f"the block updates {buf.name} in place (it "
+                                f"reads it and has no init), and consecutive iterations of "
+                                f"loop {lp.loop_var.name} need the same elements of "
+                                f"{buf.name}: they would be updated again (compute_at before "
+                                "decompose_reduction)", lp)
+
+
 def compute_at(func, name, loop_var):
     """Move a producer block under a loop of its consumers, computing in each iteration only
     the region they read in that iteration.
@@ -207,7 +223,9 @@ def compute_at(func, name, loop_var):
     are its iterators (or ``v // c`` and ``v % c`` of one: a layout from ``transform_layout``),
     has no ``T.where`` but the guards of split tails, every reader of
     the buffer is under the loop, and nothing between the old and the new place touches what
-    the block reads or writes.
+    the block reads or writes. A block updating its buffer in place (a reduction after
+    decompose_reduction) must need disjoint elements in consecutive iterations of each loop
+    around the new place.
     """
     prim = "compute_at"
     bpath, lpath, items, ib, il, subject = _loop_checks(prim, func, name, loop_var)
@@ -248,6 +266,8 @@ def compute_at(func, name, loop_var):
     if region is None:
         raise ScheduleError(prim, subject, f"cannot bound the region of {buf.name} read in one "
                             f"iteration of loop {loop_var.name}", loop)
+    if block.init is None and any(r.buffer is buf for r in block.reads):
+        _check_once_per_point(prim, subject, buf, region, outer, ana)
     nest = _new_nest(realize, _iterator_ranges(forms, region, ana), ana, None)
     produced_inputs = {r.buffer for r in block.reads}
 

@@ -129,6 +129,15 @@ def _refused(src, step, words):
     assert structural_equal(sch.mod, before)
 
 
+def _rows_match(sch, want):
+    """The scheduled (n, m) -> (n, m) function computes ``want(a)``, empty rows included."""
+    lib = pyir.build(sch.mod)
+    for n, m in ((2, 3), (1, 1), (3, 0), (4, 5)):
+        a, o = np.arange(n * m, dtype="float32").reshape(n, m), np.zeros((n, m), "float32")
+        lib["f"](a, o)
+        np.testing.assert_allclose(o, want(a))
+
+
 def _first_loop(sch, block):
     return sch.get_loops(sch.get_block(block))[0]
 
@@ -204,11 +213,7 @@ def test_decompose_reduction_inside_a_loop_driving_none_of_its_iterators_runs_ri
     sch = Schedule(from_source(ROW_NORM_PER_COLUMN))
     sch.compute_at(sch.get_block("S"), sch.get_loops(sch.get_block("O"))[1])
     sch.decompose_reduction(sch.get_block("S"), sch.get_loops(sch.get_block("S"))[-1])
-    lib = pyir.build(sch.mod)
-    for n, m in ((2, 3), (1, 1), (3, 0), (4, 5)):
-        a, o = np.arange(n * m, dtype="float32").reshape(n, m), np.zeros((n, m), "float32")
-        lib["f"](a, o)
-        np.testing.assert_allclose(o, a - (a * a).sum(1, keepdims=True))
+    _rows_match(sch, lambda a: a - (a * a).sum(1, keepdims=True))
 
 
 def test_reverse_compute_inline_across_a_block_overwriting_an_input_still_runs_right():
@@ -305,8 +310,20 @@ def test_reverse_compute_at_before_a_producer_beside_the_loop_is_refused():
         sch.reverse_compute_at(sch.get_block("O"), sch.get_loops(sch.get_block("E"))[1])
     assert sch.mod is before
     sch.reverse_compute_at(sch.get_block("O"), _first_loop(sch, "E"))
-    lib = pyir.build(sch.mod)
-    for n, m in ((1, 1), (3, 0), (4, 5)):
-        a, o = np.arange(n * m, dtype="float32").reshape(n, m), np.zeros((n, m), "float32")
-        lib["f"](a, o)
-        np.testing.assert_allclose(o, (a - 1) * (a - 1).sum(1, keepdims=True))
+    _rows_match(sch, lambda a: (a - 1) * (a - 1).sum(1, keepdims=True))
+
+
+def test_compute_at_of_a_decomposed_reduction_under_a_loop_repeating_its_rows_is_refused():
+    """S decomposed at its row loop (init apart) and computed at O's column loop j ran its
+    update m times per row: S came out m times too large."""
+    sch = Schedule(from_source(ROW_NORM_PER_COLUMN))
+    sch.decompose_reduction(sch.get_block("S"), _first_loop(sch, "S"))
+    before = sch.mod
+    with pytest.raises(ScheduleError, match=r"compute_at: block \"S\" at loop j: the block "
+                       r"updates S in place \(it reads it and has no init\), and consecutive "
+                       "iterations of loop j need the same elements of S: they would be "
+                       "updated again"):
+        sch.compute_at(sch.get_block("S"), sch.get_loops(sch.get_block("O"))[1])
+    assert sch.mod is before
+    sch.compute_at(sch.get_block("S"), _first_loop(sch, "O"))
+    _rows_match(sch, lambda a: a - (a * a).sum(1, keepdims=True))
