@@ -222,8 +222,8 @@ def compute_at(func, name, loop_var):
     Legal when the block writes one intermediate buffer (not a parameter) with indices that
     are its iterators (or ``v // c`` and ``v % c`` of one: a layout from ``transform_layout``),
     has no ``T.where`` but the guards of split tails, every reader of
-    the buffer is under the loop, and nothing between the old and the new place touches what
-    the block reads or writes. A block updating its buffer in place (a reduction after
+    the buffer is under the loop, and nothing between the old and the new place (nor beside
+    the loop in its nest) touches what the block reads or writes. A block updating its buffer in place (a reduction after
     decompose_reduction) must need disjoint elements in consecutive iterations of each loop
     around the new place.
     """
@@ -258,8 +258,9 @@ def compute_at(func, name, loop_var):
     if outside:
         raise ScheduleError(prim, subject, f"block(s) {', '.join(repr(o) for o in outside)} "
                             f"outside loop {loop_var.name} also read {buf.name}", loop)
-    check_no_interference(prim, subject, items[ib + 1:il], [r.buffer for r in block.reads],
-                          [buf])
+    under = [p[-1] for p in realizes_under(loop.body, nested=True)]
+    check_no_interference(prim, subject, [*items[ib + 1:il], *_beside((items[il],), *under)],
+                          [r.buffer for r in block.reads], [buf])
     outer = loops_of(lpath) + [loop]
     ana = analyzer_for(outer)
     region = _region_at(inside, outer, buf, want_write=False, ana=ana)

@@ -327,3 +327,18 @@ def test_compute_at_of_a_decomposed_reduction_under_a_loop_repeating_its_rows_is
     assert sch.mod is before
     sch.compute_at(sch.get_block("S"), _first_loop(sch, "O"))
     _rows_match(sch, lambda a: a - (a * a).sum(1, keepdims=True))
+
+
+def test_compute_at_into_a_loop_beside_a_block_overwriting_its_input_is_refused():
+    """With C under a loop j beside Z (which zeroes A[i]) in one loop i, B computed at j read
+    A after Z had zeroed it (C came out 1 everywhere): nothing beside the loop was checked."""
+    beside = INPUT_OVERWRITTEN_BETWEEN.replace('''    for i in range(n):
+        with T.block("C"):
+            vi = T.axis.spatial(n, i)''', '''        for j in range(1):
+            with T.block("C"):
+                vi = T.axis.spatial(n, i + j)''').replace("C[vi] = B", "    C[vi] = B")
+    _refused(beside, lambda s: s.compute_at(s.get_block("B"), s.get_loops(s.get_block("C"))[1]),
+             r"compute_at: block \"B\" at loop j: block\(s\) 'Z' in between also access A")
+    a, c = np.arange(1, 5, dtype="float32"), np.zeros(4, "float32")
+    pyir.build(from_source(beside))["f"](a, c)
+    np.testing.assert_array_equal(c, np.arange(1, 5) * 2 + 1)
