@@ -177,6 +177,22 @@ def _insert(func, body, loop_var, nest, position):
     return with_body(func, replace(lpath, new_loop))
 
 
+def _check_once_per_point(prim, subject, buf, region, outer, ana):
+    """A block updating ``buf`` in place (it reads it, with no init) computed at the loops
+    ``outer`` must write disjoint regions in consecutive iterations of each: a point computed
+    again would be updated twice."""
+    for lp in outer:
+        step = {lp.loop_var: lp.loop_var + 1}
+        if not is_one(lp.extent) and not any(
+                ana.can_prove(ge(substitute(start, step), start + extent))
+                for start, extent in region):
+            raise ScheduleError(prim, subject, f"the block updates {buf.name} in place (it "
+                                f"reads it and has no init), and consecutive iterations of "
+                                f"loop {lp.loop_var.name} need the same elements of "
+                                f"{buf.name}: they would be updated again (compute_at before "
+                                "decompose_reduction)", lp)
+
+
 def compute_at(func, name, loop_var):
     """Move a producer block under a loop of its consumers, computing in each iteration only
     the region they read in that iteration.
@@ -206,8 +222,10 @@ def compute_at(func, name, loop_var):
     Legal when the block writes one intermediate buffer (not a parameter) with indices that
     are its iterators (or ``v // c`` and ``v % c`` of one: a layout from ``transform_layout``),
     has no ``T.where`` but the guards of split tails, every reader of
-    the buffer is under the loop, and nothing between the old and the new place touches what
-    the block reads or writes.
+    the buffer is under the loop, and nothing between the old and the new place (nor beside
+    the loop in its nest) touches what the block reads or writes. A block updating its buffer in place (a reduction after
+    decompose_reduction) must need disjoint elements in consecutive iterations of each loop
+    around the new place.
     """
     prim = "compute_at"
     bpath, lpath, items, ib, il, subject = _loop_checks(prim, func, name, loop_var)
@@ -240,14 +258,17 @@ def compute_at(func, name, loop_var):
     if outside:
         raise ScheduleError(prim, subject, f"block(s) {', '.join(repr(o) for o in outside)} "
                             f"outside loop {loop_var.name} also read {buf.name}", loop)
-    check_no_interference(prim, subject, items[ib + 1:il], [r.buffer for r in block.reads],
-                          [buf])
+    under = [p[-1] for p in realizes_under(loop.body, nested=True)]
+    check_no_interference(prim, subject, [*items[ib + 1:il], *_beside((items[il],), *under)],
+                          [r.buffer for r in block.reads], [buf])
     outer = loops_of(lpath) + [loop]
     ana = analyzer_for(outer)
     region = _region_at(inside, outer, buf, want_write=False, ana=ana)
     if region is None:
         raise ScheduleError(prim, subject, f"cannot bound the region of {buf.name} read in one "
                             f"iteration of loop {loop_var.name}", loop)
+    if block.init is None and any(r.buffer is buf for r in block.reads):
+        _check_once_per_point(prim, subject, buf, region, outer, ana)
     nest = _new_nest(realize, _iterator_ranges(forms, region, ana), ana, None)
     produced_inputs = {r.buffer for r in block.reads}
 
@@ -292,7 +313,8 @@ def reverse_compute_at(func, name, loop_var):
     iterators, those producers finish each element within one iteration of the loop and,
     over all iterations, produce the block's whole domain, the block has no ``T.where`` but
     the guards of split tails, no block under the loop accesses what it writes, and nothing
-    between the loop and the block touches what the block reads or writes.
+    between the loop and the block (nor beside the loop in its nest) touches what the block
+    reads or writes.
     """
     prim = "reverse_compute_at"
     bpath, lpath, items, ib, il, subject = _loop_checks(prim, func, name, loop_var)
@@ -339,8 +361,10 @@ def reverse_compute_at(func, name, loop_var):
             raise ScheduleError(prim, subject, f"blocks under loop {loop_var.name} also access "
                                 f"{w.buffer.name}, which the block writes: moved into the loop, "
                                 "they would see its writes of earlier iterations", loop)
-    check_no_interference(prim, subject, items[il + 1:ib], [r.buffer for r in block.reads],
-                          [w.buffer for w in block.writes])
+    under = [p[-1] for p in realizes_under(loop.body, nested=True)]
+    check_no_interference(prim, subject, [*_beside((items[il],), realize, *under),
+                                          *items[il + 1:ib]],
+                          [r.buffer for r in block.reads], [w.buffer for w in block.writes])
     nest = _new_nest(realize, region_of_iter, ana, None)
     body = replace(bpath[:top_level(bpath) + 1], None)
     return _insert(func, body, loop_var, nest, lambda stmts: len(stmts)), None
@@ -394,6 +418,14 @@ def _elementwise(prim, subject, realize, ir):
     return block.body
 
 
+def _beside(nests, *blocks):
+    """The innermost blocks of the loop nests ``nests`` other than ``blocks``: a block
+    inlined out of its nest or into another runs before or after them in iterations where
+    it did not."""
+    return [p[-1] for nest in nests for p in realizes_under(nest, nested=True)
+            if not realizes_under(p[-1].block.body) and all(p[-1] is not b for b in blocks)]
+
+
 def compute_inline(func, name):
     """Inline an elementwise producer into the blocks that read its buffer, and drop the
     buffer.
@@ -418,7 +450,8 @@ def compute_inline(func, name):
 
     Legal when the block is elementwise, unguarded, writes an intermediate buffer at its
     iterators and reads nothing it writes, no other block writes that buffer or reads it
-    before, and no block up to its last reader writes what the block reads.
+    before, and no block up to its last reader (nor beside it in its loop nest) writes what
+    the block reads.
     """
     prim = "compute_inline"
     path = inline_path(func, name, prim)
@@ -457,7 +490,7 @@ def compute_inline(func, name):
                             items[ib])
     last = max((k for k, s in enumerate(items) if readers(s, buf)), default=ib)
     inputs = [r.buffer for r in block.reads]
-    for s in items[ib + 1:last + 1]:
+    for s in [*_beside((items[ib],), realize), *items[ib + 1:last + 1]]:
         hit = [(w.block.name, b.name) for b in inputs for w in writers(s, b)]
         if hit:
             raise ScheduleError(prim, subject, f"block \"{hit[0][0]}\" writes {hit[0][1]}, which "
@@ -523,6 +556,11 @@ def reverse_compute_inline(func, name):
             with T.block("B"):
                 vi = T.axis.spatial(n, i)
                 C[vi] = A[vi] * T.float32(2) + T.float32(1)
+
+    Legal when both blocks are elementwise, the block reads exactly one intermediate buffer,
+    its only reader, at its iterators over the producer's domain, and no block it moves
+    across (between the two nests, or beside either block in its nest) writes what it
+    reads or touches what it writes.
     """
     prim = "reverse_compute_inline"
     path = inline_path(func, name, prim)
@@ -565,7 +603,8 @@ def reverse_compute_inline(func, name):
     if len(users) != 1:
         raise ScheduleError(prim, subject, f"other blocks read {buf.name} too", realize)
     _, ip = item_index(ppath)
-    check_no_interference(prim, subject, items[ip + 1:ib],
+    check_no_interference(prim, subject, [*items[ip + 1:ib],
+                                          *_beside((items[ip], items[ib]), producer, realize)],
                           [r.buffer for r in block.reads if r.buffer is not buf],
                           [w.buffer for w in block.writes])
     if readers(items[ip], store.buffer) and items[ip] is not items[ib]:

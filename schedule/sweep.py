@@ -9,14 +9,24 @@ def sweep(candidates, evaluate, description="sweep", console=None, show_progress
 
     ``evaluate`` may raise `pyir.Error` (an illegal schedule, say): the error is kept as
     that candidate's result and the sweep goes on; any other exception stops it. In a
-    notebook without ipywidgets the bar is printed once, when the sweep ends.
+    notebook without ipywidgets the bar is printed once, when the sweep ends. Candidates
+    that are not iterable, or an ``evaluate`` that is not callable, are an
+    `ArgumentTypeError` before anything runs.
     """
     from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
                                TimeElapsedColumn)
 
-    from pyir.errors import Error
+    from pyir.errors import ArgumentTypeError, Error
 
-    candidates = list(candidates)
+    if not callable(evaluate):
+        raise ArgumentTypeError(f"sweep: evaluate must be a function of one candidate, got "
+                                f"{evaluate!r}")
+    try:
+        items = iter(candidates)
+    except TypeError:
+        raise ArgumentTypeError(f"sweep: candidates must be iterable (a list, a range, ...), "
+                                f"got {type(candidates).__name__} {candidates!r}") from None
+    candidates = list(items)
     notebook = None
     if console is None and show_progress and _in_notebook_without_widgets():
         notebook = _NotebookBar()

@@ -1,12 +1,14 @@
 """Arguments a primitive cannot use: handles of another schedule, tile factors that are not
 positive ints, index maps that do not build index expressions. Each is refused with a
 ScheduleError naming the primitive and the argument, and the schedule, its trace and its
-random generator are exactly as before."""
+random generator are exactly as before. sweep names the candidates or evaluate it cannot
+use."""
 
 import numpy as np
 import pytest
 
-from pyir.schedule import Schedule, ScheduleError, Trace
+import pyir
+from pyir.schedule import Schedule, ScheduleError, Trace, sweep
 from pyir.script import from_source
 
 from sched_helpers import check_roundtrip, fresh
@@ -287,3 +289,14 @@ def test_an_annotation_string_with_a_lone_surrogate_round_trips():
     sch.annotate(loops(sch)[0], "k", "a\udcffb\n")
     assert '"a\\udcffb\\n"' in sch.mod.script()
     assert structural_equal(from_source(sch.mod.script()), sch.mod)
+
+
+@pytest.mark.parametrize("args, words", [
+    ((5, abs), "sweep: candidates must be iterable (a list, a range, ...), got int 5"),
+    (([1, 2], None), "sweep: evaluate must be a function of one candidate, got None")])
+def test_sweep_arguments_it_cannot_use_are_named(args, words):
+    """sweep(5, f) raised Python's "'int' object is not iterable" and sweep([1, 2], None)
+    "'NoneType' object is not callable" from inside the progress loop."""
+    with pytest.raises(pyir.ArgumentTypeError) as info:
+        sweep(*args, show_progress=False)
+    assert words in str(info.value)

@@ -129,6 +129,15 @@ def _refused(src, step, words):
     assert structural_equal(sch.mod, before)
 
 
+def _rows_match(sch, want):
+    """The scheduled (n, m) -> (n, m) function computes ``want(a)``, empty rows included."""
+    lib = pyir.build(sch.mod)
+    for n, m in ((2, 3), (1, 1), (3, 0), (4, 5)):
+        a, o = np.arange(n * m, dtype="float32").reshape(n, m), np.zeros((n, m), "float32")
+        lib["f"](a, o)
+        np.testing.assert_allclose(o, want(a))
+
+
 def _first_loop(sch, block):
     return sch.get_loops(sch.get_block(block))[0]
 
@@ -171,6 +180,19 @@ def test_compute_inline_across_a_block_overwriting_its_input_is_refused():
              "is read: inlined, the readers would see the new values")
 
 
+def test_compute_inline_beside_a_block_overwriting_its_input_is_refused():
+    """With Z in B's own loop, writing A[i] after B read it, compute_inline(B) made C read
+    the overwritten A (C came out 1 everywhere): only the nests after B's were checked."""
+    beside = INPUT_OVERWRITTEN_BETWEEN.replace('    for i in range(n):\n        with T.block("Z")',
+                                               '        with T.block("Z")')
+    _refused(beside, lambda s: s.compute_inline(s.get_block("B")),
+             "compute_inline: block \"B\": block \"Z\" writes A, which the block reads, before B "
+             "is read: inlined, the readers would see the new values")
+    a, c = np.arange(1, 5, dtype="float32"), np.zeros(4, "float32")
+    pyir.build(from_source(beside))["f"](a, c)
+    np.testing.assert_array_equal(c, np.arange(1, 5) * 2 + 1)
+
+
 def test_decompose_reduction_above_a_loop_driving_none_of_its_iterators_is_refused():
     """S computed at O's column loop j runs its whole reduction (from its init) again for
     each j. Decomposed at j, the init ran once before j and the m reductions summed into
@@ -191,11 +213,7 @@ def test_decompose_reduction_inside_a_loop_driving_none_of_its_iterators_runs_ri
     sch = Schedule(from_source(ROW_NORM_PER_COLUMN))
     sch.compute_at(sch.get_block("S"), sch.get_loops(sch.get_block("O"))[1])
     sch.decompose_reduction(sch.get_block("S"), sch.get_loops(sch.get_block("S"))[-1])
-    lib = pyir.build(sch.mod)
-    for n, m in ((2, 3), (1, 1), (3, 0), (4, 5)):
-        a, o = np.arange(n * m, dtype="float32").reshape(n, m), np.zeros((n, m), "float32")
-        lib["f"](a, o)
-        np.testing.assert_allclose(o, a - (a * a).sum(1, keepdims=True))
+    _rows_match(sch, lambda a: a - (a * a).sum(1, keepdims=True))
 
 
 def test_reverse_compute_inline_across_a_block_overwriting_an_input_still_runs_right():
@@ -253,3 +271,74 @@ def test_guards_on_parts_of_an_index_bound_it_together(blockize):
         sch.blockize(r1)
     sch.split(i, factors=[None, 2, 2])
     check_results(sch, "conv1d", sizes=(1, 5, 7, 9))
+
+
+def test_reverse_compute_inline_before_a_producer_in_its_own_nest_is_refused():
+    """B reads two copies, A_local and bias_local, the second computed at B's row loop.
+    Inlined into the copy of A, B ran before any of bias_local was computed and read
+    garbage: only blocks between the two nests were checked, not those beside B in its own."""
+    sch = fresh("bias_relu")
+    b = sch.get_block("B")
+    sch.cache_read(b, "A", "local")
+    sch.compute_at(sch.cache_read(b, "bias", "local"), sch.get_loops(b)[0])
+    before = sch.mod
+    with pytest.raises(ScheduleError, match=r"reverse_compute_inline: block \"B\": block\(s\) "
+                       "'bias_local' in between also access bias_local; moving the block "
+                       "across them would change results"):
+        sch.reverse_compute_inline(b)
+    assert sch.mod is before
+    check_results(sch, "bias_relu", sizes=(0, 1, 5))
+
+
+def test_reverse_compute_at_before_a_producer_beside_the_loop_is_refused():
+    """With S computed after E's column loop j (in E's row loop), O moved under j read S[i]
+    before S was computed in that iteration: nothing beside the loop in its nest was
+    checked."""
+    src = ROW_NORM_PER_COLUMN.replace("A[vi, vk] * A[vi, vk]", "E[vi, vk]").replace(
+        "A[vi, vj] - S[vi]", "E[vi, vj] * S[vi]").replace("    for i, k", """\
+    E = T.alloc_buffer((n, m), "float32")
+    for i, j in T.grid(n, m):
+        with T.block("E"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            E[vi, vj] = A[vi, vj] - T.float32(1)
+    for i, k""")
+    sch = Schedule(from_source(src))
+    sch.reverse_compute_at(sch.get_block("S"), _first_loop(sch, "E"))
+    before = sch.mod
+    with pytest.raises(ScheduleError, match=r"reverse_compute_at: block \"O\" at loop j: "
+                       r"block\(s\) 'S' in between also access S"):
+        sch.reverse_compute_at(sch.get_block("O"), sch.get_loops(sch.get_block("E"))[1])
+    assert sch.mod is before
+    sch.reverse_compute_at(sch.get_block("O"), _first_loop(sch, "E"))
+    _rows_match(sch, lambda a: (a - 1) * (a - 1).sum(1, keepdims=True))
+
+
+def test_compute_at_of_a_decomposed_reduction_under_a_loop_repeating_its_rows_is_refused():
+    """S decomposed at its row loop (init apart) and computed at O's column loop j ran its
+    update m times per row: S came out m times too large."""
+    sch = Schedule(from_source(ROW_NORM_PER_COLUMN))
+    sch.decompose_reduction(sch.get_block("S"), _first_loop(sch, "S"))
+    before = sch.mod
+    with pytest.raises(ScheduleError, match=r"compute_at: block \"S\" at loop j: the block "
+                       r"updates S in place \(it reads it and has no init\), and consecutive "
+                       "iterations of loop j need the same elements of S: they would be "
+                       "updated again"):
+        sch.compute_at(sch.get_block("S"), sch.get_loops(sch.get_block("O"))[1])
+    assert sch.mod is before
+    sch.compute_at(sch.get_block("S"), _first_loop(sch, "O"))
+    _rows_match(sch, lambda a: a - (a * a).sum(1, keepdims=True))
+
+
+def test_compute_at_into_a_loop_beside_a_block_overwriting_its_input_is_refused():
+    """With C under a loop j beside Z (which zeroes A[i]) in one loop i, B computed at j read
+    A after Z had zeroed it (C came out 1 everywhere): nothing beside the loop was checked."""
+    beside = INPUT_OVERWRITTEN_BETWEEN.replace('''    for i in range(n):
+        with T.block("C"):
+            vi = T.axis.spatial(n, i)''', '''        for j in range(1):
+            with T.block("C"):
+                vi = T.axis.spatial(n, i + j)''').replace("C[vi] = B", "    C[vi] = B")
+    _refused(beside, lambda s: s.compute_at(s.get_block("B"), s.get_loops(s.get_block("C"))[1]),
+             r"compute_at: block \"B\" at loop j: block\(s\) 'Z' in between also access A")
+    a, c = np.arange(1, 5, dtype="float32"), np.zeros(4, "float32")
+    pyir.build(from_source(beside))["f"](a, c)
+    np.testing.assert_array_equal(c, np.arange(1, 5) * 2 + 1)
