@@ -221,11 +221,11 @@ def compute_at(func, name, loop_var):
 
     Legal when the block writes one intermediate buffer (not a parameter) with indices that
     are its iterators (or ``v // c`` and ``v % c`` of one: a layout from ``transform_layout``),
-    has no ``T.where`` but the guards of split tails, every reader of
-    the buffer is under the loop, and nothing between the old and the new place (nor beside
-    the loop in its nest) touches what the block reads or writes. A block updating its buffer in place (a reduction after
-    decompose_reduction) must need disjoint elements in consecutive iterations of each loop
-    around the new place.
+    has no ``T.where`` but the guards of split tails, every reader of the buffer is under
+    the loop, and nothing between the old and the new place (nor beside the loop in its nest,
+    nor under the loop: those blocks ran after it) touches what the block reads or writes. A
+    block updating its buffer in place (a reduction after decompose_reduction) must need
+    disjoint elements in consecutive iterations of each loop around the new place.
     """
     prim = "compute_at"
     bpath, lpath, items, ib, il, subject = _loop_checks(prim, func, name, loop_var)
@@ -261,6 +261,7 @@ def compute_at(func, name, loop_var):
     under = [p[-1] for p in realizes_under(loop.body, nested=True)]
     check_no_interference(prim, subject, [*items[ib + 1:il], *_beside((items[il],), *under)],
                           [r.buffer for r in block.reads], [buf])
+    check_no_interference(prim, subject, under, [r.buffer for r in block.reads], [])
     outer = loops_of(lpath) + [loop]
     ana = analyzer_for(outer)
     region = _region_at(inside, outer, buf, want_write=False, ana=ana)
@@ -270,19 +271,8 @@ def compute_at(func, name, loop_var):
     if block.init is None and any(r.buffer is buf for r in block.reads):
         _check_once_per_point(prim, subject, buf, region, outer, ana)
     nest = _new_nest(realize, _iterator_ranges(forms, region, ana), ana, None)
-    produced_inputs = {r.buffer for r in block.reads}
-
-    def position(stmts):
-        last_writer = max([k for k, s in enumerate(stmts)
-                           if any(writers(s, b) for b in produced_inputs)], default=-1)
-        first_reader = min(k for k, s in enumerate(stmts) if readers(s, buf))
-        if last_writer >= first_reader:
-            raise ScheduleError(prim, subject, f"under loop {loop_var.name}, {buf.name} is read "
-                                "before the block's own inputs are written", loop)
-        return last_writer + 1
-
     body = replace(bpath[:top_level(bpath) + 1], None)
-    return _insert(func, body, loop_var, nest, position), None
+    return _insert(func, body, loop_var, nest, lambda stmts: 0), None
 
 
 def reverse_compute_at(func, name, loop_var):

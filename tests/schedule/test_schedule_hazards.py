@@ -342,3 +342,18 @@ def test_compute_at_into_a_loop_beside_a_block_overwriting_its_input_is_refused(
     a, c = np.arange(1, 5, dtype="float32"), np.zeros(4, "float32")
     pyir.build(from_source(beside))["f"](a, c)
     np.testing.assert_array_equal(c, np.arange(1, 5) * 2 + 1)
+
+
+def test_compute_at_into_a_loop_holding_a_block_overwriting_its_input_is_refused():
+    """With C beside Z (which zeroes A[i]) in one loop i, B computed at i was placed after Z,
+    the last block under the loop writing its input, and read A zeroed ([3, 5, 7, 9] came out
+    [1, 1, 1, 1]): Z ran after B before the move."""
+    under = INPUT_OVERWRITTEN_BETWEEN.replace('''            A[vi] = T.float32(0)
+    for i in range(n):
+        with T.block("C"):''', '''            A[vi] = T.float32(0)
+        with T.block("C"):''')
+    _refused(under, lambda s: s.compute_at(s.get_block("B"), s.get_loops(s.get_block("C"))[0]),
+             r"compute_at: block \"B\" at loop i: block\(s\) 'Z' in between also access A")
+    a, c = np.arange(1, 5, dtype="float32"), np.zeros(4, "float32")
+    pyir.build(from_source(under))["f"](a, c)
+    np.testing.assert_array_equal(c, np.arange(1, 5) * 2 + 1)
