@@ -168,12 +168,12 @@ def _zero(e):
     return isinstance(e, IntImm) and e.value == 0
 
 
-def _insert(func, body, loop_var, nest, position):
+def _insert(func, body, loop_var, nest, at_end):
+    """``body`` with ``nest`` first (or, ``at_end``, last) in the body of loop ``loop_var``."""
     lpath = find_loop(body, loop_var)
     loop = lpath[-1]
     items = list(loop.body.stmts) if isinstance(loop.body, SeqStmt) else [loop.body]
-    pos = position(items)
-    new_loop = dataclasses.replace(loop, body=seq(*items[:pos], nest, *items[pos:]))
+    new_loop = dataclasses.replace(loop, body=seq(*items, nest) if at_end else seq(nest, *items))
     return with_body(func, replace(lpath, new_loop))
 
 
@@ -272,7 +272,7 @@ def compute_at(func, name, loop_var):
         _check_once_per_point(prim, subject, buf, region, outer, ana)
     nest = _new_nest(realize, _iterator_ranges(forms, region, ana), ana, None)
     body = replace(bpath[:top_level(bpath) + 1], None)
-    return _insert(func, body, loop_var, nest, lambda stmts: 0), None
+    return _insert(func, body, loop_var, nest, at_end=False), None
 
 
 def reverse_compute_at(func, name, loop_var):
@@ -357,7 +357,7 @@ def reverse_compute_at(func, name, loop_var):
                           [r.buffer for r in block.reads], [w.buffer for w in block.writes])
     nest = _new_nest(realize, region_of_iter, ana, None)
     body = replace(bpath[:top_level(bpath) + 1], None)
-    return _insert(func, body, loop_var, nest, lambda stmts: len(stmts)), None
+    return _insert(func, body, loop_var, nest, at_end=True), None
 
 
 def _covers_domain(prim, subject, block, region_of_iter, lpath, item, ana):
