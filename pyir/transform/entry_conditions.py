@@ -55,14 +55,17 @@ _FLIP = {"lt": "gt", "le": "ge", "gt": "lt", "ge": "le"}
 
 
 def _facts(cond):
-    """(expr, op, bound) facts ``expr <op> bound`` with op in lt/le/gt/ge from a guard; a
-    side ``x // c`` (``c`` > 0) is read as a bound on ``x`` (``x // 64 < 1`` is ``x < 64``),
-    as fusing loops writes the guards of split ones."""
+    """(expr, upper, bound) facts from a guard's comparisons (lt/le/gt/ge): ``expr <= bound``
+    when ``upper``, else ``expr >= bound`` (``i < n`` gives ``(i, True, n - 1)``); a side
+    ``x // c`` (``c`` > 0) is read as a bound on ``x`` (``x // 64 < 1`` is ``x < 64``), as
+    fusing loops writes the guards of split ones."""
     out = []
     for c in conjuncts(cond):
         if isinstance(c, E.Binary) and c.op in _FLIP and c.a.dtype == "int64":
             for x, op, bound in ((c.a, c.op, c.b), (c.b, _FLIP[c.op], c.a)):
-                out.append(_undivided(x, op, bound))
+                x, op, bound = _undivided(x, op, bound)
+                last = bound - 1 if op == "lt" else bound + 1 if op == "gt" else bound
+                out.append((x, op in ("lt", "le"), last))
     return out
 
 
@@ -294,14 +297,12 @@ class _Collector:
         """``(lo, hi)`` tightened by the bounds the guards put on parts of ``index``."""
         used = vars_of(index)
         for g in self.guards:
-            for x, op, bound in _facts(self.guard(g)):
+            for x, upper, last in _facts(self.guard(g)):
                 if used.isdisjoint(vars_of(x)):
                     continue  # a guard on other variables does not bound this index
-                upper = op in ("lt", "le")   # the guard bounds x from above
-                step = {"lt": -1, "gt": 1}.get(op, 0)
                 for c in self.scales(index, x):
                     rest = self.scope.simplify(index - x * c)
-                    limit = (bound + step) * c
+                    limit = last * c
                     if upper == (c > 0):
                         hi = self.tighter(hi, self.split_extreme(rest, limit, 1), rest, E.le,
                                           self.scope.simplify(extent - 1))
@@ -340,8 +341,8 @@ class _Collector:
         of a short loop guard a sum whose parts index a buffer separately)."""
         out = {}
         for g in self.guards:
-            for x, op, bound in _facts(self.guard(g)):
-                if op not in ("lt", "le"):
+            for x, upper, last in _facts(self.guard(g)):
+                if not upper:
                     continue
                 for var in vars_of(x) & self.ranges.keys():
                     found = arith.detect_linear(x, var, self.scope.analyzer)
@@ -351,7 +352,7 @@ class _Collector:
                     low = self.extreme(found[1], 0)
                     if low is None:
                         continue
-                    top = E.binary("floordiv", bound - (1 if op == "lt" else 0) - low, found[0])
+                    top = E.binary("floordiv", last - low, found[0])
                     start, extent = out.get(var) or self.ranges[var]
                     out[var] = (start, self.scope.simplify(E.min_(extent, top - start + 1)))
         return out
@@ -393,10 +394,9 @@ class _Collector:
         """The max (which=1) or min of ``e`` a guard in scope states about ``e`` itself
         (``e < b``: ``b - 1``), or None."""
         for g in self.guards:
-            for x, op, bound in _facts(self.guard(g)):
-                if x == e and (op in ("lt", "le")) == bool(which):
-                    step = {"lt": -1, "gt": 1}.get(op, 0)
-                    return self.scope.simplify(bound + step)
+            for x, upper, last in _facts(self.guard(g)):
+                if x == e and upper == bool(which):
+                    return self.scope.simplify(last)
         return None
 
     def tighter(self, current, cand, rest, better, enough):
