@@ -280,10 +280,13 @@ def timed_builds(n, static, threads, tensorize=None, tile=TILE, builds=5):
     medians and minimum of the wall time and the minimum CPU time of this process, of both
     its compiling threads). `run` times every variant's builds before any numpy reference
     is computed: OpenBLAS's threads spin on after a call, and a build timed then shares the
-    cores with them (measured: the first build 10 ms slower, the median of five 1.3 ms)."""
+    cores with them (measured: the first build 10 ms slower, the median of five 1.3 ms).
+    Cold means that no build reuses what an earlier one worked out: the answers the
+    symbolic analyzers share (`pyir.arith.clear_cache`) are forgotten before each."""
     func = matmul_func(n if static else None)
     times, cpu = [], []
     for _ in range(builds):
+        pyir.arith.clear_cache()
         c0, t0 = time.process_time(), time.perf_counter()
         sch = schedule_matmul(func, parallel=threads > 1, tensorize=tensorize, tile=tile)
         t1 = time.perf_counter()

@@ -7,18 +7,19 @@
 - `detect_linear`: ``expr == coeff * var + rest``; `known_multiple`: what ``expr`` is always a
   multiple of;
 - `detect_iter_map`: whether block bindings are a bijective affine map of the loops;
-- `tiles_apart`: whether the boxes loop iterations touch are disjoint (or the same).
+- `tiles_apart`: whether the boxes loop iterations touch are disjoint (or the same);
+- `clear_cache`: forget the answers analyzers share (to measure cold work).
 
 Modules: `canonical` (polynomial form), `bounds` (constant intervals), `simplify` (the
 rewrite rules), `analyzer` (facts, symbolic bounds, proofs), `region`, `iter_map`, `tiles`.
 """
 
-from .analyzer import Analyzer, simplify, vars_of
+from .analyzer import Analyzer, clear_cache, simplify, vars_of
 from .bounds import IntBound
 from .canonical import known_multiple
 from .iter_map import IterMap, detect_iter_map
 from .region import detect_linear, relax_region
 from .tiles import tiles_apart
 
-__all__ = ["Analyzer", "IntBound", "IterMap", "detect_iter_map", "detect_linear",
+__all__ = ["Analyzer", "IntBound", "IterMap", "clear_cache", "detect_iter_map", "detect_linear",
            "known_multiple", "relax_region", "simplify", "tiles_apart", "vars_of"]

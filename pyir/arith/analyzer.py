@@ -23,6 +23,18 @@ _MAX_DEPTH = 1
 
 _NO_VARS = frozenset()
 
+#: Answers of `Analyzer.simplify` shared by every analyzer, under the facts each depended
+#: on (`Analyzer._facts_about`): schedule steps, passes and codegen each make analyzers
+#: that know the same loops and ask the same questions. At most this many; `clear_cache`
+#: empties it.
+SHARED_ANSWERS = 20000
+_SHARED = {}
+
+
+def clear_cache():
+    """Forget the answers every analyzer shares (for measuring cold work)."""
+    _SHARED.clear()
+
 
 def vars_of(expr):
     """The Vars anywhere in ``expr`` (as `walk` finds them), computed once per node and
@@ -214,9 +226,32 @@ class Analyzer:
             return Simplifier(self)(expr)
         hit = self._memo.get(expr)
         if hit is None:
-            hit = self._memo[expr] = Simplifier(self)(expr)
+            key = (expr, self._facts_about(expr))
+            hit = _SHARED.get(key)
+            if hit is None:
+                if len(_SHARED) >= SHARED_ANSWERS:
+                    _SHARED.clear()
+                hit = _SHARED[key] = Simplifier(self)(expr)
+            self._memo[expr] = hit
             self._memo_vars |= vars_of(expr)
         return hit
+
+    def _facts_about(self, expr):
+        """The facts an answer about ``expr`` can depend on: the bounds and substitution of
+        each variable it reaches (its own, and in turn those their facts mention), in the
+        order the variables were bound (which orders symbolic relaxation)."""
+        bounds, subst = self._bounds, self._subst
+        todo, reach = list(vars_of(expr)), set()
+        while todo:
+            var = todo.pop()
+            if var in reach:
+                continue
+            reach.add(var)
+            for e in (*bounds.get(var, ()), subst.get(var)):
+                if e is not None and type(e) is not IntImm:
+                    todo.extend(vars_of(e))
+        return (tuple((v, b) for v, b in bounds.items() if v in reach),
+                tuple((v, e) for v, e in subst.items() if v in reach))
 
     def const_int_bound(self, expr, simplify=True):
         """`IntBound` of an integer expression (``simplify=False``: of the expression as

@@ -45,7 +45,7 @@ class Target:
         return " ".join(parts)
 
     def has_feature(self, name):
-        return f"+{name}" in self.features.split(",")
+        return name in _enabled(self.features)
 
     @property
     def vector_bits(self):
@@ -66,6 +66,12 @@ class Target:
         return target.create_target_machine(cpu=self.cpu, features=self.features, opt=opt,
                                             reloc=reloc, codemodel=codemodel,
                                             jit=reloc != "pic")
+
+
+@functools.lru_cache(maxsize=64)
+def _enabled(features):
+    """The feature names a ``+a,-b,+c`` list turns on (codegen asks per vector loop)."""
+    return frozenset(f[1:] for f in features.split(",") if f.startswith("+"))
 
 
 @functools.lru_cache(maxsize=64)

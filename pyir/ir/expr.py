@@ -15,9 +15,9 @@ from .node import IdentityNode, Node
 
 class PrimExpr(Node):
     """Base of scalar expressions; every subclass has a ``dtype`` (a field, or kept in the
-    ``_dtype`` slot by `Binary`)."""
+    ``_dtype`` slot by `Binary`; `Binary` also keeps its hash in ``_hash``)."""
 
-    __slots__ = ("_dtype",)
+    __slots__ = ("_dtype", "_hash")
 
     def __add__(self, other):
         return Binary("add", self, convert(other, self.dtype))
@@ -163,6 +163,16 @@ class Binary(PrimExpr):
     @property
     def dtype(self):
         return self._dtype
+
+    def __hash__(self):
+        # Computed once: answers are remembered by expression, and a sum's hash would
+        # otherwise walk all of it at every lookup.
+        try:
+            return self._hash
+        except AttributeError:
+            h = hash((self.op, self.a, self.b))
+            object.__setattr__(self, "_hash", h)
+            return h
 
 
 @dataclass(frozen=True, slots=True)

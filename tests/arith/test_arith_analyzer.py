@@ -324,3 +324,34 @@ def test_bounds_of_narrow_integers_cover_wrapped_values():
         assert wrap(evaluate(e, env), e.dtype) == wrapped
         lo, hi = ana.const_int_bound(e)
         assert lo <= wrapped <= hi, fmt(e)
+
+
+def test_analyzers_share_an_answer_only_under_the_same_facts():
+    """Answers are shared between analyzers under the facts of every variable they reach:
+    ``i < 10`` with ``i`` in ``[0, n)`` is true when ``n <= 10`` and unknown when ``n <= 11``
+    (``n`` is not in the question, only in ``i``'s bound); asked again under each, in any
+    order, each analyzer gets its own answer."""
+    from pyir.arith import analyzer
+    analyzer.clear_cache()
+
+    def ask(top):
+        ana = Analyzer()
+        ana.bind(n, IntBound(0, top))
+        ana.bind(i, Range(0, n))
+        return fmt(ana.simplify(lt(i, 10)))
+
+    assert [ask(10), ask(11), ask(10), ask(11)] == ["True", "(i < 10)", "True", "(i < 10)"]
+    assert analyzer._SHARED
+    analyzer.clear_cache()
+    assert not analyzer._SHARED
+
+
+def test_shared_answers_are_bounded(monkeypatch):
+    from pyir.arith import analyzer
+    analyzer.clear_cache()
+    monkeypatch.setattr(analyzer, "SHARED_ANSWERS", 3)
+    ana = Analyzer()
+    ana.bind(i, Range(0, 8))
+    for c in range(10):
+        assert fmt(ana.simplify(i + c - c)) == "i"
+        assert len(analyzer._SHARED) <= 3
