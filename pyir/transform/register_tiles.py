@@ -279,13 +279,12 @@ def _tail_extent(loop, f):
     return None
 
 
-def _drop_guards(stmt, accept):
-    """``stmt`` with each guard conjunct ``c`` for which ``accept(c, ana, inner)`` holds
-    removed (``ana`` knows the ranges of the loops between, ``inner`` their variables);
-    returns (new stmt, how many were removed)."""
+def _edit_ifs(stmt, edit):
+    """``stmt`` with each ``if`` replaced by ``edit(s, then, other, ana, inner)``, given its
+    branches already edited (``ana`` knows the ranges of the loops between, ``inner``
+    their variables)."""
     ana = arith.Analyzer()
     inner = set()
-    removed = [0]
 
     def go(s):
         if isinstance(s, S.For):
@@ -300,34 +299,62 @@ def _drop_guards(stmt, accept):
             body = go(s.body)
             return s if body is s.body else with_fields(s, body=body)
         if isinstance(s, S.IfThenElse):
-            then = go(s.then_case)
             other = go(s.else_case) if s.else_case is not None else None
-            parts = conjuncts(s.condition)
-            keep = [c for c in parts if not accept(c, ana, inner)]
-            removed[0] += len(parts) - len(keep)
-            if not keep:
-                return then
-            cond = keep[0]
-            for c in keep[1:]:
-                cond = E.and_(cond, c)
-            return S.IfThenElse(cond, then, other)
+            return edit(s, go(s.then_case), other, ana, inner)
         return s
 
-    out = go(stmt)
-    return out, removed[0]
+    return go(stmt)
+
+
+def _drop_guards(stmt, accept):
+    """``stmt`` with each guard conjunct ``c`` for which ``accept(c, ana, inner)`` holds
+    removed (see `_edit_ifs`); returns (new stmt, how many were removed)."""
+    removed = [0]
+
+    def edit(s, then, other, ana, inner):
+        parts = conjuncts(s.condition)
+        keep = [c for c in parts if not accept(c, ana, inner)]
+        removed[0] += len(parts) - len(keep)
+        return S.IfThenElse(reduce(E.and_, keep), then, other) if keep else then
+
+    return _edit_ifs(stmt, edit), removed[0]
+
+
+def _tile_offset(c, var, f, extent, ana):
+    """The constant bounds of ``r`` when the guard ``c`` is ``var * f + r < extent``
+    (over the loops between), else None."""
+    if not (isinstance(c, E.Binary) and c.op == "lt" and c.b == extent) \
+            or coefficient(c.a, var) != f:
+        return None
+    return ana.const_int_bound(ana.simplify(substitute(c.a, {var: E.IntImm(0)})))
 
 
 def _tail_guard(var, f, extent):
     """Accepts ``var * f + r < extent`` with ``r`` in ``[0, f)`` over the loops between."""
     def accept(c, ana, inner):
-        if not (isinstance(c, E.Binary) and c.op == "lt" and c.b == extent):
-            return False
-        if coefficient(c.a, var) != f:
-            return False
-        rest = ana.simplify(substitute(c.a, {var: E.IntImm(0)}))
-        lo, hi = ana.const_int_bound(rest)
-        return lo is not None and hi is not None and lo >= 0 and hi <= f - 1
+        bounds = _tile_offset(c, var, f, extent, ana)
+        return bounds is not None and bounds[0] is not None and bounds[1] is not None \
+            and bounds[0] >= 0 and bounds[1] <= f - 1
     return accept
+
+
+def _drop_whole_tiles(tail, levels):
+    """The partial tile ``tail`` (where ``var < E // f`` fails for some split ``(var, f,
+    E)`` of ``levels``) without the branches only a whole tile takes: an ``if`` testing,
+    for every level, ``var * f + r < E`` with ``r >= f - 1`` (so ``(var + 1) * f <= E``,
+    ``var < E // f``) runs its else branch -- a tensorized tile's micro-kernel call,
+    dead there."""
+    def whole_only(c, level, ana):
+        bounds = _tile_offset(c, *level, ana)
+        return bounds is not None and bounds[0] is not None and bounds[0] >= level[1] - 1
+
+    def edit(s, then, other, ana, inner):
+        parts = conjuncts(s.condition)
+        if all(any(whole_only(c, level, ana) for c in parts) for level in levels):
+            return S.seq() if other is None else other
+        return S.IfThenElse(s.condition, then, other)
+
+    return _edit_ifs(tail, edit)
 
 
 def _fresh_copy(stmt):
@@ -368,10 +395,11 @@ def _split_loop(loop):
     if not removed:
         return None
     whole = E.lt(loop.loop_var, full)
-    return _split_nest(loop, whole, main) or _versioned(loop, whole, main)
+    level = (loop.loop_var, f, extent)
+    return _split_nest(loop, whole, main, level) or _versioned(loop, whole, main, [level])
 
 
-def _split_nest(loop, whole, main):
+def _split_nest(loop, whole, main, level):
     """A split loop whose body is another split loop (the rows and columns of a tile),
     versioned once, inside both::
 
@@ -379,7 +407,8 @@ def _split_nest(loop, whole, main):
 
     -- one partial-tile copy of the body for the last row of tiles and the last column,
     not one each (the symbolic matmul's LLVM IR: a fifth smaller). None when ``loop`` is
-    not such a nest; ``whole`` and ``main`` are ``loop``'s test and guard-free body."""
+    not such a nest; ``whole``, ``main`` and ``level`` are ``loop``'s test, guard-free body
+    and split (see `_drop_whole_tiles`)."""
     inner = loop.body
     split = _tail_split(inner) if isinstance(inner, S.For) else None
     if split is None or not isinstance(main, S.For):
@@ -389,12 +418,14 @@ def _split_nest(loop, whole, main):
     if not removed:
         return None
     both = E.and_(whole, E.lt(inner.loop_var, full))
-    return with_fields(loop, body=_versioned(inner, both, main_body))
+    levels = [level, (inner.loop_var, f, extent)]
+    return with_fields(loop, body=_versioned(inner, both, main_body, levels))
 
 
-def _versioned(loop, whole, main):
+def _versioned(loop, whole, main, levels=()):
     """``loop`` running ``main`` (its body without the tail guards) where ``whole`` holds,
-    its body as it was elsewhere."""
+    its body as it was elsewhere (less the branches only whole tiles of the splits
+    ``levels`` take, `_drop_whole_tiles`)."""
     main = _split_outside_in(_fresh_copy(main))
     last = _last_iteration(loop, whole)
     if last is not None:
@@ -409,6 +440,8 @@ def _versioned(loop, whole, main):
         # per combination of inner tails.
         tail = rewrite(loop.body, lambda n: with_fields(n, kind="serial")
                        if isinstance(n, S.For) and n.kind == "unroll" else None)
+        if levels:
+            tail = _drop_whole_tiles(tail, levels)
     return with_fields(loop, body=S.IfThenElse(whole, main, tail))
 
 

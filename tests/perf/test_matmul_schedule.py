@@ -188,6 +188,18 @@ def test_tensorize_leaves_partial_tiles_as_scheduled(intrin):
     assert kinds == ["unroll", "vectorized"]
 
 
+def test_the_lowered_partial_tile_calls_no_kernel(intrin):
+    """The kernel call's guard (the whole 7x32 tile fits) is false in the partial-tile
+    copy that split_tail_loops makes: that copy is only loops, and LLVM gets no inlined
+    micro-kernel to compile in it."""
+    func = _lowered(_tensorized().mod)
+    i0 = next(n for n in walk(func.body) if isinstance(n, S.For) and n.loop_var.name == "i_0")
+    tile = i0.body.body
+    calls = lambda s: [n for n in walk(s) if isinstance(n, S.Evaluate)]  # noqa: E731
+    assert len(calls(tile.then_case)) == 1
+    assert calls(tile.else_case) == []
+
+
 def test_the_micro_kernel_writes_only_its_accumulator(intrin):
     """LLVM proves that the LLVM IR micro-kernel only reads A and packed B, so the tensorized
     matmul takes read-only A and B; C, which it writes, must be writeable."""

@@ -632,3 +632,39 @@ def test_a_constant_split_tail_is_its_last_iteration(kind, golden):
     b = np.zeros_like(a)
     pyir.build(sch.mod)["_add_one_and_guards"](a, b)
     np.testing.assert_array_equal(b, np.concatenate([np.full(5, 7, np.float32), a[5:] + 1]))
+
+
+@T.prim_func
+def _tiles_by_kind(A: T.Buffer(("n", "m"), "float32"), B: T.Buffer(("n", "m"), "float32")):
+    for i_0 in T.serial((n + 3) // 4, annotations={"pyir.split_tail": 4}):
+        for j_0 in T.serial((m + 7) // 8, annotations={"pyir.split_tail": 8}):
+            for i_1, j_1 in T.grid(4, 8):
+                if i_0 * 4 + i_1 < n and j_0 * 8 + j_1 < m:
+                    if i_0 * 4 + 3 < n and j_0 * 8 + 7 < m:
+                        B[i_0 * 4 + i_1, j_0 * 8 + j_1] = A[i_0 * 4 + i_1, j_0 * 8 + j_1] + T.float32(1)
+                    elif i_0 * 4 + 3 < n:
+                        B[i_0 * 4 + i_1, j_0 * 8 + j_1] = A[i_0 * 4 + i_1, j_0 * 8 + j_1] + T.float32(2)
+                    else:
+                        B[i_0 * 4 + i_1, j_0 * 8 + j_1] = A[i_0 * 4 + i_1, j_0 * 8 + j_1] + T.float32(3)
+
+
+def test_the_partial_tile_drops_what_only_whole_tiles_run():
+    """A test that the whole 4x8 tile fits (``i_0 * 4 + 3 < n and j_0 * 8 + 7 < m``, as
+    tensorize guards its micro-kernel call) is false in the partial-tile copy of the body:
+    that copy runs its else branch only. A test of the rows alone stays: the partial tile
+    also serves whole rows of a partial column."""
+    func = transform.lower(K.module(_tiles_by_kind))["_tiles_by_kind"]
+    tile = next(n for n in walk(func.body) if isinstance(n, S.IfThenElse))
+    added = lambda s: {n.value for n in walk(s) if isinstance(n, E.FloatImm)}  # noqa: E731
+    assert added(tile.then_case) == {1.0}
+    assert added(tile.else_case) == {2.0, 3.0}
+    lib = pyir.build(_tiles_by_kind)
+    for n, m in [(0, 0), (3, 7), (4, 8), (5, 17), (9, 8), (8, 9), (12, 16)]:
+        a = np.random.default_rng(n * 100 + m).random((n, m), dtype=np.float32)
+        b = np.zeros_like(a)
+        lib["_tiles_by_kind"](a, b)
+        whole_rows, whole_cols = n // 4 * 4, m // 8 * 8
+        want = a + 3
+        want[:whole_rows] = a[:whole_rows] + 2
+        want[:whole_rows, :whole_cols] = a[:whole_rows, :whole_cols] + 1
+        np.testing.assert_array_equal(b, want)
