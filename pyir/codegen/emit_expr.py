@@ -332,13 +332,16 @@ class ExprEmitter:
         """Floor division and modulo. An integer divisor that may be 0 (or -1, whose
         quotient of the smallest integer overflows: both trap in the machine's divide) is
         replaced by 1 for the divide, and the result chosen as numpy does: ``x // 0`` and
-        ``x % 0`` are 0, ``x // -1`` is ``-x`` (wrapping), ``x % -1`` is 0."""
+        ``x % 0`` are 0, ``x // -1`` is ``-x`` (wrapping), ``x % -1`` is 0. Floats: see
+        `_float_floor_div_mod`."""
         d = e.a.dtype
         a, b = self.unify(self.expr(e.a), self.expr(e.b))
         bld = self.b
         if dt.is_float(d):
-            q = self.intrinsic("floor", [bld.fdiv(a, b)])
-            return q if e.op == "floordiv" else bld.fsub(a, bld.fmul(q, b))
+            work = "float32" if d == "float16" else d
+            out = self._float_floor_div_mod(e.op, self.convert(a, d, work),
+                                            self.convert(b, d, work), work)
+            return self.convert(out, work, d)
         zero, one = ir.Constant(a.type, None), T.constant(d, 1, T.lanes_of(a))
         safe = isinstance(e.b, E.IntImm) and e.b.value not in (0, -1)
         if not dt.is_int(d):
@@ -367,6 +370,38 @@ class ExprEmitter:
             return bld.select(by_zero, zero, bld.select(by_minus_one, bld.sub(zero, a), out))
         out = bld.add(r, bld.select(adjust, divisor, zero))
         return out if safe else bld.select(special, zero, out)
+
+    def _float_floor_div_mod(self, op, a, b, work):
+        """Float ``a // b`` or ``a % b`` (op "floordiv"/"floormod") bit for bit as numpy's
+        floor_divide and remainder (and Python's float ``//``, ``%``), lane by lane, but for
+        the sign of a NaN made here (x86 makes it negative, LLVM's folding positive); float16
+        is computed in float32 and rounded once at the end, as numpy does. The remainder
+        starts from the exact ``fmod(a, b)`` (LLVM's frem), moved by ``b`` when its sign
+        differs from ``b``'s; the quotient is ``(a - fmod) / b`` (minus one after that move),
+        which is within rounding of an integer and is rounded to the nearest one: ``7.0 //
+        0.1`` is 69.0 (``floor(7.0 / 0.1)`` would be 70.0). A zero remainder takes the sign
+        of ``b`` and a zero quotient that of ``a / b``; ``x // 0`` is ``x / 0`` and ``x % 0``
+        NaN."""
+        bld = self.b
+        lanes = T.lanes_of(a)
+        zero = T.constant(work, 0.0, lanes)
+        mod = bld.frem(a, b)
+        nonzero = bld.fcmp_unordered("!=", mod, zero)    # or NaN
+        moved = bld.and_(nonzero, bld.xor(bld.fcmp_ordered("<", b, zero),
+                                          bld.fcmp_ordered("<", mod, zero)))
+        if op == "floormod":
+            kept = bld.select(nonzero, mod, self.intrinsic("copysign", [zero, b]))
+            return bld.select(moved, bld.fadd(mod, b), kept)
+        one = T.constant(work, 1.0, lanes)
+        div = bld.fdiv(bld.fsub(a, mod), b)
+        div = bld.select(moved, bld.fsub(div, one), div)
+        low = self.intrinsic("floor", [div])
+        up = bld.fcmp_ordered(">", bld.fsub(div, low), T.constant(work, 0.5, lanes))
+        nearest = bld.select(up, bld.fadd(low, one), low)
+        quotient = bld.fdiv(a, b)
+        out = bld.select(bld.fcmp_unordered("!=", div, zero), nearest,
+                         self.intrinsic("copysign", [zero, quotient]))
+        return bld.select(bld.fcmp_ordered("==", b, zero), quotient, out)
 
     def _short_circuit(self, e):
         """``a and b`` / ``a or b`` evaluating ``b`` only when needed (b reads memory)."""

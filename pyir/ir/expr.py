@@ -137,7 +137,8 @@ class Binary(PrimExpr):
     """``a <op> b`` for op in BINARY_OPS. Both operands have the same dtype.
 
     ``div`` is true division (floats only); ``floordiv``/``floormod`` round toward minus
-    infinity (Python's ``//`` and ``%``). Comparisons and logic yield bool.
+    infinity (Python's ``//`` and ``%``; for floats numpy's floor_divide and remainder, bit
+    for bit but for the sign and payload of a NaN). Comparisons and logic yield bool.
     """
 
     op: str
