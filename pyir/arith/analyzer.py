@@ -27,7 +27,7 @@ _NO_VARS = frozenset()
 #: on (`Analyzer._facts_about`): schedule steps, passes and codegen each make analyzers
 #: that know the same loops and ask the same questions. At most this many; `clear_cache`
 #: empties it.
-SHARED_ANSWERS = 20000
+SHARED_ANSWERS = 8192
 _SHARED = {}
 
 
