@@ -58,7 +58,8 @@ class ExprEmitter:
     context), ``lanes``, ``vvar`` (the vectorized loop variable or None), ``vmult`` (what
     its value at lane 0 is a multiple of), ``mask`` (the active lanes of a masked vector, or
     None), ``sums`` (a dict: see `expr`), ``float_flags`` (LLVM's fast-math flags for float
-    arithmetic), ``nonneg(expr)`` and ``return_if(cond, status)``."""
+    arithmetic), ``computes`` (set by `buffer_data`), ``nonneg(expr)`` and
+    ``return_if(cond, status)``."""
 
     def mask_for(self, buf):
         """The mask a contiguous vector access to ``buf`` needs: none in a padded buffer
@@ -123,8 +124,14 @@ class ExprEmitter:
         return self.b.xor(v, T.constant("bool", 1, T.lanes_of(v)))
 
     # ------------------------------------------------------------ memory
+    def buffer_data(self, buf):
+        """The pointer to ``buf``'s elements: every access to them goes through here, so
+        the function is known to compute (see `pyir.codegen.emit_stmt.unoptimized`)."""
+        self.computes = True
+        return self.bufs[buf]
+
     def address(self, buf, index):
-        return self.b.gep(self.bufs[buf], [index], inbounds=True,
+        return self.b.gep(self.buffer_data(buf), [index], inbounds=True,
                           source_etype=T.memory_type(buf.dtype))
 
     def index_address(self, buf, index):
@@ -145,7 +152,7 @@ class ExprEmitter:
         if not (outside and rest) or any(isinstance(v.type, ir.VectorType) for v, _ in terms):
             return self.address(buf, self._add_terms(terms, index.dtype, const))
         etype = T.memory_type(buf.dtype)
-        row = self.b.gep(self.bufs[buf], [self._add_terms(outside, index.dtype)],
+        row = self.b.gep(self.buffer_data(buf), [self._add_terms(outside, index.dtype)],
                          source_etype=etype)
         return self.b.gep(row, [self._add_terms(rest, index.dtype, const)], source_etype=etype)
 

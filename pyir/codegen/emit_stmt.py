@@ -146,6 +146,17 @@ def _holds_loops(s):
                for n in walk(s))
 
 
+def unoptimized(fn):
+    """Mark ``fn`` to be compiled without optimization (LLVM's ``optnone``, which needs
+    ``noinline``): for a function that touches no buffer element, only unpacks arguments,
+    checks, allocates and calls or launches the outlined loops that do the work. Such glue
+    runs once per call or per parallel chunk, and optimized machine code for it cost more
+    than the kernel's hot loop: the bench matmul's entry took ~5 ms of LLVM's time, ~1.5 ms
+    without optimization. (Functions it must inline, ``alwaysinline``, still are.)"""
+    fn.attributes.add("optnone")
+    fn.attributes.add("noinline")
+
+
 def _double(x):
     """An iteration count (a float or an LLVM double) as an LLVM value."""
     return ir.Constant(ir.DoubleType(), x) if isinstance(x, float) else x
@@ -168,6 +179,7 @@ class FunctionEmitter(ExprEmitter):
         self.copies = 1   # copies of the current statement the enclosing unrolling makes
         self.float_flags = ("contract",)   # of float + - *; "reassoc" in loops that allow it
         self.sums = {}    # index sums emitted: see ExprEmitter.expr
+        self.computes = False   # whether it touches buffer elements (see `unoptimized`)
 
     def error(self, msg):
         return CodegenError(f"prim function {self.name}: {msg}")
@@ -274,6 +286,8 @@ class FunctionEmitter(ExprEmitter):
         def emit():
             sub.stmt(s)
             sub.finish()
+            if not sub.computes:
+                unoptimized(fn)
             return [fn]
 
         self.ctx.defer(emit, [fn])
@@ -583,7 +597,14 @@ class FunctionEmitter(ExprEmitter):
         k = self.ctx.next_id(self.name)
         body_fn, emit = self._outline_body(s, k, values, cap_vars, cap_bufs)
         thunk = self.ctx.thunk(f"{self.name}.par{k}", body_fn)
-        self.ctx.defer(lambda: emit() + [thunk], [body_fn, thunk])
+
+        def emit_both():
+            body, computes = emit()
+            if not computes:
+                unoptimized(thunk)    # the body is inlined there
+            return [body, thunk]
+
+        self.ctx.defer(emit_both, [body_fn, thunk])
         closure = self.stack(ir.ArrayType(T.I64, len(values)), f"closure{k}", 8)
         for idx, v in enumerate(values):
             self.b.store(v, self.b.gep(closure, [T.int_const(idx)], source_etype=T.I64))
@@ -716,6 +737,6 @@ class FunctionEmitter(ExprEmitter):
                 sub.serial(s.loop_var, first, sub.b.add(start, end), s.body,
                            split=SPLIT_TAIL in dict(s.annotations))
             sub.finish()
-            return [fn]
+            return fn, sub.computes
 
         return fn, emit

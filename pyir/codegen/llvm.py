@@ -31,7 +31,7 @@ from . import types as T
 from .abi import Condition, FuncInfo, entry_symbol, param_infos
 from .builder import Builder
 from .emit_expr import index_arithmetic
-from .emit_stmt import PARALLEL_FOR, CodegenError, FunctionEmitter
+from .emit_stmt import PARALLEL_FOR, CodegenError, FunctionEmitter, unoptimized
 from .target import Target
 from .vectorize import vector_plan
 
@@ -225,7 +225,7 @@ def _emit_impl(ctx, func, info):
         em.scope.nonnegative(v)
     em.stmt(func.body)
     em.finish()
-    return fn
+    return fn, em.computes
 
 
 def _emit_wrapper(ctx, func, info, impl):
@@ -276,8 +276,10 @@ def _generate(mod, target, externs, extra, sink, split):
             continue
         _check_lowered(func)
         info = _func_info(func)
-        impl = _emit_impl(ctx, func, info)
-        _emit_wrapper(ctx, func, info, impl)
+        impl, computes = _emit_impl(ctx, func, info)
+        wrapper = _emit_wrapper(ctx, func, info, impl)
+        if not computes:
+            unoptimized(wrapper)    # the impl is inlined there
         infos.append(info)
     if extra is not None:
         extra(ctx, infos)

@@ -712,3 +712,25 @@ def test_a_symbolic_split_tail_is_masked_vector_code(target, plain, masked):
         a, b, out = rand(n, "float32"), rand(n, "float32"), np.zeros(n, "float32")
         assert c("ew", a, b, out) == 0
         np.testing.assert_array_equal(out, a + b)
+
+
+def test_glue_is_compiled_without_optimization():
+    """An entry whose work all runs in an outlined parallel loop only unpacks, checks and
+    launches: it is compiled with optnone (its optimized machine code cost LLVM more time
+    than the loop's). The loop's thunk, where the body computes, is optimized, and so is an
+    entry that computes itself."""
+    def defines(lib):
+        return dict(re.findall(r'^define [^@]*@"([\w.]+)"\([^)]*\)(.*)$', lib.source("llvm"),
+                               re.M))
+
+    module = K.module(K.elementwise("float32", ("n",)))
+    par = pyir.build(module, use_cache=False)
+    assert defines(par) == {"ew.impl": " alwaysinline", "pyir.entry.ew": " noinline optnone",
+                            "ew.par0.body": " alwaysinline", "ew.par0": ""}
+    serial = pyir.build(module, default_schedule=False, use_cache=False)
+    assert "optnone" not in serial.source("llvm")
+    for lib in (par, serial):
+        a = rand(20000, "float32")
+        out = np.zeros(20000, "float32")
+        lib["ew"](a, a, out)
+        np.testing.assert_array_equal(out, a + a)
