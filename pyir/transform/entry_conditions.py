@@ -338,23 +338,29 @@ class _Collector:
     def narrowed_ranges(self):
         """The loop ranges the guards in scope narrow, as {var: (start, extent)}: under
         ``if a * 2 + b < 1`` with ``a`` and ``b`` from 0, ``b`` is at most 0 (nested splits
-        of a short loop guard a sum whose parts index a buffer separately)."""
+        of a short loop guard a sum whose parts index a buffer separately); under
+        ``if i >= 1``, ``i`` starts at 1 (``A[(i + 3) // 4 - 1]`` reads from 0)."""
         out = {}
         for g in self.guards:
             for x, upper, last in _facts(self.guard(g)):
-                if not upper:
-                    continue
                 for var in vars_of(x) & self.ranges.keys():
                     found = arith.detect_linear(x, var, self.scope.analyzer)
                     if found is None or not (isinstance(found[0], E.IntImm)
                                              and found[0].value > 0):
                         continue
-                    low = self.extreme(found[1], 0)
-                    if low is None:
-                        continue
-                    top = E.binary("floordiv", last - low, found[0])
+                    coeff, rest = found
                     start, extent = out.get(var) or self.ranges[var]
-                    out[var] = (start, self.scope.simplify(E.min_(extent, top - start + 1)))
+                    # upper: coeff * var <= last - min(rest); else >= last - max(rest)
+                    other = self.extreme(rest, 0 if upper else 1)
+                    if other is None:
+                        continue
+                    if upper:
+                        top = E.binary("floordiv", last - other, coeff)
+                        out[var] = (start, self.scope.simplify(E.min_(extent, top - start + 1)))
+                    else:
+                        bottom = -E.binary("floordiv", other - last, coeff)   # a ceiling
+                        first = self.scope.simplify(E.max_(start, bottom))
+                        out[var] = (first, self.scope.simplify(start + extent - first))
         return out
 
     def scales(self, index, x):

@@ -287,6 +287,31 @@ def test_entry_conditions_read_a_fused_tail_guard_on_a_subtracted_index():
         np.testing.assert_array_equal(out, a + a[::-1])
 
 
+@T.prim_func
+def _quarter_back(A: T.Buffer(("n",), "float32"), B: T.Buffer(("m",), "float32")):
+    for i in range(m):
+        with T.block("B"):
+            vi = T.axis.spatial(m, i)
+            B[vi] = T.if_then_else(vi >= 1, A[(vi + 3) // 4 - 1], T.float32(0))
+
+
+def test_entry_conditions_start_a_loop_where_a_guard_does():
+    """``A[(vi + 3) // 4 - 1]`` under ``vi >= 1`` reads from index 0: the guard starts the
+    loop at 1. Only guards bounding a loop from above narrowed it, so every call with
+    m >= 1 was refused ("A is read at index -1 ...: requires m < 1 or False")."""
+    conds = transform.lower(K.module(_quarter_back))["_quarter_back"].attr("entry_conditions")
+    assert [msg for _, msg in conds] == ["A is read up to index (m + 2) // 4 - 1 in dimension "
+                                         "0 of A"]
+    lib = pyir.build(_quarter_back)
+    for n, m in [(0, 0), (0, 1), (1, 5), (3, 9), (5, 9)]:
+        a, out = np.arange(1, n + 1, dtype="float32"), np.full(m, -1, "float32")
+        lib["_quarter_back"](a, out)
+        want = [a[(i + 3) // 4 - 1] if i >= 1 else 0 for i in range(m)]
+        np.testing.assert_array_equal(out, np.array(want, "float32"))
+    with pytest.raises(pyir.Error, match=r"A is read up to index \(m \+ 2\) // 4 - 1"):
+        lib["_quarter_back"](np.zeros(1, "float32"), np.zeros(9, "float32"))
+
+
 def test_entry_conditions_narrow_loops_by_their_guards():
     """Split by [1, None], then the outer loop (extent 1) by [None, 2]: the index is
     ``(i_0_0 * 2 + i_0_1) * n + i_1`` under ``if i_0_0 * 2 + i_0_1 < 1``, which keeps
