@@ -121,6 +121,9 @@ def test_split_takes_numpy_integers_and_traces_them_as_ints():
     ({"n": 2, "decision": 64}, "decision must be a list of 2 factors"),
     ({"n": 2, "max_innermost_factor": 4, "decision": [8, 8]},
      "innermost factor 8, more than max_innermost_factor 4"),
+    ({"n": 1, "max_innermost_factor": 4}, "one tile is the whole extent 64, more than "
+     "max_innermost_factor 4"),
+    ({"n": 1, "max_innermost_factor": 4, "decision": [64]}, "one tile is the whole extent 64"),
     ({"n": 2, "max_innermost_factor": 0}, "max_innermost_factor must be a positive int"),
     ({"n": 2, "max_innermost_factor": -4}, "max_innermost_factor must be a positive int"),
     ({"n": 2, "max_innermost_factor": 2.5}, "max_innermost_factor must be a positive int"),
@@ -131,6 +134,8 @@ def test_split_takes_numpy_integers_and_traces_them_as_ints():
     ({"n": True}, "n (the number of tiles) must be an int from 1 to 64, got True"),
 ])
 def test_sample_perfect_tile_arguments(kwargs, words):
+    """n=1 with a max_innermost_factor below the extent gave [extent] and traced it with the
+    cap, a decision the replay refused."""
     sch = fresh("static_mm")
     i = loops(sch)[0]
     refused(sch, lambda: sch.sample_perfect_tile(i, **kwargs), "sample_perfect_tile: loop i",
