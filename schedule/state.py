@@ -96,6 +96,14 @@ class Schedule:
         other._rng_state = self._rng_state
         return other
 
+    def __copy__(self):
+        """`copy.copy` and `copy.deepcopy` fork: a plain copy would share the trace with this
+        schedule, and a deep one would copy the IR away from the handles made so far."""
+        return self.fork()
+
+    def __deepcopy__(self, memo):
+        return self.fork()
+
     def show(self):
         """Print the current IR, highlighted."""
         from pyir.script import show

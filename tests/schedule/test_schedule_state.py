@@ -1,5 +1,7 @@
 """Handles, the trace (text, replay, JSON), undo, fork, diff and notebook display."""
 
+import copy
+
 import pytest
 
 from pyir.ir import IRModule, assert_structural_equal, structural_equal
@@ -179,3 +181,23 @@ def test_module_with_two_functions_needs_func_name():
     sch.parallel(sch.get_loops(sch.get_block("C", func_name="matmul"))[0])
     assert sch.mod["matmul"].attr("scheduled") and not sch.mod["chain"].attr("scheduled")
     assert_structural_equal(from_source(sch.mod.script()), sch.mod)
+
+
+@pytest.mark.parametrize("how", [copy.copy, copy.deepcopy])
+def test_a_copied_schedule_is_a_fork(how):
+    """copy.copy shared the trace: a step on the copy was recorded in the original's trace,
+    whose module did not have it. copy.deepcopy copied the IR away from the handles: using
+    one on the copy was a ValueError from max()."""
+    sch = fresh("chain")
+    i, j = sch.get_loops(sch.get_block("B"))
+    i0, i1 = sch.split(i, factors=[None, 4])
+    text = str(sch.trace)
+    other = how(sch)
+    other.parallel(j)
+    assert str(sch.trace) == text
+    assert "sch.parallel(l2)" in str(other.trace)
+    check_roundtrip(sch, "chain")
+    check_roundtrip(other, "chain")
+    sch.fuse(i0, i1)
+    with pytest.raises(ScheduleError, match="vectorize: loop i_1: this handle is stale: step 2"):
+        how(sch).vectorize(i1)
