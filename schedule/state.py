@@ -63,8 +63,9 @@ class Schedule:
 
     @property
     def trace(self):
-        """The steps taken so far (a `Trace`)."""
-        return self._trace
+        """The steps taken so far, as a `Trace` of their own: later steps and undo leave it
+        as it is."""
+        return self._trace.copy()
 
     def undo(self):
         """Go back one step that changed the IR (and drop the steps recorded after it; the

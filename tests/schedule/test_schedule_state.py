@@ -113,6 +113,21 @@ def test_undo_restores_state_and_trace():
         fresh("chain").undo()
 
 
+def test_a_trace_taken_stays_as_it_was():
+    """sch.trace was the schedule's own list of steps: a trace kept before trying a step
+    gained that step, and lost steps on undo, so it replayed to another module."""
+    sch = fresh("chain")
+    i, j = sch.get_loops(sch.get_block("B"))
+    sch.split(j, factors=[None, 4])
+    kept, text, mod = sch.trace, str(sch.trace), sch.mod
+    sch.parallel(i)
+    assert str(kept) == text
+    sch.undo()
+    sch.undo()
+    assert str(kept) == text
+    assert_structural_equal(kept.apply_to(fresh("chain")).mod, mod)
+
+
 def test_lookups_answer_for_the_body_asked_about():
     """find_block and find_loop remember their answers per body: asked again of an earlier
     body (as after undo), they give that body's paths, not the latest step's."""
