@@ -221,9 +221,19 @@ def test_get_block_takes_a_name(name):
     ("{}", "a trace is a JSON list of instructions, not dict"),
     ("[1]", "an instruction is an object with \"kind\""),
     ('[{"kind": "split", "args": [], "outputs": []}]', "an instruction is an object"),
+    ('[{"kind": "get_block", "args": ["C"], "kwargs": {}, "outputs": ["def"]}]',
+     "an instruction is an object"),
+    ('[{"kind": "get_block", "args": ["C"], "kwargs": {"1": 2}, "outputs": []}]',
+     "an instruction is an object"),
+    ('[{"kind": "get_loops", "args": [{"rv": ["b0"]}], "kwargs": {}, "outputs": []}]',
+     r"argument \{'rv': \['b0'\]\} is neither a handle"),
+    ('[{"kind": "annotate", "args": [{"rv": "l1"}, "k", NaN], "kwargs": {}, "outputs": []}]',
+     "argument nan is neither a handle"),
 ])
 def test_a_trace_text_that_is_no_trace_is_refused(text, words):
-    """Raw JSONDecodeError, TypeError or KeyError; {} was taken as an empty trace."""
+    """Raw JSONDecodeError, TypeError or KeyError; {} was taken as an empty trace. A handle
+    named by a list was a TypeError when printed or replayed; an output named "def", a keyword
+    argument named "1" or a NaN printed as trace text that is no Python."""
     from pyir.schedule.trace import Trace
     with pytest.raises(ScheduleError, match=words):
         Trace.from_json(text)
@@ -236,10 +246,15 @@ def test_a_trace_text_that_is_no_trace_is_refused(text, words):
      "step 1, sch.get_loops: handle b9 is used before any step gives it"),
     ({"kind": "get_block", "args": ["C"], "kwargs": {"bogus": 1}, "outputs": ["b0"],
       "single": True}, "step 1, sch.get_block: cannot take these arguments"),
+    ({"kind": "get_block", "args": ["C"], "kwargs": {}, "outputs": ["b0"]},
+     "step 1, sch.get_block: returned one handle where the trace recorded a list"),
+    ({"kind": "get_block", "args": ["C"], "kwargs": {}, "outputs": ["b0", "b1"],
+      "single": True}, "step 1, sch.get_block: returned 1 handle"),
 ])
 def test_a_trace_replays_only_schedule_steps(step, words):
     """getattr(sch, kind) ran anything: "undo" undid a step of the replay; an unknown handle
-    was a KeyError."""
+    was a KeyError; a single handle where the trace says a list was a TypeError (BlockRV
+    is not iterable)."""
     import json
 
     from pyir.schedule.trace import Trace
