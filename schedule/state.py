@@ -150,6 +150,7 @@ class Schedule:
 
     def get_child_blocks(self, block_or_loop):
         """The blocks directly inside a block or loop (not those nested in them)."""
+        _block_or_loop(block_or_loop, "get_child_blocks")
         if isinstance(block_or_loop, BlockRV):
             func, path = self._resolve_block(block_or_loop, "get_child_blocks")
         else:
@@ -197,6 +198,7 @@ class Schedule:
 
     def annotate(self, block_or_loop, key, value):
         """Attach ``key: value`` (a plain value) to a block or loop."""
+        _block_or_loop(block_or_loop, "annotate")
         value = _loops.plain_value(value)
         if isinstance(block_or_loop, BlockRV):
             func, path = self._resolve_block(block_or_loop, "annotate")
@@ -285,6 +287,7 @@ class Schedule:
         of the registered tensor intrinsic ``intrin`` after checking that it matches (see
         `pyir.schedule.tensorize`); return the block holding the call."""
         from . import tensorize as _tensorize
+        _block_or_loop(loop_or_block, "tensorize")
         if isinstance(loop_or_block, BlockRV):
             func, path = self._resolve_block(loop_or_block, "tensorize")
             desc_loops, _ = _tensorize._desc_parts(
@@ -466,6 +469,13 @@ def _resolves(mod, rv):
     if isinstance(rv, BlockRV):
         return find_block(body, rv.name) is not None
     return find_loop(body, rv.loop_var) is not None
+
+
+def _block_or_loop(rv, kind):
+    """Refuse ``rv`` unless it is a block or a loop handle (for the steps that take either)."""
+    if not isinstance(rv, (BlockRV, LoopRV)):
+        raise ScheduleError(kind, repr(rv), "expected a block or loop handle (from get_block, "
+                            "get_loops, split, ...)")
 
 
 def _handle(func_name, out):

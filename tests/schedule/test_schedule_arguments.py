@@ -88,6 +88,18 @@ def test_undo_refuses_the_handles_of_the_steps_it_drops_and_keeps_the_others():
     check_roundtrip(sch, "chain")
 
 
+@pytest.mark.parametrize("step", ["annotate", "get_child_blocks", "tensorize"])
+def test_a_step_taking_a_block_or_a_loop_says_so_of_anything_else(step):
+    """They said "expected a loop handle" of a block name or a sampled tile factor, though
+    a block handle does as well."""
+    sch = fresh("static_mm")
+    tile = sch.sample_perfect_tile(loops(sch)[0], n=2)[0]
+    extra = {"annotate": ("k", 1), "get_child_blocks": (), "tensorize": ("x",)}[step]
+    for wrong in ("C", tile):
+        refused(sch, lambda: getattr(sch, step)(wrong, *extra),
+                f"{step}: {wrong!r}: expected a block or loop handle (from get_block, get_loops")
+
+
 # ------------------------------------------------------------------ split factors
 @pytest.mark.parametrize("factors, bad", [
     ([2.7, None], "2.7"), ([2.0, None], "2.0"), ([True, None], "True"), (["4", None], "'4'"),
