@@ -418,9 +418,9 @@ class Schedule:
         # The handle's step is in the trace (`_check_own`), so the state right after it, kept
         # in the history, still has the block or loop.
         k = max(k for k, snap in enumerate(self._history) if _resolves(snap.mod, rv))
-        inst = self._trace[self._history[k].trace_len]
-        return ScheduleError(kind, what, f"this handle is stale: step {k + 1}, `{inst.text()}`, "
-                             "removed it")
+        step = self._history[k].trace_len   # numbered as the lines of print(sch.trace)
+        return ScheduleError(kind, what, f"this handle is stale: step {step + 1}, "
+                             f"`{self._trace[step].text()}`, removed it")
 
     def _block_name(self, rv, kind):
         func, _ = self._resolve_block(rv, kind)

@@ -128,6 +128,20 @@ def test_a_trace_taken_stays_as_it_was():
     assert_structural_equal(kept.apply_to(fresh("chain")).mod, mod)
 
 
+def test_a_stale_handle_names_the_step_that_removed_it_as_the_trace_numbers_it():
+    """The step was numbered among the steps that changed the IR ("step 2" here), not as
+    the line of print(sch.trace) it is."""
+    sch = fresh("chain")
+    i, j = sch.get_loops(sch.get_block("B"))
+    sch.annotate(i, "k", 1)
+    sch.get_block("C")
+    sch.fuse(i, j)
+    assert str(sch.trace).splitlines()[5] == "    l4 = sch.fuse(l1, l2)"
+    with pytest.raises(ScheduleError, match=r"unroll: loop j: this handle is stale: step 5, "
+                       r"`l4 = sch.fuse\(l1, l2\)`, removed it"):
+        sch.unroll(j)
+
+
 def test_lookups_answer_for_the_body_asked_about():
     """find_block and find_loop remember their answers per body: asked again of an earlier
     body (as after undo), they give that body's paths, not the latest step's."""
@@ -214,5 +228,6 @@ def test_a_copied_schedule_is_a_fork(how):
     check_roundtrip(sch, "chain")
     check_roundtrip(other, "chain")
     sch.fuse(i0, i1)
-    with pytest.raises(ScheduleError, match="vectorize: loop i_1: this handle is stale: step 2"):
+    with pytest.raises(ScheduleError, match="vectorize: loop i_1: this handle is stale: step 4, "
+                       "`l5 = sch.fuse"):
         how(sch).vectorize(i1)
