@@ -97,6 +97,10 @@ class Schedule:
         other._rng_state = self._rng_state
         return other
 
+    def _take_state(self, fork):
+        """Make the state of ``fork`` (a fork of this schedule) this schedule's."""
+        self.__dict__.update(fork.__dict__)
+
     def __copy__(self):
         """`copy.copy` and `copy.deepcopy` fork: a plain copy would share the trace with this
         schedule, and a deep one would copy the IR away from the handles made so far."""

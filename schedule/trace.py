@@ -120,11 +120,14 @@ class Trace:
         return Trace(self.instructions)
 
     def apply_to(self, sch):
-        """Replay every step on ``sch`` (a `Schedule`); return ``sch``."""
+        """Replay every step on ``sch`` (a `Schedule`); return ``sch``. When a step fails,
+        ``sch`` is left as it was (the steps are replayed on a fork, which ``sch`` then
+        becomes)."""
         from .state import Schedule
         if not isinstance(sch, Schedule):
             raise ScheduleError("trace replay", repr(sch)[:60], "a trace replays on a Schedule, "
                                 f"not a {type(sch).__name__}")
+        work = sch.fork()
         env = {}
         for k, inst in enumerate(self.instructions):
             where = f"step {k + 1}, sch.{inst.kind}"
@@ -138,7 +141,7 @@ class Trace:
                 raise ScheduleError("trace replay", where, f"handle {e.args[0]} is used before "
                                     "any step gives it") from None
             try:
-                result = getattr(sch, inst.kind)(*args, **kwargs)
+                result = getattr(work, inst.kind)(*args, **kwargs)
             except TypeError as e:
                 raise ScheduleError("trace replay", where, f"cannot take these arguments: {e}"
                                     ) from None
@@ -151,6 +154,7 @@ class Trace:
                 raise ScheduleError("trace replay", where, f"returned {len(outs)} handle(s) "
                                     f"where the trace recorded {len(inst.outputs)}")
             env.update(zip(inst.outputs, outs))
+        sch._take_state(work)
         return sch
 
     def to_json(self):

@@ -43,6 +43,25 @@ def test_trace_text_replays():
     check_results(sch, "matmul", sizes=(1, 31, 67))
 
 
+def test_a_trace_that_fails_to_replay_leaves_the_schedule_as_it_was():
+    """The steps before the failing one stayed applied: here the split of B's loop, and
+    the handles the replay had named."""
+    sch = fresh("chain")
+    sch.split(sch.get_loops(sch.get_block("B"))[0], factors=[None, 4])
+    sch.get_loops(sch.get_block("C"))
+    other = fresh("chain")
+    c = other.get_block("C")
+    other.fuse(*other.get_loops(c))
+    mod, text = other.mod, str(other.trace)
+    with pytest.raises(ScheduleError, match="trace replay: step 5, sch.get_loops: returned 1 "
+                       r"handle\(s\) where the trace recorded 2"):
+        sch.trace.apply_to(other)
+    assert other.mod is mod and str(other.trace) == text
+    other.parallel(other.get_loops(c)[0])
+    assert str(other.trace).splitlines()[-2:] == ["    l4, = sch.get_loops(b0)",
+                                                  "    sch.parallel(l4)"]
+
+
 def test_trace_json_round_trip():
     sch = fresh("bias_relu")
     sch.compute_at(sch.get_block("B"), sch.get_loops(sch.get_block("C"))[0])
