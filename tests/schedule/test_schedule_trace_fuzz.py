@@ -11,7 +11,8 @@ the schedule is what a model of it says:
 - steps on a fork leave the original alone, and the other way round;
 
 and at the end the printed trace, exec'd as a user would paste it, and its JSON form replay
-on a fresh schedule to a structurally equal module, which also prints and parses back.
+on a fresh schedule to a structurally equal module, which also prints and parses back;
+replayed on a schedule that took a step of its own, the trace works or changes nothing.
 
 The default profile runs 100 walks (deterministically); PYIR_FULL_TESTS=1 selects the full
 profile of 1,000."""
@@ -31,10 +32,10 @@ KERNELS = ["matmul", "chain", "rowsum", "conv1d", "bias_relu", "mm_relu", "stati
 STEPS = ["split", "fuse", "reorder", "parallel", "vectorize", "unroll", "annotate",
          "compute_at", "reverse_compute_at", "compute_inline", "reverse_compute_inline",
          "cache_read", "cache_write", "decompose_reduction", "rfactor", "transform_layout",
-         "blockize", "sample_perfect_tile", "get_child_blocks", "get_loops"]
+         "blockize", "sample_perfect_tile", "get_block", "get_child_blocks", "get_loops"]
 MAPS = ["i, j -> j, i", "i, j -> j // 8, i, j % 8", "i -> i // 4, i % 4",
         lambda i, j: (i // 2, j, i % 2)]
-QUERIES = ("get_loops", "get_child_blocks", "sample_perfect_tile")
+QUERIES = ("get_block", "get_loops", "get_child_blocks", "sample_perfect_tile")
 ODD_VALUES = [0, -1, 2 ** 62, True, False, 1.5, -0.0, 1e300, 5e-324, "", "a'b\"c\n\\",
               "\u00e9\U0001f600", "\udcff", "T.grid(n)"]
 
@@ -101,11 +102,18 @@ def make_step(data, walk, others, prim):
         lp = loop()
         exprs = [h for h in walk.alive.values() if isinstance(h, ExprRV)]
         if exprs and draw(st.booleans(), label="sampled factors"):
-            factors = draw(st.lists(st.sampled_from(exprs), min_size=1, max_size=3))
+            factors = draw(st.lists(st.sampled_from(exprs + [None]), min_size=1, max_size=3))
         else:
             factors = draw(st.lists(st.sampled_from([None, 1, 2, 4, 8, 16]), min_size=2,
                                     max_size=3), label="factors")
         return lambda: sch.split(lp, factors=factors)
+    if prim == "get_block":
+        names = [(fname, p[-1].block.name) for fname, func in sch.mod.functions
+                 for p in iter_paths(func.body) if isinstance(p[-1], BlockRealize)]
+        fname, name = draw(st.sampled_from(names + [("chain", "nope")]), label="block name")
+        if draw(st.booleans(), label="without func_name"):
+            fname = None
+        return lambda: sch.get_block(name, func_name=fname)
     if prim in ("fuse", "reorder"):
         loops = draw(st.lists(st.builds(loop), min_size=1, max_size=3), label="loops")
         return lambda: getattr(sch, prim)(*loops)
@@ -218,6 +226,16 @@ def check_replays(walk):
     assert_structural_equal(loaded.mod, sch.mod)
 
 
+def check_replay_elsewhere(walk, other):
+    """The trace replayed on ``other``, a schedule that went its own way, either works or
+    leaves ``other`` as it was."""
+    before = other.state()
+    try:
+        walk.sch.trace.apply_to(other.sch)
+    except ScheduleError as e:
+        assert other.state() == before, f"a failing replay changed the schedule: {e}"
+
+
 def act(data, walk, others):
     """One step, a few undos in a row, or a handle ``walk`` must refuse."""
     action = data.draw(st.sampled_from(["step"] * 6 + ["undo", "stray"]), label="action")
@@ -263,6 +281,10 @@ def run_walk(data):
         else:
             act(data, walk, others)
     check_replays(walk)
+    other = Walk(Schedule(module(kernel)), kernel)
+    other.alive = {id(h): h for h in all_blocks(other.sch)}
+    act(data, other, [])
+    check_replay_elsewhere(walk, other)
 
 
 test_random_walks, test_random_walks_full = profiles(run_walk, 100, 1000)
