@@ -72,6 +72,9 @@ class _Build(Transformer):
         return IntImm(value)
 
     def neg(self, items):
+        # -4 is the literal, as a lambda gives it (and as the map prints back), not 0 - 4
+        if isinstance(items[0], IntImm):
+            return IntImm(-items[0].value)
         return IntImm(0) - items[0]
 
     def add(self, items):

@@ -205,6 +205,21 @@ def test_sample_perfect_tile_takes_numpy_integers():
 
 
 # ------------------------------------------------------------------ transform_layout
+def test_a_negative_literal_in_an_index_map_reads_back_as_itself():
+    """"-1" was read as 0 - 1: the error quoted the map as 'i, j -> i, j, 0 - 1', and the map
+    of a lambda giving -1, traced as text, read back as another expression."""
+    from pyir.ir import structural_equal
+    from pyir.schedule import IndexMap
+    text = "i, j -> i, j, -1"
+    from_lambda = IndexMap.parse(lambda i, j: (i, j, -1))
+    assert from_lambda.text() == text and IndexMap.parse(text).text() == text
+    assert structural_equal(IndexMap.parse(text).outputs[2], from_lambda.outputs[2])
+    sch = fresh("bias_relu")
+    block = sch.get_block("B")
+    refused(sch, lambda: sch.transform_layout(block, "B", text),
+            f"cannot bound output '-1' of the index map '{text}'")
+
+
 @pytest.mark.parametrize("index_map, detail", [
     (lambda i, j: "x", "cannot use str 'x'"),
     (lambda i, j: (j, "x"), "cannot use str 'x'"),
