@@ -31,7 +31,7 @@ exprs: sum ("," sum)* ","?
 ?atom: NAME -> name
     | INT -> int
     | "(" sum ")"
-%import common.CNAME -> NAME
+NAME: /[^\W\d]\w*/
 %import common.INT
 %import common.WS
 %ignore WS

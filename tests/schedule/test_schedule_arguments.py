@@ -205,6 +205,15 @@ def test_sample_perfect_tile_takes_numpy_integers():
 
 
 # ------------------------------------------------------------------ transform_layout
+def test_an_index_map_over_names_past_ascii_replays():
+    """The map of lambda α, β: (β, α) was traced as "α, β -> β, α", which the replay could not
+    read: the text notation took ASCII names only, a lambda any Python name."""
+    sch = fresh("bias_relu")
+    sch.transform_layout(sch.get_block("B"), "B", lambda α, β: (β // 16, α, β % 16))
+    assert "\"α, β -> β // 16, α, β % 16\"" in str(sch.trace)
+    check_roundtrip(sch, "bias_relu")
+
+
 def test_a_negative_literal_in_an_index_map_reads_back_as_itself():
     """"-1" was read as 0 - 1: the error quoted the map as 'i, j -> i, j, 0 - 1', and the map
     of a lambda giving -1, traced as text, read back as another expression."""
