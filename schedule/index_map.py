@@ -10,6 +10,7 @@ import inspect
 from lark import Lark, Transformer
 from lark.exceptions import UnexpectedCharacters, UnexpectedToken, VisitError
 
+from pyir.arith import vars_of
 from pyir.errors import IRError
 from pyir.ir import Binary, IntImm, PrimExpr, Var, convert, dtype as dt, substitute
 
@@ -31,7 +32,7 @@ exprs: sum ("," sum)* ","?
 ?atom: NAME -> name
     | INT -> int
     | "(" sum ")"
-%import common.CNAME -> NAME
+NAME: /[^\W\d]\w*/
 %import common.INT
 %import common.WS
 %ignore WS
@@ -72,6 +73,9 @@ class _Build(Transformer):
         return IntImm(value)
 
     def neg(self, items):
+        # -4 is the literal, as a lambda gives it (and as the map prints back), not 0 - 4
+        if isinstance(items[0], IntImm):
+            return IntImm(-items[0].value)
         return IntImm(0) - items[0]
 
     def add(self, items):
@@ -160,6 +164,11 @@ def _from_callable(fn, primitive):
     for k, o in enumerate(outputs):   # (convert refuses what is no expression at all)
         if isinstance(o, bool) or isinstance(o, PrimExpr) and o.dtype != dt.INDEX:
             raise IRError(f"output {k} is {o!r}, not an index")
+        # as in the text notation, which the trace stores: no other variable
+        other = sorted(v.name for v in vars_of(convert(o)) if all(v is not x for x in inputs))
+        if other:
+            raise IRError(f"output {k} uses {other[0]}, which is not one of the index "
+                          "variables")
     return IndexMap(inputs, outputs)
 
 

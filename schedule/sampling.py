@@ -49,6 +49,9 @@ def sample_perfect_tile(loop, n, max_innermost_factor, decision, rng):
     if extent > MAX_EXTENT:
         raise ScheduleError(prim, subject, f"the loop's extent {extent} is past 2**32, the "
                             "longest loop whose tilings are sampled")
+    if n == 1 and max_innermost_factor is not None and extent > max_innermost_factor:
+        raise ScheduleError(prim, subject, f"one tile is the whole extent {extent}, more than "
+                            f"max_innermost_factor {max_innermost_factor}")
     if decision is not None:
         if not isinstance(decision, (list, tuple)):
             raise ScheduleError(prim, subject, f"decision must be a list of {n} factors, got "

@@ -63,8 +63,9 @@ class Schedule:
 
     @property
     def trace(self):
-        """The steps taken so far (a `Trace`)."""
-        return self._trace
+        """The steps taken so far, as a `Trace` of their own: later steps and undo leave it
+        as it is."""
+        return self._trace.copy()
 
     def undo(self):
         """Go back one step that changed the IR (and drop the steps recorded after it; the
@@ -95,6 +96,18 @@ class Schedule:
         other._rng.setstate(self._rng.getstate())
         other._rng_state = self._rng_state
         return other
+
+    def _take_state(self, fork):
+        """Make the state of ``fork`` (a fork of this schedule) this schedule's."""
+        self.__dict__.update(fork.__dict__)
+
+    def __copy__(self):
+        """`copy.copy` and `copy.deepcopy` fork: a plain copy would share the trace with this
+        schedule, and a deep one would copy the IR away from the handles made so far."""
+        return self.fork()
+
+    def __deepcopy__(self, memo):
+        return self.fork()
 
     def show(self):
         """Print the current IR, highlighted."""
@@ -141,6 +154,7 @@ class Schedule:
 
     def get_child_blocks(self, block_or_loop):
         """The blocks directly inside a block or loop (not those nested in them)."""
+        _block_or_loop(block_or_loop, "get_child_blocks")
         if isinstance(block_or_loop, BlockRV):
             func, path = self._resolve_block(block_or_loop, "get_child_blocks")
         else:
@@ -188,6 +202,7 @@ class Schedule:
 
     def annotate(self, block_or_loop, key, value):
         """Attach ``key: value`` (a plain value) to a block or loop."""
+        _block_or_loop(block_or_loop, "annotate")
         value = _loops.plain_value(value)
         if isinstance(block_or_loop, BlockRV):
             func, path = self._resolve_block(block_or_loop, "annotate")
@@ -276,6 +291,7 @@ class Schedule:
         of the registered tensor intrinsic ``intrin`` after checking that it matches (see
         `pyir.schedule.tensorize`); return the block holding the call."""
         from . import tensorize as _tensorize
+        _block_or_loop(loop_or_block, "tensorize")
         if isinstance(loop_or_block, BlockRV):
             func, path = self._resolve_block(loop_or_block, "tensorize")
             desc_loops, _ = _tensorize._desc_parts(
@@ -406,9 +422,9 @@ class Schedule:
         # The handle's step is in the trace (`_check_own`), so the state right after it, kept
         # in the history, still has the block or loop.
         k = max(k for k, snap in enumerate(self._history) if _resolves(snap.mod, rv))
-        inst = self._trace[self._history[k].trace_len]
-        return ScheduleError(kind, what, f"this handle is stale: step {k + 1}, `{inst.text()}`, "
-                             "removed it")
+        step = self._history[k].trace_len   # numbered as the lines of print(sch.trace)
+        return ScheduleError(kind, what, f"this handle is stale: step {step + 1}, "
+                             f"`{self._trace[step].text()}`, removed it")
 
     def _block_name(self, rv, kind):
         func, _ = self._resolve_block(rv, kind)
@@ -457,6 +473,13 @@ def _resolves(mod, rv):
     if isinstance(rv, BlockRV):
         return find_block(body, rv.name) is not None
     return find_loop(body, rv.loop_var) is not None
+
+
+def _block_or_loop(rv, kind):
+    """Refuse ``rv`` unless it is a block or a loop handle (for the steps that take either)."""
+    if not isinstance(rv, (BlockRV, LoopRV)):
+        raise ScheduleError(kind, repr(rv), "expected a block or loop handle (from get_block, "
+                            "get_loops, split, ...)")
 
 
 def _handle(func_name, out):

@@ -6,6 +6,8 @@ else is a plain JSON value (index maps as their text form). `str(trace)` is a fu
 """
 
 import json
+import keyword
+import math
 from dataclasses import dataclass
 
 from pyir.script.printer.core import python_string
@@ -50,14 +52,36 @@ class Instruction:
     def from_json(d):
         if not (isinstance(d, dict) and isinstance(d.get("kind"), str)
                 and isinstance(d.get("args"), list) and isinstance(d.get("kwargs"), dict)
-                and isinstance(d.get("outputs"), list)
-                and all(isinstance(o, str) for o in d["outputs"])
+                and all(_is_name(k) for k in d["kwargs"]) and isinstance(d.get("outputs"), list)
+                and all(_is_name(o) for o in d["outputs"])
                 and isinstance(d.get("single", False), bool)):
             raise ScheduleError("Trace.from_json", repr(d)[:80], "an instruction is an object "
                                 "with \"kind\" (a string), \"args\" (a list), \"kwargs\" (an "
-                                "object), \"outputs\" (a list of names) and \"single\"")
+                                "object of names), \"outputs\" (a list of names) and \"single\"")
+        bad = [v for v in d["args"] + list(d["kwargs"].values()) if not _is_value(v)]
+        if bad:
+            raise ScheduleError("Trace.from_json", repr(d)[:80], f"argument {bad[0]!r} is "
+                                "neither a handle {\"rv\": name} nor a plain value (a finite "
+                                "number, a string, null or a list of them)")
         return Instruction(d["kind"], tuple(d["args"]), tuple(d["kwargs"].items()),
                            tuple(d["outputs"]), d.get("single", False))
+
+
+def _is_name(text):
+    """True for a string the trace text can use as a handle's name."""
+    return isinstance(text, str) and text.isidentifier() and not keyword.iskeyword(text)
+
+
+def _is_value(value):
+    """True for an argument a trace can hold: a handle ``{"rv": name}``, a plain value, or a
+    list of them."""
+    if isinstance(value, dict):
+        return list(value) == ["rv"] and _is_name(value["rv"])
+    if isinstance(value, list):
+        return all(_is_value(v) for v in value)
+    if isinstance(value, float):
+        return math.isfinite(value)
+    return value is None or isinstance(value, (bool, int, str))
 
 
 def _fmt(value):
@@ -96,11 +120,14 @@ class Trace:
         return Trace(self.instructions)
 
     def apply_to(self, sch):
-        """Replay every step on ``sch`` (a `Schedule`); return ``sch``."""
+        """Replay every step on ``sch`` (a `Schedule`); return ``sch``. When a step fails,
+        ``sch`` is left as it was (the steps are replayed on a fork, which ``sch`` then
+        becomes)."""
         from .state import Schedule
         if not isinstance(sch, Schedule):
             raise ScheduleError("trace replay", repr(sch)[:60], "a trace replays on a Schedule, "
                                 f"not a {type(sch).__name__}")
+        work = sch.fork()
         env = {}
         for k, inst in enumerate(self.instructions):
             where = f"step {k + 1}, sch.{inst.kind}"
@@ -114,16 +141,20 @@ class Trace:
                 raise ScheduleError("trace replay", where, f"handle {e.args[0]} is used before "
                                     "any step gives it") from None
             try:
-                result = getattr(sch, inst.kind)(*args, **kwargs)
+                result = getattr(work, inst.kind)(*args, **kwargs)
             except TypeError as e:
                 raise ScheduleError("trace replay", where, f"cannot take these arguments: {e}"
                                     ) from None
-            outs = [result] if inst.single else list(result or ())
+            if result is not None and inst.single == isinstance(result, list):
+                raise ScheduleError("trace replay", where, "returned " + (
+                    "a list of handles where the trace recorded one" if inst.single
+                    else "one handle where the trace recorded a list"))
+            outs = [] if result is None else result if isinstance(result, list) else [result]
             if len(outs) != len(inst.outputs):
-                raise ScheduleError("trace replay", f"step sch.{inst.kind}",
-                                    f"returned {len(outs)} handle(s) where the trace "
-                                    f"recorded {len(inst.outputs)}")
+                raise ScheduleError("trace replay", where, f"returned {len(outs)} handle(s) "
+                                    f"where the trace recorded {len(inst.outputs)}")
             env.update(zip(inst.outputs, outs))
+        sch._take_state(work)
         return sch
 
     def to_json(self):

@@ -88,6 +88,18 @@ def test_undo_refuses_the_handles_of_the_steps_it_drops_and_keeps_the_others():
     check_roundtrip(sch, "chain")
 
 
+@pytest.mark.parametrize("step", ["annotate", "get_child_blocks", "tensorize"])
+def test_a_step_taking_a_block_or_a_loop_says_so_of_anything_else(step):
+    """They said "expected a loop handle" of a block name or a sampled tile factor, though
+    a block handle does as well."""
+    sch = fresh("static_mm")
+    tile = sch.sample_perfect_tile(loops(sch)[0], n=2)[0]
+    extra = {"annotate": ("k", 1), "get_child_blocks": (), "tensorize": ("x",)}[step]
+    for wrong in ("C", tile):
+        refused(sch, lambda: getattr(sch, step)(wrong, *extra),
+                f"{step}: {wrong!r}: expected a block or loop handle (from get_block, get_loops")
+
+
 # ------------------------------------------------------------------ split factors
 @pytest.mark.parametrize("factors, bad", [
     ([2.7, None], "2.7"), ([2.0, None], "2.0"), ([True, None], "True"), (["4", None], "'4'"),
@@ -121,6 +133,9 @@ def test_split_takes_numpy_integers_and_traces_them_as_ints():
     ({"n": 2, "decision": 64}, "decision must be a list of 2 factors"),
     ({"n": 2, "max_innermost_factor": 4, "decision": [8, 8]},
      "innermost factor 8, more than max_innermost_factor 4"),
+    ({"n": 1, "max_innermost_factor": 4}, "one tile is the whole extent 64, more than "
+     "max_innermost_factor 4"),
+    ({"n": 1, "max_innermost_factor": 4, "decision": [64]}, "one tile is the whole extent 64"),
     ({"n": 2, "max_innermost_factor": 0}, "max_innermost_factor must be a positive int"),
     ({"n": 2, "max_innermost_factor": -4}, "max_innermost_factor must be a positive int"),
     ({"n": 2, "max_innermost_factor": 2.5}, "max_innermost_factor must be a positive int"),
@@ -131,6 +146,8 @@ def test_split_takes_numpy_integers_and_traces_them_as_ints():
     ({"n": True}, "n (the number of tiles) must be an int from 1 to 64, got True"),
 ])
 def test_sample_perfect_tile_arguments(kwargs, words):
+    """n=1 with a max_innermost_factor below the extent gave [extent] and traced it with the
+    cap, a decision the replay refused."""
     sch = fresh("static_mm")
     i = loops(sch)[0]
     refused(sch, lambda: sch.sample_perfect_tile(i, **kwargs), "sample_perfect_tile: loop i",
@@ -188,6 +205,30 @@ def test_sample_perfect_tile_takes_numpy_integers():
 
 
 # ------------------------------------------------------------------ transform_layout
+def test_an_index_map_over_names_past_ascii_replays():
+    """The map of lambda α, β: (β, α) was traced as "α, β -> β, α", which the replay could not
+    read: the text notation took ASCII names only, a lambda any Python name."""
+    sch = fresh("bias_relu")
+    sch.transform_layout(sch.get_block("B"), "B", lambda α, β: (β // 16, α, β % 16))
+    assert "\"α, β -> β // 16, α, β % 16\"" in str(sch.trace)
+    check_roundtrip(sch, "bias_relu")
+
+
+def test_a_negative_literal_in_an_index_map_reads_back_as_itself():
+    """"-1" was read as 0 - 1: the error quoted the map as 'i, j -> i, j, 0 - 1', and the map
+    of a lambda giving -1, traced as text, read back as another expression."""
+    from pyir.ir import structural_equal
+    from pyir.schedule import IndexMap
+    text = "i, j -> i, j, -1"
+    from_lambda = IndexMap.parse(lambda i, j: (i, j, -1))
+    assert from_lambda.text() == text and IndexMap.parse(text).text() == text
+    assert structural_equal(IndexMap.parse(text).outputs[2], from_lambda.outputs[2])
+    sch = fresh("bias_relu")
+    block = sch.get_block("B")
+    refused(sch, lambda: sch.transform_layout(block, "B", text),
+            f"cannot bound output '-1' of the index map '{text}'")
+
+
 @pytest.mark.parametrize("index_map, detail", [
     (lambda i, j: "x", "cannot use str 'x'"),
     (lambda i, j: (j, "x"), "cannot use str 'x'"),
@@ -216,9 +257,19 @@ def test_get_block_takes_a_name(name):
     ("{}", "a trace is a JSON list of instructions, not dict"),
     ("[1]", "an instruction is an object with \"kind\""),
     ('[{"kind": "split", "args": [], "outputs": []}]', "an instruction is an object"),
+    ('[{"kind": "get_block", "args": ["C"], "kwargs": {}, "outputs": ["def"]}]',
+     "an instruction is an object"),
+    ('[{"kind": "get_block", "args": ["C"], "kwargs": {"1": 2}, "outputs": []}]',
+     "an instruction is an object"),
+    ('[{"kind": "get_loops", "args": [{"rv": ["b0"]}], "kwargs": {}, "outputs": []}]',
+     r"argument \{'rv': \['b0'\]\} is neither a handle"),
+    ('[{"kind": "annotate", "args": [{"rv": "l1"}, "k", NaN], "kwargs": {}, "outputs": []}]',
+     "argument nan is neither a handle"),
 ])
 def test_a_trace_text_that_is_no_trace_is_refused(text, words):
-    """Raw JSONDecodeError, TypeError or KeyError; {} was taken as an empty trace."""
+    """Raw JSONDecodeError, TypeError or KeyError; {} was taken as an empty trace. A handle
+    named by a list was a TypeError when printed or replayed; an output named "def", a keyword
+    argument named "1" or a NaN printed as trace text that is no Python."""
     from pyir.schedule.trace import Trace
     with pytest.raises(ScheduleError, match=words):
         Trace.from_json(text)
@@ -231,10 +282,15 @@ def test_a_trace_text_that_is_no_trace_is_refused(text, words):
      "step 1, sch.get_loops: handle b9 is used before any step gives it"),
     ({"kind": "get_block", "args": ["C"], "kwargs": {"bogus": 1}, "outputs": ["b0"],
       "single": True}, "step 1, sch.get_block: cannot take these arguments"),
+    ({"kind": "get_block", "args": ["C"], "kwargs": {}, "outputs": ["b0"]},
+     "step 1, sch.get_block: returned one handle where the trace recorded a list"),
+    ({"kind": "get_block", "args": ["C"], "kwargs": {}, "outputs": ["b0", "b1"],
+      "single": True}, "step 1, sch.get_block: returned 1 handle"),
 ])
 def test_a_trace_replays_only_schedule_steps(step, words):
     """getattr(sch, kind) ran anything: "undo" undid a step of the replay; an unknown handle
-    was a KeyError."""
+    was a KeyError; a single handle where the trace says a list was a TypeError (BlockRV
+    is not iterable)."""
     import json
 
     from pyir.schedule.trace import Trace

@@ -3,7 +3,7 @@ rule, and leaves the schedule exactly as it was."""
 
 import pytest
 
-from pyir.ir import structural_equal
+from pyir.ir import Var, structural_equal
 from pyir.schedule import ScheduleError
 
 from sched_helpers import fresh
@@ -413,6 +413,9 @@ def test_a_producer_computed_with_a_halo_cannot_run_in_parallel():
     assert rec.sch.mod is rec.before[0]
 
 
+_Z = Var("z")
+
+
 @pytest.mark.parametrize("index_map, start, why", [
     (lambda i, *, j: (i, j), "transform_layout: index map '<lambda>'",
      "a callable index map takes the indices as plain parameters"),
@@ -422,12 +425,15 @@ def test_a_producer_computed_with_a_halo_cannot_run_in_parallel():
      "calling it on index variables failed: TypeError: bad operand type for abs(): 'Var'"),
     (lambda i, j: (i, j, True), "transform_layout: block \"B\": the index map must give index",
      "output 2 is True, not an index"),
+    (lambda i, j: (j, i, _Z - _Z), "transform_layout: block \"B\": the index map must give index",
+     "output 2 uses z, which is not one of the index variables"),
     ("i, j -> " + " + ".join(["i"] * 500) + ", j", "transform_layout: index map 'i, j -> i + ",
      "it is nested too deeply to read"),
 ])
 def test_an_index_map_that_cannot_be_made_says_why(index_map, start, why):
     """Each escaped as Python's own TypeError or ValueError, an IRError naming neither the
-    primitive nor the block, or a RecursionError from inside lark."""
+    primitive nor the block, or a RecursionError from inside lark. A lambda using a variable
+    of its own (z - z, bound as 0) was taken and traced as text the replay refused."""
     rec = _Recorder(fresh("chain"))
     with pytest.raises(ScheduleError) as info:
         rec.transform_layout(rec.get_block("B"), "B", index_map)

@@ -5,10 +5,6 @@ parses, replays and computes the same results as the unscheduled kernel.
 The default profile runs 60 sequences (deterministically); PYIR_FULL_TESTS=1 selects the
 slow full profile of 1,000 sequences."""
 
-import os
-
-import pytest
-from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pyir.ir import BlockRealize
@@ -16,7 +12,7 @@ from pyir.schedule import ScheduleError
 from pyir.schedule.tree import iter_paths
 
 import sched_kernels
-from sched_helpers import check_results, check_roundtrip, fresh
+from sched_helpers import check_results, check_roundtrip, fresh, profiles
 
 PRIMITIVES = ["split", "fuse", "reorder", "parallel", "vectorize", "unroll", "annotate",
               "compute_at", "reverse_compute_at", "compute_inline", "reverse_compute_inline",
@@ -25,7 +21,6 @@ PRIMITIVES = ["split", "fuse", "reorder", "parallel", "vectorize", "unroll", "an
 MAPS = {1: ["i -> i // 4, i % 4", "i -> i"],
         2: ["i, j -> j, i", "i, j -> j // 8, i, j % 8", "i, j -> i // 2, j, i % 2",
             "i, j -> i + j"]}
-FULL = os.environ.get("PYIR_FULL_TESTS") == "1"
 
 
 def block_names(sch, kernel):
@@ -101,20 +96,4 @@ def run_sequence(data):
         check_results(sch, kernel, sizes=(1, 5))
 
 
-_COMMON = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow,
-                                                     HealthCheck.data_too_large])
-
-
-@pytest.mark.skipif(FULL, reason="the full profile runs instead")
-@settings(max_examples=60, derandomize=True, **_COMMON)
-@given(st.data())
-def test_random_schedules(data):
-    run_sequence(data)
-
-
-@pytest.mark.slow
-@pytest.mark.skipif(not FULL, reason="set PYIR_FULL_TESTS=1 for the full profile")
-@settings(max_examples=1000, **_COMMON)
-@given(st.data())
-def test_random_schedules_full(data):
-    run_sequence(data)
+test_random_schedules, test_random_schedules_full = profiles(run_sequence, 60, 1000)

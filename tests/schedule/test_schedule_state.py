@@ -1,5 +1,7 @@
 """Handles, the trace (text, replay, JSON), undo, fork, diff and notebook display."""
 
+import copy
+
 import pytest
 
 from pyir.ir import IRModule, assert_structural_equal, structural_equal
@@ -39,6 +41,25 @@ def test_trace_text_replays():
     assert_structural_equal(other.mod, sch.mod)
     check_roundtrip(sch, "matmul")
     check_results(sch, "matmul", sizes=(1, 31, 67))
+
+
+def test_a_trace_that_fails_to_replay_leaves_the_schedule_as_it_was():
+    """The steps before the failing one stayed applied: here the split of B's loop, and
+    the handles the replay had named."""
+    sch = fresh("chain")
+    sch.split(sch.get_loops(sch.get_block("B"))[0], factors=[None, 4])
+    sch.get_loops(sch.get_block("C"))
+    other = fresh("chain")
+    c = other.get_block("C")
+    other.fuse(*other.get_loops(c))
+    mod, text = other.mod, str(other.trace)
+    with pytest.raises(ScheduleError, match="trace replay: step 5, sch.get_loops: returned 1 "
+                       r"handle\(s\) where the trace recorded 2"):
+        sch.trace.apply_to(other)
+    assert other.mod is mod and str(other.trace) == text
+    other.parallel(other.get_loops(c)[0])
+    assert str(other.trace).splitlines()[-2:] == ["    l4, = sch.get_loops(b0)",
+                                                  "    sch.parallel(l4)"]
 
 
 def test_trace_json_round_trip():
@@ -111,6 +132,35 @@ def test_undo_restores_state_and_trace():
         fresh("chain").undo()
 
 
+def test_a_trace_taken_stays_as_it_was():
+    """sch.trace was the schedule's own list of steps: a trace kept before trying a step
+    gained that step, and lost steps on undo, so it replayed to another module."""
+    sch = fresh("chain")
+    i, j = sch.get_loops(sch.get_block("B"))
+    sch.split(j, factors=[None, 4])
+    kept, text, mod = sch.trace, str(sch.trace), sch.mod
+    sch.parallel(i)
+    assert str(kept) == text
+    sch.undo()
+    sch.undo()
+    assert str(kept) == text
+    assert_structural_equal(kept.apply_to(fresh("chain")).mod, mod)
+
+
+def test_a_stale_handle_names_the_step_that_removed_it_as_the_trace_numbers_it():
+    """The step was numbered among the steps that changed the IR ("step 2" here), not as
+    the line of print(sch.trace) it is."""
+    sch = fresh("chain")
+    i, j = sch.get_loops(sch.get_block("B"))
+    sch.annotate(i, "k", 1)
+    sch.get_block("C")
+    sch.fuse(i, j)
+    assert str(sch.trace).splitlines()[5] == "    l4 = sch.fuse(l1, l2)"
+    with pytest.raises(ScheduleError, match=r"unroll: loop j: this handle is stale: step 5, "
+                       r"`l4 = sch.fuse\(l1, l2\)`, removed it"):
+        sch.unroll(j)
+
+
 def test_lookups_answer_for_the_body_asked_about():
     """find_block and find_loop remember their answers per body: asked again of an earlier
     body (as after undo), they give that body's paths, not the latest step's."""
@@ -179,3 +229,24 @@ def test_module_with_two_functions_needs_func_name():
     sch.parallel(sch.get_loops(sch.get_block("C", func_name="matmul"))[0])
     assert sch.mod["matmul"].attr("scheduled") and not sch.mod["chain"].attr("scheduled")
     assert_structural_equal(from_source(sch.mod.script()), sch.mod)
+
+
+@pytest.mark.parametrize("how", [copy.copy, copy.deepcopy])
+def test_a_copied_schedule_is_a_fork(how):
+    """copy.copy shared the trace: a step on the copy was recorded in the original's trace,
+    whose module did not have it. copy.deepcopy copied the IR away from the handles: using
+    one on the copy was a ValueError from max()."""
+    sch = fresh("chain")
+    i, j = sch.get_loops(sch.get_block("B"))
+    i0, i1 = sch.split(i, factors=[None, 4])
+    text = str(sch.trace)
+    other = how(sch)
+    other.parallel(j)
+    assert str(sch.trace) == text
+    assert "sch.parallel(l2)" in str(other.trace)
+    check_roundtrip(sch, "chain")
+    check_roundtrip(other, "chain")
+    sch.fuse(i0, i1)
+    with pytest.raises(ScheduleError, match="vectorize: loop i_1: this handle is stale: step 4, "
+                       "`l5 = sch.fuse"):
+        how(sch).vectorize(i1)
