@@ -165,6 +165,11 @@ class Binary(PrimExpr):
     def dtype(self):
         return self._dtype
 
+    def __reduce__(self):
+        # Rebuilt through __init__ (pickle, copy, deepcopy): its dtype is kept in a slot that
+        # is not a field, which the dataclass's own state leaves out.
+        return Binary, (self.op, self.a, self.b)
+
     def __hash__(self):
         # Computed once: answers are remembered by expression, and a sum's hash would
         # otherwise walk all of it at every lookup.
