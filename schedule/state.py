@@ -109,6 +109,17 @@ class Schedule:
     def __deepcopy__(self, memo):
         return self.fork()
 
+    def __getstate__(self):
+        """Pickled with its handles' names in the order of the handles: names are kept by
+        the handles' ids, which unpickled handles do not have."""
+        state = dict(self.__dict__)
+        state["_names"] = [self._names[id(h)] for h in self._kept]
+        return state
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        self._names = {id(h): name for h, name in zip(self._kept, state["_names"])}
+
     def show(self):
         """Print the current IR, highlighted."""
         from pyir.script import show

@@ -250,3 +250,22 @@ def test_a_copied_schedule_is_a_fork(how):
     with pytest.raises(ScheduleError, match="vectorize: loop i_1: this handle is stale: step 4, "
                        "`l5 = sch.fuse"):
         how(sch).vectorize(i1)
+
+
+def test_a_pickled_schedule_goes_on_where_it_was():
+    """Handles' names are kept by id, which unpickled handles do not share: undo on an
+    unpickled schedule was a KeyError. It now steps, undoes and replays as the original."""
+    import pickle
+    sch = fresh("chain")
+    i, j = sch.get_loops(sch.get_block("B"))
+    sch.split(i, factors=[None, 4])
+    sch.parallel(j)
+    again = pickle.loads(pickle.dumps(sch))
+    assert str(again.trace) == str(sch.trace)
+    again.undo()
+    sch.undo()
+    assert str(again.trace) == str(sch.trace)
+    assert_structural_equal(again.mod, sch.mod)
+    i0, _ = again.get_loops(again.get_block("B"))[:2]
+    again.unroll(i0)
+    check_roundtrip(again, "chain")
