@@ -22,7 +22,7 @@ from ..errors import Error
 from ..ir import dtype as dt
 from ..ir import expr as E
 from ..ir import stmt as S
-from ..ir.node import walk
+from ..ir.node import children, walk
 from ..transform._arith import Scope
 from ..transform.default_schedule import REASSOCIATE
 from ..transform.linear import coefficient
@@ -144,6 +144,28 @@ def _holds_loops(s):
     return any(isinstance(n, S.For) and (n.kind in ("serial", "parallel")
                                          or not isinstance(n.extent, E.IntImm))
                for n in walk(s))
+
+
+def _unrolls_big(s):
+    """Whether LLVM must be told not to unroll loop ``s``: it holds a loop nest of more
+    than `MAX_UNROLL` copies (see `_unrolled_copies`), and unrolling it would make more
+    than `MAX_UNROLLED_COPIES`. LLVM fully unrolls short constant loops, and then the
+    constant loops around them: a 33 x 1000 fill became 2,000 vector stores in one block,
+    and 12 s of machine code. (Loops around a short nest stay LLVM's to unroll: they
+    become innermost loops that it vectorizes, which the hint would prevent.)"""
+    body = _unrolled_copies(s.body)
+    return any(isinstance(n, S.For) for n in walk(s.body)) and body > MAX_UNROLL \
+        and _unrolled_copies(s) > MAX_UNROLLED_COPIES
+
+
+def _unrolled_copies(s):
+    """How many copies of its innermost statements loop nest ``s`` would make if every
+    loop in it of a constant extent were unrolled (a sequence or an if counts all its
+    parts; a loop of symbolic extent stays one)."""
+    if isinstance(s, S.For):
+        return (s.extent.value if isinstance(s.extent, E.IntImm) else 1) * \
+            _unrolled_copies(s.body)
+    return sum(_unrolled_copies(c) for c in children(s) if isinstance(c, S.Stmt)) or 1
 
 
 def _double(x):
@@ -449,6 +471,8 @@ class FunctionEmitter(ExprEmitter):
             hint = None
             if kind == "unroll" and not isinstance(s.extent, E.IntImm):
                 hint = "unroll.enable"
+            elif _unrolls_big(s):
+                hint = "unroll.disable"
             elif kind == "unroll" and self.copies * s.extent.value <= MAX_UNROLLED_COPIES \
                     and not any(isinstance(n, S.For) for n in walk(s.body)):
                 # An innermost loop: LLVM makes the copies (copies of loop nests would each

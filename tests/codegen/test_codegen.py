@@ -465,6 +465,39 @@ def test_unrolling_a_loop_around_loops_stays_within_a_budget():
         np.testing.assert_allclose(out, a * b, rtol=1e-6)
 
 
+def test_a_constant_loop_around_a_long_nest_is_not_unrolled_by_llvm():
+    """O[i, j] = 3 over 33 x 1000, unscheduled: LLVM vectorized and fully unrolled the row
+    loop, then the 33 rows around it -- 2,063 vector stores in one block and 12 s of machine
+    code. The row loop is now marked not to unroll; the loops around a short nest (a 3 x 3
+    window) stay LLVM's to unroll and vectorize."""
+    src = """from pyir.script import tensor as T
+
+@T.prim_func
+def fill(O: T.Buffer((33, 1000), "int32")):
+    for i, j in T.grid(33, 1000):
+        with T.block("O"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            O[vi, vj] = T.int32(3)
+"""
+    lib = pyir.build(pyir.script.from_source(src), default_schedule=False, use_cache=False)
+    assert lib.source("llvm").count("llvm.loop.unroll.disable") == 1
+    assert lib.source("llvm-opt").count("store ") < 100
+    out = np.zeros((33, 1000), "int32")
+    lib["fill"](out)
+    assert (out == 3).all()
+    window = pyir.script.from_source("""from pyir.script import tensor as T
+
+@T.prim_func
+def window(O: T.Buffer((64, 3, 3), "int32")):
+    for i, j, k in T.grid(64, 3, 3):
+        with T.block("O"):
+            vi, vj, vk = T.axis.remap("SSS", [i, j, k])
+            O[vi, vj, vk] = T.int32(3)
+""")
+    lib = pyir.build(window, default_schedule=False, use_cache=False)
+    assert "unroll.disable" not in lib.source("llvm")
+
+
 @pytest.mark.parametrize("dtype", ["int8", "uint8", "int32", "int64"])
 def test_integer_sums_reassociated_keep_their_wrapping_value(dtype):
     """Codegen reorders integer sums (outer-loop terms first, the constant last): the value,
