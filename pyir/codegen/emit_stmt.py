@@ -147,24 +147,25 @@ def _holds_loops(s):
 
 
 def _unrolls_big(s):
-    """Whether LLVM must be told not to unroll loop ``s``: it holds a loop nest of more
-    than `MAX_UNROLL` copies (see `_unrolled_copies`), and unrolling it would make more
-    than `MAX_UNROLLED_COPIES`. LLVM fully unrolls short constant loops, and then the
-    constant loops around them: a 33 x 1000 fill became 2,000 vector stores in one block,
-    and 12 s of machine code. (Loops around a short nest stay LLVM's to unroll: they
-    become innermost loops that it vectorizes, which the hint would prevent.)"""
-    body = _unrolled_copies(s.body)
-    return any(isinstance(n, S.For) for n in walk(s.body)) and body > MAX_UNROLL \
-        and _unrolled_copies(s) > MAX_UNROLLED_COPIES
+    """Whether LLVM must be told not to unroll loop ``s``: of a constant extent, it holds
+    a loop nest of more than `MAX_UNROLL` copies, and unrolling it would make more than
+    `MAX_UNROLLED_COPIES` (see `_unrolled_copies`). LLVM fully unrolls short constant
+    loops, then the constant loops around them, and such loops around loops it keeps: a
+    33 x 1000 fill became 2,000 vector stores in one block and 12 s of machine code, 17
+    copies of a row loop over n and its tail 200 loops and 2 s. (Loops around a short nest
+    stay LLVM's to unroll: they become innermost loops that it vectorizes, which the hint
+    would prevent.)"""
+    return isinstance(s.extent, E.IntImm) and _holds_loops(s.body) \
+        and _unrolled_copies(s.body) > MAX_UNROLL and _unrolled_copies(s) > MAX_UNROLLED_COPIES
 
 
 def _unrolled_copies(s):
     """How many copies of its innermost statements loop nest ``s`` would make if every
-    loop in it of a constant extent were unrolled (a sequence or an if counts all its
-    parts; a loop of symbolic extent stays one)."""
+    loop in it were unrolled, a loop of symbolic extent counting as `MAX_UNROLL` + 1 (a
+    loop LLVM keeps); a sequence or an if counts all its parts."""
     if isinstance(s, S.For):
-        return (s.extent.value if isinstance(s.extent, E.IntImm) else 1) * \
-            _unrolled_copies(s.body)
+        extent = s.extent.value if isinstance(s.extent, E.IntImm) else MAX_UNROLL + 1
+        return extent * _unrolled_copies(s.body)
     return sum(_unrolled_copies(c) for c in children(s) if isinstance(c, S.Stmt)) or 1
 
 

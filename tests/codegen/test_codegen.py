@@ -498,6 +498,33 @@ def window(O: T.Buffer((64, 3, 3), "int32")):
     assert "unroll.disable" not in lib.source("llvm")
 
 
+def test_a_constant_loop_around_symbolic_loops_is_not_unrolled_by_llvm():
+    """A copy through a temporary over (17, 17, n), default-scheduled: the fused row loop
+    runs in parallel, and LLVM fully unrolled each 17-iteration loop around the vector
+    loop over n and its tail -- 204 loops in the optimized module, 2-3 s to build. The
+    17-iteration loops now stay loops."""
+    src = """from pyir.script import tensor as T
+
+@T.prim_func
+def copy2(A: T.Buffer((17, 17, "n"), "float32"), O: T.Buffer((17, 17, "n"), "float32")):
+    Tmp = T.alloc_buffer((17, 17, "n"), "float32")
+    for i0, i1, i2 in T.grid(17, 17, n):
+        with T.block("T"):
+            v0, v1, v2 = T.axis.remap("SSS", [i0, i1, i2])
+            Tmp[v0, v1, v2] = A[v0, v1, v2] + T.float32(1)
+    for i0, i1, i2 in T.grid(17, 17, n):
+        with T.block("O"):
+            v0, v1, v2 = T.axis.remap("SSS", [i0, i1, i2])
+            O[v0, v1, v2] = Tmp[v0, v1, v2] * T.float32(2)
+"""
+    lib = pyir.build(pyir.script.from_source(src), use_cache=False)
+    assert lib.source("llvm-opt").count("!llvm.loop") < 40
+    for n in (0, 1, 37):
+        a, out = rand((17, 17, n), "float32"), np.zeros((17, 17, n), "float32")
+        lib["copy2"](a, out)
+        np.testing.assert_allclose(out, (a + 1) * 2, rtol=1e-6)
+
+
 @pytest.mark.parametrize("dtype", ["int8", "uint8", "int32", "int64"])
 def test_integer_sums_reassociated_keep_their_wrapping_value(dtype):
     """Codegen reorders integer sums (outer-loop terms first, the constant last): the value,
