@@ -166,9 +166,8 @@ def _nest(dims, kinds, block, lines):
 
 def _elementwise(template, sinfos, out):
     r = len(out.shape)
-    if r == 0:
-        raise LegalizeError("legalize: elementwise operators on 0-d tensors are not supported")
-    dims = [f"d{k}" for k in range(r)]
+    # 0-d operands and results are one element: buffers of shape (1,)
+    dims = [f"d{k}" for k in range(r)] if r else [1]
     params, loads = [], []
     for name, s in zip("AB", sinfos):
         bdims, index = ([], []) if s.shape else ([1], ["0"])   # 0-d: one element
@@ -183,8 +182,8 @@ def _elementwise(template, sinfos, out):
     value = template.format(a=loads[0], b=loads[-1], z=_lit(d, 0), h=_lit(d, 0.5),
                             o=_lit(d, 1), c=_lit(d, math.sqrt(2 / math.pi)), k=_lit(d, 0.044715))
     sig = f"({', '.join(params + [_buffer('C', dims, d)])}):\n"
-    axes = ", ".join(f"v{k}" for k in range(r))
-    return sig + _nest(dims, "S" * r, "C", [f"C[{axes}] = {value}"])
+    axes = ", ".join(f"v{k}" for k in range(len(dims)))
+    return sig + _nest(dims, "S" * len(dims), "C", [f"C[{axes}] = {value}"])
 
 
 def _reduce(op, x, out, attrs):

@@ -549,6 +549,30 @@ def test_operators_on_0d_tensors_match_numpy():
         assert got.shape == () and got == s
 
 
+def test_elementwise_operators_on_0d_results_match_numpy():
+    """R.add(R.sum(x), s), R.nn.relu of it and a product with R.max(x): elementwise
+    operators whose result is 0-d raised LegalizeError ("elementwise operators on 0-d
+    tensors are not supported"); they are one element, as the reductions' results are."""
+    @I.ir_module
+    class Scalars:
+        @R.function
+        def main(x: R.Tensor(("n", "m"), "float32"), s: R.Tensor((), "float32")):
+            with R.dataflow():
+                a = R.add(R.sum(x), s)
+                b = R.nn.relu(R.negative(a))
+                c = R.multiply(b, R.max(x))
+                R.output(a, b, c)
+            return (a, b, c)
+
+    x, s = rand(3, 4), np.array(-20, "float32")
+    a, b, c = pyir.build(Scalars)["main"](x, s)
+    want = x.sum() + s
+    np.testing.assert_allclose(a, want, rtol=1e-5)
+    np.testing.assert_allclose(b, np.maximum(-want, 0), rtol=1e-5)
+    np.testing.assert_allclose(c, np.maximum(-want, 0) * x.max(), rtol=1e-5)
+    assert a.shape == b.shape == c.shape == ()
+
+
 @I.ir_module
 class FlatFirst:
     @T.prim_func
