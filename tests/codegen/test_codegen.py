@@ -431,6 +431,35 @@ def test_only_contiguous_varying_accesses_run_masked():
     assert can_mask(BufferStore(Q, Binary("floordiv", Q[j], IntImm(2, "int32")), (j,)), j)
 
 
+@pytest.mark.parametrize("dtype", ["float32", "int8", "bool"])
+def test_a_varying_choice_between_contiguous_reads_is_masked_vector_code(dtype):
+    """P[i] = X[i - 1] for 1 <= i <= n, else P[i] if C[i], else 0 (a pad, a masked update),
+    default-scheduled: the vectorized loop was left to LLVM with a vectorize hint, which it
+    could not follow (the reads are conditional) -- a scalar loop, and "loop not
+    vectorized" on stderr at every build. Each side's contiguous reads are now masked
+    loads of the lanes that choose it: vector code, and no read of X[-1] or X[n]."""
+    src = f"""from pyir.script import tensor as T
+
+@T.prim_func
+def pad(X: T.Buffer(("n",), "{dtype}"), C: T.Buffer(("n + 2",), "bool"),
+        P: T.Buffer(("n + 2",), "{dtype}")):
+    for i in range(n + 2):
+        with T.block("P"):
+            vi = T.axis.remap("S", [i])
+            P[vi] = T.if_then_else(vi >= 1 and vi <= n, X[vi - 1],
+                                   T.if_then_else(C[vi], P[vi], T.{dtype}(0)))
+"""
+    lib = pyir.build(pyir.script.from_source(src), use_cache=False)
+    text = lib.source("llvm")
+    assert "llvm.masked.load" in text and "vectorize.enable" not in text
+    for n in (1, 16, 17, 1000):
+        x, c, p = rand(n, dtype), rand(n + 2, "bool"), rand(n + 2, dtype)
+        want = np.where(c, p, np.zeros_like(p))
+        want[1:n + 1] = x
+        lib["pad"](x, c, p)
+        np.testing.assert_array_equal(p, want)
+
+
 def test_nested_unrolling_stays_within_a_budget():
     """Unrolling the two inner loops of a 64 x 96 x 48 matmul: codegen unrolls the
     reduction (48 copies) and leaves the 96-iteration loop around it a loop -- asking LLVM
