@@ -1,6 +1,7 @@
 """Random graph functions of high-level operators as script text, each with a numpy
 reference computed from the same description: chains of ``R.add / subtract / multiply /
-divide / maximum / minimum`` with broadcasting, unary operators, ``R.matmul``, reductions
+divide / maximum / minimum`` with broadcasting, unary operators, ``R.matmul`` (batched
+beyond 2-D), reductions
 (``sum / mean / max / min`` over random axes, with and without keepdims) and
 ``R.nn.softmax / log_softmax``, over static and symbolic shapes (``n``, ``m``) and
 several dtypes.
@@ -10,6 +11,7 @@ a `RandomGraph`.
 """
 
 import dataclasses
+import warnings
 
 import numpy as np
 
@@ -72,7 +74,7 @@ class _Graph:
         name, dims, fn = value
         floating = self.dtype.startswith("float")
         ops = ["binary", "binary", "unary", "reduce"]
-        if len(dims) == 2:
+        if len(dims) >= 2:
             ops.append("matmul")
         if floating and dims:
             ops += ["softmax", "float_unary"]
@@ -106,11 +108,11 @@ class _Graph:
                         np.add, np.abs(fn(arrays)), p[2](arrays), self.dtype))
             return self.bind(f"R.{which}({name})", dims,
                              lambda arrays: _wrap(f, fn(arrays), None, self.dtype))
-        if op == "matmul":
-            k = dims[1]
+        if op == "matmul":   # batched beyond 2-D, the batch dimensions broadcast
             m = self.choose([1, 3, 4, "m"], "matmul columns")
-            w = self.input([k, m])
-            return self.bind(f"R.matmul({name}, {w[0]})", [dims[0], m],
+            w = self.input(self.broadcast_dims(dims[:-2]) + [dims[-1], m])
+            out = _broadcast(dims[:-2], w[1][:-2]) + [dims[-2], m]
+            return self.bind(f"R.matmul({name}, {w[0]})", out,
                              lambda arrays: _matmul(fn(arrays), w[2](arrays), self.dtype))
         if op == "softmax":
             axis = self.choose(range(-len(dims), len(dims)), "softmax axis")
@@ -150,9 +152,9 @@ def _wrap(f, a, b, dtype):
 
 
 def _matmul(a, b, dtype):
-    if dtype.startswith("float"):
-        return (a.astype("float64") @ b.astype("float64")).astype(dtype)
-    return np.einsum("ik,kj->ij", a.astype("int64"), b.astype("int64")).astype(dtype)
+    """``a @ b`` in float64, or in int64 wrapping as ``dtype`` does."""
+    acc = "float64" if dtype.startswith("float") else "int64"
+    return np.matmul(a.astype(acc), b.astype(acc)).astype(dtype)
 
 
 def _softmax(x, axis, log):
@@ -169,7 +171,9 @@ def _reduce(which, x, axes, keep, dtype):
         acc = "float64" if dtype.startswith("float") else "int64"
         return np.sum(x.astype(acc), axis=axes, keepdims=keep).astype(dtype)
     if which == "mean":
-        return np.mean(x.astype("float64"), axis=axes, keepdims=keep).astype(dtype)
+        with warnings.catch_warnings():   # of nothing: nan, with a warning
+            warnings.simplefilter("ignore", RuntimeWarning)
+            return np.mean(x.astype("float64"), axis=axes, keepdims=keep).astype(dtype)
     return (np.max if which == "max" else np.min)(x, axis=axes, keepdims=keep)
 
 
