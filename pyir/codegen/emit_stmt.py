@@ -32,7 +32,7 @@ from . import types as T
 from .abi import STATUS_EXTERN_FAILED, STATUS_NO_MEMORY
 from .builder import Builder, int_value
 from .emit_expr import ExprEmitter
-from .vectorize import padded_rows, vector_chunks
+from .vectorize import beyond_llvm, padded_rows, vector_chunks
 
 #: Unrolled loops with a constant extent up to this are unrolled by codegen; longer ones
 #: get LLVM's full-unroll hint when they hold no loop, symbolic ones its unroll hint.
@@ -507,11 +507,11 @@ class FunctionEmitter(ExprEmitter):
         ``start`` is known to be a multiple of (for the alignment of vector accesses)."""
         lanes, maskable = self.ctx.vector_plan(body, var)
         if lanes is None:
-            # No hint over a call of native code: LLVM cannot vectorize it, and says so on
-            # stderr ("loop not vectorized").
-            calls = any(isinstance(n, E.Call) and n.op == "call_extern" for n in walk(body))
+            # No hint over a call of native code or a choice between reads that vector code
+            # could not mask: LLVM cannot vectorize them either, and says so on stderr
+            # ("loop not vectorized").
             self.serial(var, start, self.b.add(start, extent), body,
-                        hint=None if calls else "vectorize")
+                        hint=None if beyond_llvm(body) else "vectorize")
             return
         if int_value(start) is not None:
             start_multiple = int_value(start)

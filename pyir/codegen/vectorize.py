@@ -99,6 +99,16 @@ def _expr_ok(e, var, varying):
     return True
 
 
+def beyond_llvm(body):
+    """Whether LLVM's vectorizer fails on ``body`` (which `can_vectorize` refused): it
+    calls native code, or chooses between values that read memory."""
+    return any((isinstance(n, E.Call) and n.op == "call_extern")
+               or (isinstance(n, E.Select) and (has_side_reads(n.true_value)
+                                                or has_side_reads(n.false_value)))
+               or (isinstance(n, E.Binary) and n.op in ("and", "or") and has_side_reads(n.b))
+               for n in walk(body))
+
+
 def can_vectorize(body, var):
     varying = {var}
 

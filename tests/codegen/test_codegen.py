@@ -460,6 +460,30 @@ def pad(X: T.Buffer(("n",), "{dtype}"), C: T.Buffer(("n + 2",), "bool"),
         np.testing.assert_array_equal(p, want)
 
 
+def test_a_choice_between_strided_reads_is_left_to_llvm_without_a_hint(capfd):
+    """O[i] = C[i] ? A[n - 1 - i] : O[i] (a reversed read on one side), vectorized: no
+    masked load covers the reversed read, and LLVM, told to vectorize the scalar loop,
+    could not either and printed "loop not vectorized" on stderr at every build. The loop
+    is now left to LLVM without the hint."""
+    src = """from pyir.script import tensor as T
+
+@T.prim_func
+def flip(A: T.Buffer(("n",), "float32"), C: T.Buffer(("n",), "bool"),
+         O: T.Buffer(("n",), "float32")):
+    for i in range(n):
+        with T.block("O"):
+            vi = T.axis.remap("S", [i])
+            O[vi] = T.if_then_else(C[vi], A[n - 1 - vi], O[vi])
+"""
+    lib = pyir.build(pyir.script.from_source(src), use_cache=False)
+    assert "loop not vectorized" not in capfd.readouterr().err
+    assert "vectorize.enable" not in lib.source("llvm")
+    a, c, o = rand(37, "float32"), rand(37, "bool"), rand(37, "float32")
+    want = np.where(c, a[::-1], o)
+    lib["flip"](a, c, o)
+    np.testing.assert_array_equal(o, want)
+
+
 def test_nested_unrolling_stays_within_a_budget():
     """Unrolling the two inner loops of a 64 x 96 x 48 matmul: codegen unrolls the
     reduction (48 copies) and leaves the 96-iteration loop around it a loop -- asking LLVM
