@@ -1,10 +1,9 @@
 """Random graph functions of high-level operators as script text, each with a numpy
 reference computed from the same description: chains of ``R.add / subtract / multiply /
 divide / maximum / minimum`` with broadcasting, unary operators, ``R.matmul`` (batched
-beyond 2-D), reductions
-(``sum / mean / max / min`` over random axes, with and without keepdims) and
-``R.nn.softmax / log_softmax``, over static and symbolic shapes (``n``, ``m``) and
-several dtypes.
+beyond 2-D), reductions (``sum / mean / max / min`` over random axes, with and without
+keepdims) and ``R.nn.softmax / log_softmax``, over static and symbolic shapes (``n``,
+``m``, ``n * 2``) and several dtypes.
 
 `random_graph(choose)` takes ``choose(options, label)`` as `random_prims` does and returns
 a `RandomGraph`.
@@ -16,7 +15,7 @@ import warnings
 import numpy as np
 
 DTYPES = ["float32", "float64", "float16", "int32", "int64", "int8", "uint8"]
-DIMS = [1, 1, 2, 3, 5, 8, "n", "m"]
+DIMS = [1, 1, 2, 3, 5, 8, "n", "m", "n * 2"]
 #: The values the symbols take when the function runs (0 included: empty tensors).
 SYMBOL_VALUES = [(3, 4), (1, 7), (0, 2), (6, 1)]
 BINARY = {"add": np.add, "subtract": np.subtract, "multiply": np.multiply,
@@ -38,7 +37,7 @@ class RandomGraph:
     dtype: str
 
     def shape(self, dims, env):
-        return tuple(d if isinstance(d, int) else env[d] for d in dims)
+        return tuple(d if isinstance(d, int) else eval(d, {}, dict(env)) for d in dims)
 
 
 def _sinfo(dims):
@@ -185,6 +184,9 @@ def random_graph(choose):
     value = g.input([choose(DIMS, f"dim {k}") for k in range(rank)])
     for _ in range(choose([1, 2, 3, 4], "steps")):
         value = g.step(value)
+    used = {d for _, dims, _, _ in g.params for d in dims}
+    if "n * 2" in used and "n" not in used:   # a parameter that only declares n
+        g.params.insert(0, ("N", ["n"], dtype, False))
     params = ", ".join(f'{name}: R.Tensor({_sinfo(dims)}, "{dt}")'
                        for name, dims, dt, _ in g.params)
     body = "\n".join("            " + line for line in g.lines)
@@ -233,7 +235,8 @@ def tolerances(dtype, want):
 
 def wrong_arguments(graph, arrays):
     """(parameter name, arguments) with one argument of a wrong rank, dtype, constant
-    dimension or symbolic dimension (one that disagrees with another use of the symbol)."""
+    dimension or symbolic dimension (one that disagrees with another use of the symbol, or
+    an odd n * 2)."""
     uses = {}
     for name, dims, _, _ in graph.params:
         for d in dims:
@@ -243,7 +246,7 @@ def wrong_arguments(graph, arrays):
         a = arrays[name]
         bad = [a.reshape(a.shape + (1,)), a.astype("float32" if dtype != "float32" else "int32")]
         for j, d in enumerate(dims):
-            if isinstance(d, int) or uses[d] > 1:
+            if isinstance(d, int) or uses[d] > 1 or "*" in d:   # n * 2 + 1 is odd
                 shape = list(a.shape)
                 shape[j] += 1
                 bad.append(np.zeros(shape, dtype))
