@@ -145,7 +145,7 @@ class Machine:
         mod = parse(llvm_ir, context)
         mod.triple = self.target.triple
         mod.data_layout = self.data_layout
-        key = (level, "llvm.loop.unroll" in llvm_ir)
+        key = (level, any(f"llvm.loop.unroll.{k}" in llvm_ir for k in ("full", "enable")))
         pipeline = self._pipelines.get(key) or Pipeline(self.tm, *key)
         if pipeline.reusable:
             self._pipelines[key] = pipeline

@@ -434,12 +434,27 @@ class ExprEmitter:
 
     def _e_Select(self, e):
         cond = self.expr(e.cond)
-        if not isinstance(cond.type, ir.VectorType) and (
-                has_side_reads(e.true_value) or has_side_reads(e.false_value)):
+        reads = has_side_reads(e.true_value) or has_side_reads(e.false_value)
+        if reads and not isinstance(cond.type, ir.VectorType):
             return self.branch_value(cond, lambda: self.expr(e.true_value),
                                      lambda: self.expr(e.false_value))
-        cond, t, f = self.unify(cond, self.expr(e.true_value), self.expr(e.false_value))
+        if reads:   # each side's loads are contiguous (`pyir.codegen.vectorize`): masked
+            t = self.under_mask(cond, e.true_value)
+            f = self.under_mask(self.b.not_(cond), e.false_value)
+        else:
+            t, f = self.expr(e.true_value), self.expr(e.false_value)
+        cond, t, f = self.unify(cond, t, f)
         return self.b.select(cond, t, f)
+
+    def under_mask(self, lanes, e):
+        """The vector value of ``e`` with its loads reading memory only in ``lanes`` (of
+        the active lanes): the other lanes of the result are undefined."""
+        saved = self.mask
+        self.mask = lanes if saved is None else self.b.and_(saved, lanes)
+        try:
+            return self.expr(e)
+        finally:
+            self.mask = saved
 
     def branch_value(self, cond, then_fn, else_fn):
         """A value computed on one of two branches, chosen by a scalar ``cond``."""

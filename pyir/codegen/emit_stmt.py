@@ -22,7 +22,7 @@ from ..errors import Error
 from ..ir import dtype as dt
 from ..ir import expr as E
 from ..ir import stmt as S
-from ..ir.node import walk
+from ..ir.node import children, walk
 from ..transform._arith import Scope
 from ..transform.default_schedule import REASSOCIATE
 from ..transform.linear import coefficient
@@ -32,7 +32,7 @@ from . import types as T
 from .abi import STATUS_EXTERN_FAILED, STATUS_NO_MEMORY
 from .builder import Builder, int_value
 from .emit_expr import ExprEmitter
-from .vectorize import padded_rows, vector_chunks
+from .vectorize import beyond_llvm, padded_rows, vector_chunks
 
 #: Unrolled loops with a constant extent up to this are unrolled by codegen; longer ones
 #: get LLVM's full-unroll hint when they hold no loop, symbolic ones its unroll hint.
@@ -155,6 +155,29 @@ def unoptimized(fn):
     without optimization. (Functions it must inline, ``alwaysinline``, still are.)"""
     fn.attributes.add("optnone")
     fn.attributes.add("noinline")
+
+
+def _unrolls_big(s):
+    """Whether LLVM must be told not to unroll loop ``s``: of a constant extent, it holds
+    a loop nest of more than `MAX_UNROLL` copies, and unrolling it would make more than
+    `MAX_UNROLLED_COPIES` (see `_unrolled_copies`). LLVM fully unrolls short constant
+    loops, then the constant loops around them, and such loops around loops it keeps: a
+    33 x 1000 fill became 2,000 vector stores in one block and 12 s of machine code, 17
+    copies of a row loop over n and its tail 200 loops and 2 s. (Loops around a short nest
+    stay LLVM's to unroll: they become innermost loops that it vectorizes, which the hint
+    would prevent.)"""
+    return isinstance(s.extent, E.IntImm) and _holds_loops(s.body) \
+        and _unrolled_copies(s.body) > MAX_UNROLL and _unrolled_copies(s) > MAX_UNROLLED_COPIES
+
+
+def _unrolled_copies(s):
+    """How many copies of its innermost statements loop nest ``s`` would make if every
+    loop in it were unrolled, a loop of symbolic extent counting as `MAX_UNROLL` + 1 (a
+    loop LLVM keeps); a sequence or an if counts all its parts."""
+    if isinstance(s, S.For):
+        extent = s.extent.value if isinstance(s.extent, E.IntImm) else MAX_UNROLL + 1
+        return extent * _unrolled_copies(s.body)
+    return sum(_unrolled_copies(c) for c in children(s) if isinstance(c, S.Stmt)) or 1
 
 
 def _double(x):
@@ -463,6 +486,8 @@ class FunctionEmitter(ExprEmitter):
             hint = None
             if kind == "unroll" and not isinstance(s.extent, E.IntImm):
                 hint = "unroll.enable"
+            elif _unrolls_big(s):
+                hint = "unroll.disable"
             elif kind == "unroll" and self.copies * s.extent.value <= MAX_UNROLLED_COPIES \
                     and not any(isinstance(n, S.For) for n in walk(s.body)):
                 # An innermost loop: LLVM makes the copies (copies of loop nests would each
@@ -496,11 +521,11 @@ class FunctionEmitter(ExprEmitter):
         ``start`` is known to be a multiple of (for the alignment of vector accesses)."""
         lanes, maskable = self.ctx.vector_plan(body, var)
         if lanes is None:
-            # No hint over a call of native code: LLVM cannot vectorize it, and says so on
-            # stderr ("loop not vectorized").
-            calls = any(isinstance(n, E.Call) and n.op == "call_extern" for n in walk(body))
+            # No hint over a call of native code or a choice between reads that vector code
+            # could not mask: LLVM cannot vectorize them either, and says so on stderr
+            # ("loop not vectorized").
             self.serial(var, start, self.b.add(start, extent), body,
-                        hint=None if calls else "vectorize")
+                        hint=None if beyond_llvm(body) else "vectorize")
             return
         if int_value(start) is not None:
             start_multiple = int_value(start)

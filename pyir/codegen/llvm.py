@@ -112,7 +112,7 @@ class ModuleContext:
         return k
 
     def loop_hint(self, kind):
-        """Loop metadata: "vectorize", "unroll.full" or "unroll.enable"."""
+        """Loop metadata: "vectorize", "unroll.full", "unroll.enable" or "unroll.disable"."""
         if kind not in self._hints:
             key = {"vectorize": "llvm.loop.vectorize.enable"}.get(kind, f"llvm.loop.{kind}")
             ops = [ir.MetaDataString(self.module, key)]

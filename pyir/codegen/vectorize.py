@@ -3,7 +3,8 @@ vectors), how many lanes to use, and how vectors cover a constant extent.
 
 Lanes vary only through the loop variable (and lets of varying values). Direct vector
 code needs: ``if`` conditions and inner loop bounds that do not vary, no allocation or
-extern call, and no memory read that only one side of a varying choice may perform.
+extern call, and no memory read that only one side of a varying choice may perform unless
+it is contiguous (a masked load then reads only the lanes that choose that side).
 """
 
 import math
@@ -71,17 +72,41 @@ def _varies(e, varying):
     return not vars_of(e).isdisjoint(varying)
 
 
-def _expr_ok(e, varying):
+def _reads_under_mask(e, var, varying):
+    """Whether vector code for ``e`` reads memory only in the lanes of a mask: every load
+    is contiguous in ``var`` (a masked load), and nothing calls out or checks an index."""
+    for n in walk(e):
+        if isinstance(n, E.BufferLoad):
+            (index,) = n.indices
+            if coefficient(index, var) != 1 or _varies(index, varying - {var}):
+                return False
+        elif isinstance(n, E.Call) and n.op in ("call_extern", "checked_index"):
+            return False
+    return True
+
+
+def _expr_ok(e, var, varying):
     for n in walk(e):
         if isinstance(n, E.Call) and n.op == "call_extern":
             return False
-        if isinstance(n, E.Select) and _varies(n.cond, varying) and (
-                has_side_reads(n.true_value) or has_side_reads(n.false_value)):
+        if isinstance(n, E.Select) and _varies(n.cond, varying) and not (
+                _reads_under_mask(n.true_value, var, varying)
+                and _reads_under_mask(n.false_value, var, varying)):
             return False
         if isinstance(n, E.Binary) and n.op in ("and", "or") and has_side_reads(n.b) and (
                 _varies(n.a, varying) or _varies(n.b, varying)):
             return False
     return True
+
+
+def beyond_llvm(body):
+    """Whether LLVM's vectorizer fails on ``body`` (which `can_vectorize` refused): it
+    calls native code, or chooses between values that read memory."""
+    return any((isinstance(n, E.Call) and n.op == "call_extern")
+               or (isinstance(n, E.Select) and (has_side_reads(n.true_value)
+                                                or has_side_reads(n.false_value)))
+               or (isinstance(n, E.Binary) and n.op in ("and", "or") and has_side_reads(n.b))
+               for n in walk(body))
 
 
 def can_vectorize(body, var):
@@ -91,15 +116,15 @@ def can_vectorize(body, var):
         if isinstance(s, S.SeqStmt):
             return all(ok(x) for x in s.stmts)
         if isinstance(s, S.BufferStore):
-            return all(_expr_ok(e, varying) for e in (s.value,) + s.indices)
+            return all(_expr_ok(e, var, varying) for e in (s.value,) + s.indices)
         if isinstance(s, S.LetStmt):
-            if not _expr_ok(s.value, varying):
+            if not _expr_ok(s.value, var, varying):
                 return False
             if _varies(s.value, varying):
                 varying.add(s.var)
             return ok(s.body)
         if isinstance(s, S.IfThenElse):
-            return (not _varies(s.condition, varying) and _expr_ok(s.condition, varying)
+            return (not _varies(s.condition, varying) and _expr_ok(s.condition, var, varying)
                     and ok(s.then_case) and (s.else_case is None or ok(s.else_case)))
         if isinstance(s, S.For):
             return (not _varies(s.start, varying) and not _varies(s.extent, varying)

@@ -62,11 +62,15 @@ class _PrimChecker:
         for p in self.func.params:
             if isinstance(p, Var):
                 self.define_var(p)
-        for p in self.func.buffer_params:
-            for n in walk(p):
+        # Shape variables come with the buffer parameters, and once buffers are flattened
+        # also with the declared shapes in the "param_shapes" attribute (a flattened shape
+        # may have lost one: (0, n) becomes (0,)).
+        declared = [d for shape in self.func.attr("param_shapes") or () for d in shape]
+        for node in tuple(self.func.buffer_params) + tuple(declared):
+            for n in walk(node):
                 if isinstance(n, Var) and n not in self.vars:
                     self.define_var(n)
-            self.buffers.add(p)
+        self.buffers.update(self.func.buffer_params)
         self.stmt(self.func.body)
 
     def expr(self, e, where):

@@ -68,9 +68,11 @@ def as_array(info, i, a):
                 f"{_where(info, i)} expects an array; the object of type {type(a).__name__} "
                 f"has __dlpack__ but numpy cannot import it: {e}") from None
     p = info.params[i]
+    got = (f"a numpy {a.dtype} scalar, not an array (np.array(x) makes one)"
+           if isinstance(a, np.generic) else type(a).__name__)
     raise ArgumentTypeError(
         f"{_where(info, i)} expects a numpy array (or an object with __dlpack__) of "
-        f"{p.dtype}{_expected_shape(p)}, got {type(a).__name__}")
+        f"{p.dtype}{_expected_shape(p)}, got {got}")
 
 
 def scalar_type_error(info, i, a):

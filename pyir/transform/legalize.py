@@ -164,27 +164,34 @@ def _nest(dims, kinds, block, lines):
     return "\n".join(text + ["            " + line for line in lines]) + "\n"
 
 
+def _broadcast(shape, out_shape, dims):
+    """The buffer dimensions and the index of an operand of ``shape`` broadcast to
+    ``out_shape`` (aligned at the right; the output's dimensions are ``dims``, its loop
+    variables v0, v1...): a dimension of 1 where the output's is not is indexed by 0."""
+    bdims, index = [], []
+    for k, d in enumerate(shape):
+        j = len(out_shape) - len(shape) + k
+        one = is_one(d) and not is_one(out_shape[j])
+        bdims.append(1 if one else dims[j])
+        index.append("0" if one else f"v{j}")
+    return bdims, index
+
+
 def _elementwise(template, sinfos, out):
     r = len(out.shape)
-    if r == 0:
-        raise LegalizeError("legalize: elementwise operators on 0-d tensors are not supported")
-    dims = [f"d{k}" for k in range(r)]
+    # 0-d operands and results are one element: buffers of shape (1,)
+    dims = [f"d{k}" for k in range(r)] if r else [1]
     params, loads = [], []
     for name, s in zip("AB", sinfos):
-        bdims, index = ([], []) if s.shape else ([1], ["0"])   # 0-d: one element
-        for k, d in enumerate(s.shape):
-            j = r - len(s.shape) + k
-            one = is_one(d) and not is_one(out.shape[j])
-            bdims.append(1 if one else dims[j])
-            index.append("0" if one else f"v{j}")
+        bdims, index = _broadcast(s.shape, out.shape, dims) if s.shape else ([1], ["0"])
         params.append(_buffer(name, bdims, s.dtype))
         loads.append(f"{name}[{', '.join(index)}]")
     d = out.dtype
     value = template.format(a=loads[0], b=loads[-1], z=_lit(d, 0), h=_lit(d, 0.5),
                             o=_lit(d, 1), c=_lit(d, math.sqrt(2 / math.pi)), k=_lit(d, 0.044715))
     sig = f"({', '.join(params + [_buffer('C', dims, d)])}):\n"
-    axes = ", ".join(f"v{k}" for k in range(r))
-    return sig + _nest(dims, "S" * r, "C", [f"C[{axes}] = {value}"])
+    axes = ", ".join(f"v{k}" for k in range(len(dims)))
+    return sig + _nest(dims, "S" * len(dims), "C", [f"C[{axes}] = {value}"])
 
 
 def _reduce(op, x, out, attrs):
@@ -219,16 +226,23 @@ def _reduce(op, x, out, attrs):
 
 
 def _matmul(sinfos, out):
+    """C[..., i, j] = sum over k of A[..., i, k] * B[..., k, j], the batch dimensions
+    (those before the last two) broadcast."""
     a, b = sinfos
-    if len(a.shape) != 2 or len(b.shape) != 2:
-        raise LegalizeError("legalize: R.matmul is supported for 2-D tensors only, got "
-                            f"ranks {len(a.shape)} and {len(b.shape)}")
     d = a.dtype
-    sig = (f"({_buffer('A', ['n', 'k'], d)}, {_buffer('B', ['k', 'm'], d)}, "
-           f"{_buffer('C', ['n', 'm'], d)}):\n")
-    return sig + _nest(["n", "m", "k"], "SSR", "C", [
-        "with T.init():", f"    C[v0, v1] = {_lit(d, 0)}",
-        "C[v0, v1] = C[v0, v1] + A[v0, v2] * B[v2, v1]"])
+    nb = len(out.shape) - 2
+    batch = [f"d{k}" for k in range(nb)]
+    i, j, k = (f"v{nb}", f"v{nb + 1}", f"v{nb + 2}")
+    params = []
+    for name, s, rows, cols in (("A", a, "n", "k"), ("B", b, "k", "m")):
+        bdims, index = _broadcast(s.shape[:-2], out.shape[:-2], batch)
+        params.append((_buffer(name, bdims + [rows, cols], d), index))
+    (pa, ia), (pb, ib) = params
+    c = f"C[{', '.join(f'v{x}' for x in range(nb + 2))}]"
+    sig = f"({pa}, {pb}, {_buffer('C', batch + ['n', 'm'], d)}):\n"
+    return sig + _nest(batch + ["n", "m", "k"], "S" * (nb + 2) + "R", "C", [
+        "with T.init():", f"    {c} = {_lit(d, 0)}",
+        f"{c} = {c} + A[{', '.join(ia + [i, k])}] * B[{', '.join(ib + [k, j])}]"])
 
 
 def _softmax(op, x, axis):

@@ -431,6 +431,59 @@ def test_only_contiguous_varying_accesses_run_masked():
     assert can_mask(BufferStore(Q, Binary("floordiv", Q[j], IntImm(2, "int32")), (j,)), j)
 
 
+@pytest.mark.parametrize("dtype", ["float32", "int8", "bool"])
+def test_a_varying_choice_between_contiguous_reads_is_masked_vector_code(dtype):
+    """P[i] = X[i - 1] for 1 <= i <= n, else P[i] if C[i], else 0 (a pad, a masked update),
+    default-scheduled: the vectorized loop was left to LLVM with a vectorize hint, which it
+    could not follow (the reads are conditional) -- a scalar loop, and "loop not
+    vectorized" on stderr at every build. Each side's contiguous reads are now masked
+    loads of the lanes that choose it: vector code, and no read of X[-1] or X[n]."""
+    src = f"""from pyir.script import tensor as T
+
+@T.prim_func
+def pad(X: T.Buffer(("n",), "{dtype}"), C: T.Buffer(("n + 2",), "bool"),
+        P: T.Buffer(("n + 2",), "{dtype}")):
+    for i in range(n + 2):
+        with T.block("P"):
+            vi = T.axis.remap("S", [i])
+            P[vi] = T.if_then_else(vi >= 1 and vi <= n, X[vi - 1],
+                                   T.if_then_else(C[vi], P[vi], T.{dtype}(0)))
+"""
+    lib = pyir.build(pyir.script.from_source(src), use_cache=False)
+    text = lib.source("llvm")
+    assert "llvm.masked.load" in text and "vectorize.enable" not in text
+    for n in (1, 16, 17, 1000):
+        x, c, p = rand(n, dtype), rand(n + 2, "bool"), rand(n + 2, dtype)
+        want = np.where(c, p, np.zeros_like(p))
+        want[1:n + 1] = x
+        lib["pad"](x, c, p)
+        np.testing.assert_array_equal(p, want)
+
+
+def test_a_choice_between_strided_reads_is_left_to_llvm_without_a_hint(capfd):
+    """O[i] = C[i] ? A[n - 1 - i] : O[i] (a reversed read on one side), vectorized: no
+    masked load covers the reversed read, and LLVM, told to vectorize the scalar loop,
+    could not either and printed "loop not vectorized" on stderr at every build. The loop
+    is now left to LLVM without the hint."""
+    src = """from pyir.script import tensor as T
+
+@T.prim_func
+def flip(A: T.Buffer(("n",), "float32"), C: T.Buffer(("n",), "bool"),
+         O: T.Buffer(("n",), "float32")):
+    for i in range(n):
+        with T.block("O"):
+            vi = T.axis.remap("S", [i])
+            O[vi] = T.if_then_else(C[vi], A[n - 1 - vi], O[vi])
+"""
+    lib = pyir.build(pyir.script.from_source(src), use_cache=False)
+    assert "loop not vectorized" not in capfd.readouterr().err
+    assert "vectorize.enable" not in lib.source("llvm")
+    a, c, o = rand(37, "float32"), rand(37, "bool"), rand(37, "float32")
+    want = np.where(c, a[::-1], o)
+    lib["flip"](a, c, o)
+    np.testing.assert_array_equal(o, want)
+
+
 def test_nested_unrolling_stays_within_a_budget():
     """Unrolling the two inner loops of a 64 x 96 x 48 matmul: codegen unrolls the
     reduction (48 copies) and leaves the 96-iteration loop around it a loop -- asking LLVM
@@ -463,6 +516,66 @@ def test_unrolling_a_loop_around_loops_stays_within_a_budget():
         a, b, out = rand((n, m), "float32"), rand((n, m), "float32"), np.zeros((n, m), "float32")
         assert c("ew", a, b, out) == 0
         np.testing.assert_allclose(out, a * b, rtol=1e-6)
+
+
+def test_a_constant_loop_around_a_long_nest_is_not_unrolled_by_llvm():
+    """O[i, j] = 3 over 33 x 1000, unscheduled: LLVM vectorized and fully unrolled the row
+    loop, then the 33 rows around it -- 2,063 vector stores in one block and 12 s of machine
+    code. The row loop is now marked not to unroll; the loops around a short nest (a 3 x 3
+    window) stay LLVM's to unroll and vectorize."""
+    src = """from pyir.script import tensor as T
+
+@T.prim_func
+def fill(O: T.Buffer((33, 1000), "int32")):
+    for i, j in T.grid(33, 1000):
+        with T.block("O"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            O[vi, vj] = T.int32(3)
+"""
+    lib = pyir.build(pyir.script.from_source(src), default_schedule=False, use_cache=False)
+    assert lib.source("llvm").count("llvm.loop.unroll.disable") == 1
+    assert lib.source("llvm-opt").count("store ") < 100
+    out = np.zeros((33, 1000), "int32")
+    lib["fill"](out)
+    assert (out == 3).all()
+    window = pyir.script.from_source("""from pyir.script import tensor as T
+
+@T.prim_func
+def window(O: T.Buffer((64, 3, 3), "int32")):
+    for i, j, k in T.grid(64, 3, 3):
+        with T.block("O"):
+            vi, vj, vk = T.axis.remap("SSS", [i, j, k])
+            O[vi, vj, vk] = T.int32(3)
+""")
+    lib = pyir.build(window, default_schedule=False, use_cache=False)
+    assert "unroll.disable" not in lib.source("llvm")
+
+
+def test_a_constant_loop_around_symbolic_loops_is_not_unrolled_by_llvm():
+    """A copy through a temporary over (17, 17, n), default-scheduled: the fused row loop
+    runs in parallel, and LLVM fully unrolled each 17-iteration loop around the vector
+    loop over n and its tail -- 204 loops in the optimized module, 2-3 s to build. The
+    17-iteration loops now stay loops."""
+    src = """from pyir.script import tensor as T
+
+@T.prim_func
+def copy2(A: T.Buffer((17, 17, "n"), "float32"), O: T.Buffer((17, 17, "n"), "float32")):
+    Tmp = T.alloc_buffer((17, 17, "n"), "float32")
+    for i0, i1, i2 in T.grid(17, 17, n):
+        with T.block("T"):
+            v0, v1, v2 = T.axis.remap("SSS", [i0, i1, i2])
+            Tmp[v0, v1, v2] = A[v0, v1, v2] + T.float32(1)
+    for i0, i1, i2 in T.grid(17, 17, n):
+        with T.block("O"):
+            v0, v1, v2 = T.axis.remap("SSS", [i0, i1, i2])
+            O[v0, v1, v2] = Tmp[v0, v1, v2] * T.float32(2)
+"""
+    lib = pyir.build(pyir.script.from_source(src), use_cache=False)
+    assert lib.source("llvm-opt").count("!llvm.loop") < 40
+    for n in (0, 1, 37):
+        a, out = rand((17, 17, n), "float32"), np.zeros((17, 17, n), "float32")
+        lib["copy2"](a, out)
+        np.testing.assert_allclose(out, (a + 1) * 2, rtol=1e-6)
 
 
 @pytest.mark.parametrize("dtype", ["int8", "uint8", "int32", "int64"])

@@ -549,6 +549,55 @@ def test_operators_on_0d_tensors_match_numpy():
         assert got.shape == () and got == s
 
 
+def test_elementwise_operators_on_0d_results_match_numpy():
+    """R.add(R.sum(x), s), R.nn.relu of it and a product with R.max(x): elementwise
+    operators whose result is 0-d raised LegalizeError ("elementwise operators on 0-d
+    tensors are not supported"); they are one element, as the reductions' results are."""
+    @I.ir_module
+    class Scalars:
+        @R.function
+        def main(x: R.Tensor(("n", "m"), "float32"), s: R.Tensor((), "float32")):
+            with R.dataflow():
+                a = R.add(R.sum(x), s)
+                b = R.nn.relu(R.negative(a))
+                c = R.multiply(b, R.max(x))
+                R.output(a, b, c)
+            return (a, b, c)
+
+    x, s = rand(3, 4), np.array(-20, "float32")
+    a, b, c = pyir.build(Scalars)["main"](x, s)
+    want = x.sum() + s
+    np.testing.assert_allclose(a, want, rtol=1e-5)
+    np.testing.assert_allclose(b, np.maximum(-want, 0), rtol=1e-5)
+    np.testing.assert_allclose(c, np.maximum(-want, 0) * x.max(), rtol=1e-5)
+    assert a.shape == b.shape == c.shape == ()
+
+
+def test_batched_matmul_matches_numpy():
+    """R.matmul beyond 2-D, batch dimensions broadcast (its struct info was inferred, but
+    legalize raised LegalizeError: "R.matmul is supported for 2-D tensors only")."""
+    @I.ir_module
+    class Batched:
+        @R.function
+        def main(x: R.Tensor((2, 1, "n", "k"), "float32"), w: R.Tensor((3, "k", "m"), "float32"),
+                 v: R.Tensor(("k", 4), "float32"), u: R.Tensor(("m", 2), "float32")):
+            with R.dataflow():
+                a = R.matmul(x, w)
+                b = R.matmul(x, v)
+                c = R.matmul(R.nn.relu(a), u)
+                R.output(a, b, c)
+            return (a, b, c)
+
+    lib = pyir.build(Batched)
+    for n in (5, 0):
+        x, w, v, u = rand(2, 1, n, 6), rand(3, 6, 4), rand(6, 4), rand(4, 2)
+        a, b, c = lib["main"](x, w, v, u)
+        np.testing.assert_allclose(a, x @ w, rtol=1e-5, atol=1e-5)
+        np.testing.assert_allclose(b, x @ v, rtol=1e-5, atol=1e-5)
+        np.testing.assert_allclose(c, np.maximum(x @ w, 0) @ u, rtol=1e-5, atol=1e-5)
+        assert c.shape == (2, 3, n, 2)
+
+
 @I.ir_module
 class FlatFirst:
     @T.prim_func

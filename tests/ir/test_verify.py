@@ -105,3 +105,33 @@ def test_non_bool_block_predicate():
     block = Block("b", (IterVar(vi, IntImm(N), "S"),), (), (), store(A, FloatImm(0.0), vi))
     with pytest.raises(IRError, match="block b: predicate is int64, not bool"):
         verify(func(loop(i, BlockRealize((i,), IntImm(1), block)), A))
+
+
+def test_shape_variables_of_declared_parameter_shapes_are_defined_after_flattening():
+    """A (0, n) buffer flattens to (0,): n is then only in the "param_shapes" attribute,
+    which binds it at the call; the verifier took the loop over n for a use of an undefined
+    variable (so every build of such a function failed in the test suite)."""
+    import numpy as np
+
+    import pyir
+    from pyir.script import from_source
+    src = '''from pyir.script import tensor as T
+
+@T.prim_func
+def f(A: T.Buffer((0, "n"), "float32"), O: T.Buffer((0, "n"), "float32")):
+    for i0, i1 in T.grid(0, n):
+        with T.block("O"):
+            v0, v1 = T.axis.remap("SS", [i0, i1])
+            O[v0, v1] = A[v0, v1]
+'''
+    f = from_source(src)
+    flat = pyir.ir.IRModule.from_dict({"f": f})
+    passes = pyir.transform.PIPELINE
+    for p in passes[:passes.index(pyir.transform.flatten_buffers) + 1]:
+        flat = p(flat)
+    assert flat["f"].params[0].shape == (IntImm(0),)
+    verify(flat)
+    lib = pyir.build(f)
+    lib["f"](np.zeros((0, 5), "float32"), np.zeros((0, 5), "float32"))
+    with pytest.raises(pyir.Error, match="shape variable n is 5 from A.shape.1. but 7"):
+        lib["f"](np.zeros((0, 5), "float32"), np.zeros((0, 7), "float32"))

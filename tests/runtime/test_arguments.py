@@ -60,6 +60,13 @@ def test_list_instead_of_array(lib):
            words=("add", "'A'", "numpy array", "__dlpack__", "float32(n,)", "got list"))
 
 
+def test_numpy_scalar_instead_of_array(lib):
+    """An np.float32 for a buffer was 'expects ... of float32(n,), got float32'."""
+    raises(ArgumentTypeError, lib["add"], np.float32(1), f32(2), f32(2),
+           words=("'A'", "float32(n,)", "got a numpy float32 scalar, not an array",
+                  "np.array(x)"))
+
+
 def test_string_for_float_scalar(lib):
     raises(ArgumentTypeError, lib["axpy"], "2", f32(3), f32(3),
            words=("axpy", "'alpha'", "float32", "float or int", "got str"))

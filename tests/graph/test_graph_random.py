@@ -1,0 +1,61 @@
+"""Random graph functions of high-level operators (`random_graphs`): legalized, built and
+run for several values of the symbolic dimensions (0 included), they compute what numpy
+computes from the same description; an argument of a wrong rank, dtype or dimension is an
+ArgumentError (a TypeError or ValueError) naming it.
+
+The default profile runs 25 functions (deterministically); PYIR_FULL_TESTS=1 selects the
+slow full profile of 400."""
+
+import os
+import re
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import pyir
+from pyir.script import from_source
+
+from random_graphs import SYMBOL_VALUES, random_graph, random_inputs, tolerances, \
+    wrong_arguments
+
+FULL = os.environ.get("PYIR_FULL_TESTS") == "1"
+
+
+def check_random_graph(data):
+    graph = random_graph(lambda options, label: data.draw(st.sampled_from(list(options)),
+                                                          label=label))
+    lib = pyir.build(from_source(graph.text))
+    main = lib["main"]
+    for k, values in enumerate(SYMBOL_VALUES):
+        arrays = random_inputs(graph, dict(zip("nm", values)), seed=k)
+        args = [arrays[p[0]] for p in graph.params]
+        try:
+            with np.errstate(all="ignore"):
+                want = graph.reference(arrays)
+        except ValueError:   # numpy's max / min of nothing: an error, or nothing to compute
+            try:
+                assert main(*args).size == 0
+            except pyir.Error as e:
+                assert "requires" in str(e)
+            continue
+        got = main(*args)
+        assert got.shape == want.shape and got.dtype == want.dtype
+        rtol, atol = tolerances(graph.dtype, want.astype("float64"))
+        np.testing.assert_allclose(got, want, rtol=rtol, atol=atol, equal_nan=True)
+    arrays = random_inputs(graph, {"n": 3, "m": 4})
+    for name, args in wrong_arguments(graph, arrays):
+        with pytest.raises((TypeError, ValueError), match=rf"\b{re.escape(name)}\b") as info:
+            main(*args)
+        assert isinstance(info.value, pyir.Error)
+
+
+PROFILE = dict(max_examples=400) if FULL else dict(max_examples=25, derandomize=True)
+
+
+@settings(deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                HealthCheck.data_too_large], **PROFILE)
+@given(st.data())
+def test_random_graphs_match_numpy(data):
+    check_random_graph(data)
