@@ -98,7 +98,11 @@ class LazyScope:
         return self._pending(lambda scope: scope.loop(var, start, extent))
 
     def let(self, var, value):
-        """A context: inside, what `Scope.bind_let` records of ``var = value``."""
+        """A context: inside, what `Scope.bind_let` records of ``var = value`` (nothing is
+        kept for a let it records nothing of: a float let opens no frame that every later
+        question and `snapshot` would go through)."""
+        if not Scope.knows_of_let(var, value):
+            return contextlib.nullcontext()
         return self._pending(lambda scope: _fact(scope.bind_let, var, value))
 
     def nonnegative(self, var):
