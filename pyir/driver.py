@@ -8,7 +8,7 @@ is not implemented yet.
 
 import dataclasses
 
-from .errors import Error
+from .errors import TOO_DEEP, Error
 from .gcpause import gc_paused
 from .ir import Function, IRModule, PrimFunc
 from .runtime import cache
@@ -34,9 +34,9 @@ def build(mod_or_func, target="llvm", default_schedule=True, opt_level="O3",
         try:
             return _build(mod_or_func, target, default_schedule, opt_level, use_cache, options)
         except RecursionError:
-            raise Error("pyir.build: an expression or a sequence of statements is nested too "
-                        "deeply to compile (Python's recursion limit); split it into smaller "
-                        "ones") from None
+            names = ", ".join(name for name, _ in as_module(mod_or_func).functions)
+            raise Error(f"pyir.build: {names}: {TOO_DEEP}; split it into smaller ones") \
+                from None
 
 
 def _build(mod_or_func, target, default_schedule, opt_level, use_cache, options):

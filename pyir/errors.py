@@ -15,3 +15,9 @@ class ArgumentValueError(Error, ValueError):
 
 class IRError(Error, ValueError):
     """Ill-formed IR: raised by node constructors and by `pyir.ir.verify`."""
+
+
+#: What a RecursionError while reading, printing, scheduling or compiling a function means
+#: (sequences of statements, however long, are followed in loops).
+TOO_DEEP = ("an expression in it, or its loops, ifs and blocks inside one another, nest "
+            "deeper than Python's recursion limit")

@@ -12,6 +12,7 @@ import difflib
 import random
 from dataclasses import dataclass
 
+from pyir.errors import TOO_DEEP
 from pyir.gcpause import gc_paused
 from pyir.ir import IRModule, PrimFunc, Var
 from pyir.transform.dependence import realizes_under
@@ -337,7 +338,10 @@ class Schedule:
     def _step(self, kind, args, kwargs, func, fn, single=False):
         key = next(n for n, f in self._mod.functions if f is func)
         with gc_paused():
-            new_func, outs = fn(func)
+            try:
+                new_func, outs = fn(func)
+            except RecursionError:
+                raise ScheduleError(kind, f"prim function {func.name}", TOO_DEEP) from None
         new_func = new_func.with_attr("scheduled", True)
         for check in AFTER_EACH_STEP:
             check(new_func, kind)

@@ -8,6 +8,7 @@ statements along a path.
 from pyir.ir import (STMT_FIELDS, Allocate, Block, BlockRealize, For, LetStmt, PrimFunc, SeqStmt,
                      seq, stmt_children)
 from pyir.ir.node import with_fields
+from pyir.ir.stmt import Tail, follow_tails
 
 
 def iter_paths(root, prefix=()):
@@ -99,12 +100,18 @@ def scope_items(path):
 
 
 def flatten(stmt):
-    """``stmt`` as a list of items, looking through sequences, allocations and lets."""
-    if isinstance(stmt, SeqStmt):
-        return [x for s in stmt.stmts for x in flatten(s)]
-    if isinstance(stmt, (Allocate, LetStmt)):
-        return flatten(stmt.body)
-    return [stmt]
+    """``stmt`` as a list of items, looking through sequences, allocations and lets (with
+    a stack: a sequence of lets nests as deep as it is long)."""
+    items, todo = [], [stmt]
+    while todo:
+        s = todo.pop()
+        if isinstance(s, SeqStmt):
+            todo.extend(reversed(s.stmts))
+        elif isinstance(s, (Allocate, LetStmt)):
+            todo.append(s.body)
+        else:
+            items.append(s)
+    return items
 
 
 def replace(path, new):
@@ -148,10 +155,19 @@ def with_body(func, body):
 
 def map_realizes(stmt, fn):
     """``stmt`` with each outermost BlockRealize ``r`` below it replaced by ``fn(r)``."""
+    return follow_tails(stmt, lambda s: _map_realizes(s, fn))
+
+
+def _map_realizes(stmt, fn):
+    """One step of `map_realizes`: the last of a sequence and the body of a let or
+    allocation come back as a `Tail`."""
     if isinstance(stmt, BlockRealize):
         return fn(stmt)
-    if isinstance(stmt, SeqStmt):
-        return SeqStmt(tuple(map_realizes(s, fn) for s in stmt.stmts))
+    if isinstance(stmt, SeqStmt) and stmt.stmts:
+        head = tuple(map_realizes(s, fn) for s in stmt.stmts[:-1])
+        return Tail(stmt.stmts[-1], lambda last: SeqStmt(head + (last,)))
+    if isinstance(stmt, (Allocate, LetStmt)):
+        return Tail(stmt.body, lambda body: with_fields(stmt, body=body))
     changes = {}
     for f in STMT_FIELDS.get(type(stmt), ()):
         child = getattr(stmt, f)

@@ -98,7 +98,11 @@ class LazyScope:
         return self._pending(lambda scope: scope.loop(var, start, extent))
 
     def let(self, var, value):
-        """A context: inside, what `Scope.bind_let` records of ``var = value``."""
+        """A context: inside, what `Scope.bind_let` records of ``var = value`` (nothing is
+        kept for a let it records nothing of: a float let opens no frame that every later
+        question and `snapshot` would go through)."""
+        if not Scope.knows_of_let(var, value):
+            return contextlib.nullcontext()
         return self._pending(lambda scope: _fact(scope.bind_let, var, value))
 
     def nonnegative(self, var):
@@ -218,15 +222,23 @@ class FunctionEmitter(ExprEmitter):
 
     # ------------------------------------------------------------ statements
     def stmt(self, s):
+        """Emit ``s``; the body of a let or allocation and the last of a sequence are
+        emitted in a loop (`S.follow_tails`), not by recursion."""
+        S.follow_tails(s, self._emit)
+
+    def _emit(self, s):
         method = getattr(self, "_s_" + type(s).__name__, None)
         if method is None:
             raise self.error(f"cannot compile a {type(s).__name__} statement; lower the "
                              "function with pyir.transform.lower first")
-        method(s)
+        return method(s)
 
     def _s_SeqStmt(self, s):
-        for x in s.stmts:
+        if not s.stmts:
+            return None
+        for x in s.stmts[:-1]:
             self.stmt(x)
+        return S.Tail(s.stmts[-1])
 
     def _s_BufferStore(self, s):
         (index,) = s.indices
@@ -261,8 +273,9 @@ class FunctionEmitter(ExprEmitter):
 
     def _s_LetStmt(self, s):
         self.env[s.var] = self.expr(s.value)
-        with self.scope.let(s.var, s.value):
-            self.stmt(s.body)
+        scope = self.scope.let(s.var, s.value)
+        scope.__enter__()
+        return S.Tail(s.body, lambda _: scope.__exit__(None, None, None))
 
     def _s_IfThenElse(self, s, likely=False):
         """``likely``: the then-branch is the hot path (the main part of a split loop), and
@@ -376,15 +389,16 @@ class FunctionEmitter(ExprEmitter):
             width = padded_rows(s, lambda e: self.scope.const_bound(e)[1])
             if width is not None:
                 self.padded[buf] = width
-            self.stmt(s.body)
-            return
+            return S.Tail(s.body)
         ptr = self.heap_alloc(E.Binary("mul", extent, E.IntImm(dt.nbytes(buf.dtype))), buf.name)
         self.bufs[buf] = ptr
         self.aligned.add(buf)
         self.heaps.append(ptr)
-        self.stmt(s.body)
-        self.heaps.pop()
-        self.b.call(self.ctx.free(), [ptr])
+
+        def free(_):
+            self.heaps.pop()
+            self.b.call(self.ctx.free(), [ptr])
+        return S.Tail(s.body, free)
 
     def heap_alloc(self, size, name=""):
         """A heap block of ``size`` bytes (an int64 expression) aligned to `HEAP_ALIGNMENT`.
@@ -677,26 +691,31 @@ class FunctionEmitter(ExprEmitter):
     def _path_work(self, node, inner):
         """The most iterations of one path through ``node`` (see `_work`); ``inner``: the
         loop variables bound inside the parallel loop."""
-        if isinstance(node, S.For):
-            body = self._path_work(node.body, inner | {node.loop_var})
-            names = [v for v in walk(node.extent) if isinstance(v, E.Var)]
-            if not all(v in self.env and v not in inner for v in names):
-                return body
-            return self._times(self._count(self.expr(node.extent)), body)
-        if isinstance(node, S.SeqStmt):
-            out = 1.0
-            for x in node.stmts:
-                out = self._most(out, self._path_work(x, inner))
-            return out
-        if isinstance(node, S.IfThenElse):
-            then = self._path_work(node.then_case, inner)
-            if node.else_case is None:
-                return then
-            return self._most(then, self._path_work(node.else_case, inner))
-        if isinstance(node, (S.LetStmt, S.Allocate)):
-            inner = inner | {node.var} if isinstance(node, S.LetStmt) else inner
-            return self._path_work(node.body, inner)
-        return 1.0
+        inner = set(inner)   # grows by the lets along the chain `S.follow_tails` follows
+
+        def visit(node):
+            if isinstance(node, S.For):
+                body = self._path_work(node.body, inner | {node.loop_var})
+                names = [v for v in walk(node.extent) if isinstance(v, E.Var)]
+                if not all(v in self.env and v not in inner for v in names):
+                    return body
+                return self._times(self._count(self.expr(node.extent)), body)
+            if isinstance(node, S.SeqStmt) and node.stmts:
+                out = 1.0
+                for x in node.stmts[:-1]:
+                    out = self._most(out, self._path_work(x, inner))
+                return S.Tail(node.stmts[-1], lambda last: self._most(out, last))
+            if isinstance(node, S.IfThenElse):
+                then = self._path_work(node.then_case, inner)
+                if node.else_case is None:
+                    return then
+                return self._most(then, self._path_work(node.else_case, inner))
+            if isinstance(node, (S.LetStmt, S.Allocate)):
+                if isinstance(node, S.LetStmt):
+                    inner.add(node.var)
+                return S.Tail(node.body)
+            return 1.0
+        return S.follow_tails(node, visit)
 
     def _count(self, value):
         """An extent as a count of at least one: a float if it is constant."""

@@ -19,6 +19,7 @@ one program.
 """
 
 import collections
+import re
 
 import llvmlite.ir as ir
 
@@ -291,18 +292,33 @@ def _generate(mod, target, externs, extra, sink, split):
 def _unit_text(module, functions, sent):
     """The IR text of a module that defines ``functions`` of ``module``, declares the
     external functions defined in other units (``sent``: their ids, or still being
-    generated) and leaves out their internal ones: llvmlite's module printer, unit by unit."""
+    generated) that it calls, and leaves out their internal ones: llvmlite's module printer,
+    unit by unit. (Declaring every function of the other units made each unit as long as
+    the module: a long function's hundreds of outlined parallel loops cost LLVM time
+    quadratic in their number.)"""
     own = {id(f) for f in functions}
+    texts = {id(v): str(v) for v in module.globals.values()
+             if id(v) in own or not (v.blocks or id(v) in sent)}
+    used = {_referred(r) for r in _REFERENCE.findall("".join(texts.values()))}
     lines = [f'; ModuleID = "{module.name}"', f'target triple = "{module.triple}"',
              f'target datalayout = "{module.data_layout}"', ""]
     for v in module.globals.values():
-        if id(v) in own or not (v.blocks or id(v) in sent):
-            lines.append(str(v))
-        elif v.linkage != "internal":
+        if id(v) in texts:
+            lines.append(texts[id(v)])
+        elif v.linkage != "internal" and _referred(v.get_reference()) in used:
             args = ", ".join(str(a) for a in v.ftype.args)
             lines.append(f"declare {v.ftype.return_type} {v.get_reference()}({args})\n")
     lines += [str(md) for md in module.metadata]
     return "\n".join(lines)
+
+
+#: Where LLVM IR text refers to a global: ``@name`` or ``@"name"``.
+_REFERENCE = re.compile(r'@(?:"(?:[^"\\]|\\.)*"|[-a-zA-Z$._0-9]+)')
+
+
+def _referred(reference):
+    """The name in a `_REFERENCE` (as written: quoted or not, the same name)."""
+    return reference[1:].strip('"')
 
 
 def _release(functions):

@@ -113,8 +113,13 @@ def can_vectorize(body, var):
     varying = {var}
 
     def ok(s):
+        return S.follow_tails(s, step)
+
+    def step(s):
         if isinstance(s, S.SeqStmt):
-            return all(ok(x) for x in s.stmts)
+            if not all(ok(x) for x in s.stmts[:-1]):
+                return False
+            return S.Tail(s.stmts[-1]) if s.stmts else True
         if isinstance(s, S.BufferStore):
             return all(_expr_ok(e, var, varying) for e in (s.value,) + s.indices)
         if isinstance(s, S.LetStmt):
@@ -122,7 +127,7 @@ def can_vectorize(body, var):
                 return False
             if _varies(s.value, varying):
                 varying.add(s.var)
-            return ok(s.body)
+            return S.Tail(s.body)
         if isinstance(s, S.IfThenElse):
             return (not _varies(s.condition, varying) and _expr_ok(s.condition, var, varying)
                     and ok(s.then_case) and (s.else_case is None or ok(s.else_case)))
@@ -192,12 +197,17 @@ def padded_rows(alloc, upper_bound):
         return True
 
     def ok(s, lane):
+        return S.follow_tails(s, lambda s: step(s, lane))
+
+    def step(s, lane):
         if isinstance(s, S.SeqStmt):
-            return all(ok(x, lane) for x in s.stmts)
+            if not all(ok(x, lane) for x in s.stmts[:-1]):
+                return False
+            return S.Tail(s.stmts[-1]) if s.stmts else True
         if isinstance(s, S.LetStmt):
             inner.add(s.var)
             lets[s.var] = substitute(s.value, lets)
-            return accesses_ok(s.value, lane) and ok(s.body, lane)
+            return accesses_ok(s.value, lane) and S.Tail(s.body)
         if isinstance(s, S.For):
             inner.add(s.loop_var)
             if s.kind == "parallel" or not (accesses_ok(s.start, lane)

@@ -140,61 +140,78 @@ def substitute(node, mapping):
 def rewrite_top_down(node, visit):
     """Rebuild ``node`` replacing, top-down, each node for which ``visit`` returns a
     replacement (not looked into further); ``visit`` sees the original nodes and returns
-    None to look inside. Identity nodes (variables, buffers) are not looked into."""
-    new = visit(node)
-    if new is not None:
-        return new
-    if isinstance(node, IdentityNode):
-        return node
-    changes = {}
-    for name in _node_field_names(type(node)):
-        value = getattr(node, name)
-        if isinstance(value, Node):
-            new_value = rewrite_top_down(value, visit)
-        elif isinstance(value, tuple) and value:
-            new_value = _top_down_tuple(value, visit)
+    None to look inside. Identity nodes (variables, buffers) are not looked into. Walks with
+    an explicit stack (a sequence of thousands of lets nests as deep as it is long)."""
+    done = []                  # rebuilt values, the last ones on top
+    todo = [(_ENTER, node)]
+    while todo:
+        step, x = todo.pop()
+        if step == _ENTER:
+            if isinstance(x, tuple) and x:
+                todo.append((_TUPLE, x))
+                todo.extend((_ENTER, v) for v in reversed(x))
+                continue
+            new = visit(x) if isinstance(x, Node) else None
+            if new is not None or not isinstance(x, Node) or isinstance(x, IdentityNode):
+                done.append(x if new is None else new)
+                continue
+            names = [n for n in _node_field_names(type(x))
+                     if isinstance(getattr(x, n), Node) or isinstance(getattr(x, n), tuple)
+                     and getattr(x, n)]
+            todo.append((_NODE, (x, names)))
+            todo.extend((_ENTER, getattr(x, n)) for n in reversed(names))
+        elif step == _TUPLE:
+            new = tuple(done[-len(x):])
+            del done[-len(x):]
+            done.append(x if all(a is b for a, b in zip(new, x)) else new)
         else:
-            continue
-        if new_value is not value:
-            changes[name] = new_value
-    return with_fields(node, **changes) if changes else node
+            x, names = x
+            values = done[len(done) - len(names):]
+            del done[len(done) - len(names):]
+            changes = {n: v for n, v in zip(names, values) if v is not getattr(x, n)}
+            done.append(with_fields(x, **changes) if changes else x)
+    return done[0]
 
 
-def _top_down_tuple(items, visit):
-    new = tuple(rewrite_top_down(x, visit) if isinstance(x, Node)
-                else _top_down_tuple(x, visit) if isinstance(x, tuple) else x for x in items)
-    return items if all(a is b for a, b in zip(new, items)) else new
+_ENTER, _TUPLE, _NODE = range(3)   # the steps of `rewrite_top_down`
 
 
 def _rewrite(value, fn, memo):
+    """`rewrite` of a node, a tuple or a plain value. Nodes are rebuilt with an explicit
+    stack, children before parents in field order (the order recursion would take): a
+    sequence of thousands of lets nests as deep as it is long."""
+    todo = [(value, False)]
+    while todo:
+        item, ready = todo.pop()
+        if not ready:
+            if isinstance(item, Node) and id(item) not in memo:
+                todo.append((item, True))
+                todo.extend((k, False) for k in reversed(children(item)))
+            elif isinstance(item, tuple):
+                todo.extend((v, False) for v in reversed(item))
+            continue
+        rebuilt = item
+        if children(item):
+            changes = {}
+            for name in _node_field_names(type(item)):
+                field = getattr(item, name)
+                new_field = _rebuilt(field, memo)
+                if new_field is not field:
+                    changes[name] = new_field
+            if changes:
+                rebuilt = with_fields(item, **changes)
+        result = fn(rebuilt)
+        memo[id(item)] = (item, rebuilt if result is None else result)
+    return _rebuilt(value, memo)
+
+
+def _rebuilt(value, memo):
+    """``value`` (a field) with each node in it replaced by its rewrite in ``memo``."""
+    if isinstance(value, Node):
+        return memo[id(value)][1]
     if isinstance(value, tuple):
-        return _rewrite_tuple(value, fn, memo)
-    if not isinstance(value, Node):
-        return value
-    key = id(value)
-    hit = memo.get(key)
-    if hit is not None:
-        return hit[1]
-    rebuilt = value
-    if children(value):
-        changes = {}
-        for name in _node_field_names(type(value)):
-            field = getattr(value, name)
-            new_field = _rewrite(field, fn, memo)
-            if new_field is not field:
-                changes[name] = new_field
-        if changes:
-            rebuilt = with_fields(value, **changes)
-    result = fn(rebuilt)
-    if result is None:
-        result = rebuilt
-    memo[key] = (value, result)
-    return result
-
-
-def _rewrite_tuple(items, fn, memo):
-    new = [_rewrite(v, fn, memo) for v in items]
-    for a, b in zip(new, items):
-        if a is not b:
-            return tuple(new)
-    return items
+        new = [_rebuilt(v, memo) for v in value]
+        for a, b in zip(new, value):
+            if a is not b:
+                return tuple(new)
+    return value

@@ -215,3 +215,51 @@ def stmt_children(s):
     if isinstance(s, SeqStmt):
         return list(s.stmts)
     return [getattr(s, f) for f in STMT_FIELDS.get(type(s), ()) if getattr(s, f) is not None]
+
+
+class Tail:
+    """What a statement visitor run by `follow_tails` returns for a statement that ends in
+    another one: the statement ``stmt`` to visit next (the body of a let or allocation, the
+    last of a sequence), and ``finish``, which turns that statement's result into the
+    result of the whole (None: the result is the same)."""
+
+    __slots__ = ("stmt", "finish")
+
+    def __init__(self, stmt, finish=None):
+        self.stmt, self.finish = stmt, finish
+
+
+def follow_tails(s, visit):
+    """``visit(s)``, where ``visit`` returns either a result or a `Tail`: a tail is visited
+    in a loop and its ``finish`` applied to its result, innermost first. A sequence of
+    thousands of ``x = expr`` lets nests as deep as it is long; visitors that recurse only
+    into the other statements (loop bodies, branches) stay within Python's recursion
+    limit."""
+    pending = []
+    result = visit(s)
+    while isinstance(result, Tail):
+        if result.finish is not None:
+            pending.append(result.finish)
+        result = visit(result.stmt)
+    for finish in reversed(pending):
+        result = finish(result)
+    return result
+
+
+def find_paths(root, found, below=stmt_children):
+    """Yield, pre-order, the path (the tuple of statements from ``root`` down to it) of
+    each statement below ``root`` (inclusive) for which ``found(s)`` is true; ``below(s)``
+    lists the statements to look into under ``s``. Walks with a stack whose entries link to
+    their parent's: statements may nest thousands deep (a sequence of lets)."""
+    todo = [(root, None)]
+    while todo:
+        s, up = todo.pop()
+        link = (s, up)
+        if found(s):
+            path = []
+            while link is not None:
+                path.append(link[0])
+                link = link[1]
+            yield tuple(reversed(path))
+            link = (s, up)
+        todo.extend((c, link) for c in reversed(below(s)))

@@ -19,26 +19,34 @@ class _Diff(Exception):
 
 
 class _Matcher:
+    """Walks two trees side by side with an explicit stack (a sequence of thousands of lets
+    nests as deep as it is long, deeper than Python's recursion limit)."""
+
     def __init__(self):
         self.fwd = {}
         self.back = {}
 
     def match(self, a, b, path):
+        todo = [(a, b, path)]
+        while todo:
+            a, b, path = todo.pop()
+            todo.extend(reversed(self._step(a, b, path)))
+
+    def _step(self, a, b, path):
+        """Compare ``a`` and ``b`` themselves; return the pairs below them still to match."""
         if isinstance(a, tuple) or isinstance(b, tuple):
             if not (isinstance(a, tuple) and isinstance(b, tuple)):
                 raise _Diff(path, a, b, "one side is a tuple, the other is not")
             if len(a) != len(b):
                 raise _Diff(path, a, b, f"tuple lengths differ ({len(a)} vs {len(b)})")
-            for i, (x, y) in enumerate(zip(a, b)):
-                self.match(x, y, f"{path}[{i}]")
-            return
+            return [(x, y, f"{path}[{i}]") for i, (x, y) in enumerate(zip(a, b))]
         if not isinstance(a, Node) or not isinstance(b, Node):
             # Floats compare as written, as they hash: -0.0 is not 0.0 (x * -0.0 differs
             # from x * 0.0), and a NaN constant equals itself.
             if isinstance(a, Node) or isinstance(b, Node) or type(a) is not type(b) or (
                     repr(a) != repr(b) if isinstance(a, float) else a != b):
                 raise _Diff(path, a, b, "values differ")
-            return
+            return ()
         if type(a) is not type(b):
             raise _Diff(path, a, b, f"node types differ ({type(a).__name__} vs "
                                     f"{type(b).__name__})")
@@ -46,13 +54,11 @@ class _Matcher:
             if id(a) in self.fwd or id(b) in self.back:
                 if self.fwd.get(id(a)) is not b:
                     raise _Diff(path, a, b, "refers to a different definition")
-                return
+                return ()
             self.fwd[id(a)] = b
             self.back[id(b)] = a
-        for (name, x), (_, y) in zip(node_fields(a), node_fields(b)):
-            if name == "name" and isinstance(a, IdentityNode):
-                continue
-            self.match(x, y, f"{path}.{name}")
+        return [(x, y, f"{path}.{name}") for (name, x), (_, y) in zip(node_fields(a), node_fields(b))
+                if not (name == "name" and isinstance(a, IdentityNode))]
 
 
 def structural_equal(lhs, rhs):
@@ -93,23 +99,31 @@ def structural_hash(node):
     return int.from_bytes(h.digest(), "little")
 
 
+_CLOSE = object()   # marks the end of a tuple on `_feed`'s stack
+
+
 def _feed(x, h, numbering):
-    if isinstance(x, tuple):
-        h.update(b"(%d" % len(x))
-        for item in x:
-            _feed(item, h, numbering)
-        h.update(b")")
-        return
-    if not isinstance(x, Node):
-        h.update(f"{type(x).__name__}:{x!r};".encode())
-        return
-    h.update(type(x).__name__.encode())
-    if isinstance(x, IdentityNode):
-        if id(x) in numbering:
-            h.update(b"#%d" % numbering[id(x)][0])
-            return
-        numbering[id(x)] = (len(numbering), x)  # keep x alive so its id stays unique
-    for name, value in node_fields(x):
-        if name == "name" and isinstance(x, IdentityNode):
+    """Feed ``x`` to ``h``, walking it with an explicit stack (see `_Matcher`)."""
+    todo = [x]
+    while todo:
+        x = todo.pop()
+        if x is _CLOSE:
+            h.update(b")")
             continue
-        _feed(value, h, numbering)
+        if isinstance(x, tuple):
+            h.update(b"(%d" % len(x))
+            todo.append(_CLOSE)
+            todo.extend(reversed(x))
+            continue
+        if not isinstance(x, Node):
+            h.update(f"{type(x).__name__}:{x!r};".encode())
+            continue
+        h.update(type(x).__name__.encode())
+        identity = isinstance(x, IdentityNode)
+        if identity:
+            if id(x) in numbering:
+                h.update(b"#%d" % numbering[id(x)][0])
+                continue
+            numbering[id(x)] = (len(numbering), x)  # keep x alive so its id stays unique
+        todo.extend(reversed([value for name, value in node_fields(x)
+                              if not (identity and name == "name")]))

@@ -84,26 +84,41 @@ class _PrimChecker:
                     if i.dtype != dt.INDEX:
                         self.fail(f"index of {n.buffer.name} in {where} is {i.dtype}, not int64")
 
-    def scoped(self, defs_vars, defs_bufs, fn):
-        saved_v, saved_b = set(self.vars), set(self.buffers)
+    def scoped(self, defs_vars, defs_bufs, body):
+        """Define ``defs_vars`` and ``defs_bufs``; return ``body`` (statements and callables
+        to run) followed by the callable that takes the definitions out of scope again."""
         for v in defs_vars:
             self.define_var(v)
         for b in defs_bufs:
             self.define_buffer(b)
-        fn()
-        self.vars, self.buffers = saved_v, saved_b
+
+        def leave():
+            self.vars.difference_update(defs_vars)
+            self.buffers.difference_update(defs_bufs)
+            return ()
+        return [*body, leave]
 
     def stmt(self, s):
+        """Check statement ``s`` and everything in it, with an explicit stack of what is left
+        to do (a sequence of thousands of lets nests as deep as it is long)."""
+        todo = [s]
+        while todo:
+            item = todo.pop()
+            todo.extend(reversed(item() if callable(item) else self.step(item)))
+
+    def step(self, s):
+        """Check ``s`` itself; return what to check after it, in order: the statements inside
+        it and callables (checks that need their scope, the end of a scope)."""
         if s is None:
-            return
+            return ()
         if isinstance(s, For):
             self.expr(s.start, f"the bounds of loop {s.loop_var.name}")
             self.expr(s.extent, f"the bounds of loop {s.loop_var.name}")
             for e, what in ((s.start, "start"), (s.extent, "extent")):
                 if e.dtype != dt.INDEX:
                     self.fail(f"loop {s.loop_var.name}: {what} is {e.dtype}, not int64")
-            self.scoped([s.loop_var], [], lambda: self.stmt(s.body))
-        elif isinstance(s, BlockRealize):
+            return self.scoped([s.loop_var], [], [s.body])
+        if isinstance(s, BlockRealize):
             where = f"the bindings of block {s.block.name}"
             for v in s.iter_values:
                 self.expr(v, where)
@@ -112,9 +127,9 @@ class _PrimChecker:
             self.expr(s.predicate, f"the predicate of block {s.block.name}")
             if s.predicate.dtype != "bool":
                 self.fail(f"block {s.block.name}: predicate is {s.predicate.dtype}, not bool")
-            self.stmt(s.block)
-        elif isinstance(s, Block):
-            def body():
+            return [s.block]
+        if isinstance(s, Block):
+            def regions():
                 for region in s.reads + s.writes:
                     if region.buffer not in self.buffers:
                         self.fail(f"block {s.name} names buffer {region.buffer.name} in its "
@@ -122,12 +137,12 @@ class _PrimChecker:
                     for r in region.region:
                         self.expr(r.start, f"the regions of block {s.name}")
                         self.expr(r.extent, f"the regions of block {s.name}")
-                self.stmt(s.init)
-                self.stmt(s.body)
+                return ()
             for iv in s.iter_vars:
                 self.expr(iv.extent, f"the iterator domains of block {s.name}")
-            self.scoped([iv.var for iv in s.iter_vars], s.alloc_buffers, body)
-        elif isinstance(s, BufferStore):
+            return self.scoped([iv.var for iv in s.iter_vars], s.alloc_buffers,
+                               [regions, s.init, s.body])
+        if isinstance(s, BufferStore):
             where = f"a store to {s.buffer.name}"
             if s.buffer not in self.buffers:
                 self.fail(f"buffer {s.buffer.name} is written but not in scope")
@@ -139,28 +154,29 @@ class _PrimChecker:
             if s.value.dtype != s.buffer.dtype:
                 self.fail(f"storing a {s.value.dtype} value into {s.buffer.dtype} buffer "
                           f"{s.buffer.name}")
-        elif isinstance(s, IfThenElse):
+            return ()
+        if isinstance(s, IfThenElse):
             self.expr(s.condition, "an if condition")
             if s.condition.dtype != "bool":
                 self.fail(f"if condition is {s.condition.dtype}, not bool")
-            self.scoped([], [], lambda: self.stmt(s.then_case))
-            self.scoped([], [], lambda: self.stmt(s.else_case))
-        elif isinstance(s, LetStmt):
+            return [s.then_case, s.else_case]
+        if isinstance(s, LetStmt):
             self.expr(s.value, f"the value of {s.var.name}")
             if s.var.dtype != s.value.dtype:
                 self.fail(f"let {s.var.name}: variable is {s.var.dtype} but value is "
                           f"{s.value.dtype}")
-            self.scoped([s.var], [], lambda: self.stmt(s.body))
-        elif isinstance(s, Allocate):
-            self.scoped([], [s.buffer], lambda: self.stmt(s.body))
-        elif isinstance(s, Node) and not isinstance(s, PrimExpr):
+            return self.scoped([s.var], [], [s.body])
+        if isinstance(s, Allocate):
+            return self.scoped([], [s.buffer], [s.body])
+        if isinstance(s, Node) and not isinstance(s, PrimExpr):
+            rest = []
             for c in children(s):
                 if isinstance(c, PrimExpr):
                     self.expr(c, f"a {type(s).__name__} statement")
                 else:
-                    self.stmt(c)
-        else:
-            self.fail(f"unexpected {type(s).__name__} where a statement belongs")
+                    rest.append(c)
+            return rest
+        self.fail(f"unexpected {type(s).__name__} where a statement belongs")
 
 
 class _GraphChecker:

@@ -43,11 +43,16 @@ class Scope:
         """Record ``var >= 0`` (a shape variable: a call takes it from an array dimension)."""
         self.analyzer.bind(var, arith.IntBound(0, None))
 
+    @staticmethod
+    def knows_of_let(var, value):
+        """Whether `bind_let` records anything of ``var = value``: only of an integer."""
+        return dt.is_integer(value.dtype) and dt.is_integer(var.dtype)
+
     def bind_let(self, var, value):
         """Record what is known of ``var = value`` (a let): the constant bounds of an
         integer ``value`` (``x = min(16, n - 16 * j)`` is at most 16), so that a loop up to
         ``x`` is known to stay below 16. The variable itself stays in the IR."""
-        if dt.is_integer(value.dtype) and dt.is_integer(var.dtype):
+        if self.knows_of_let(var, value):
             lo, hi = self.analyzer.const_int_bound(value, simplify=False)
             if lo is not None or hi is not None:
                 self.analyzer.bind(var, arith.IntBound(lo, hi))

@@ -4,7 +4,7 @@ substitution of variables, and small queries on statements."""
 import functools
 
 from ..codegen.abi import param_shapes
-from ..errors import Error
+from ..errors import TOO_DEEP, Error
 from ..ffi.extern import ExternKernel
 from ..ffi.registry import get_global_func
 from ..ir import expr as E
@@ -25,7 +25,11 @@ def prim_func_pass(fn):
     def run(mod):
         funcs = []
         for name, func in mod.functions:
-            funcs.append((name, fn(func) if isinstance(func, S.PrimFunc) else func))
+            try:
+                funcs.append((name, fn(func) if isinstance(func, S.PrimFunc) else func))
+            except RecursionError:
+                raise LowerError(f"prim function {name} (pass {fn.__name__}): {TOO_DEEP}; "
+                                 "split it into smaller ones") from None
         return IRModule(tuple(funcs), mod.attrs)
 
     return run

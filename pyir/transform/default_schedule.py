@@ -27,6 +27,7 @@ the loop, by their rule, `pyir.transform.dependence.iteration_conflict` (from th
 """
 
 import dataclasses
+import functools
 
 from ..arith import vars_of
 from ..ir import expr as E
@@ -47,6 +48,16 @@ def _independent(loop, outer):
     the check of `Schedule.parallel` and `Schedule.vectorize`, ``outer`` being the loops
     around ``loop`` inside its block (their ranges)."""
     return iteration_conflict(loop, outer, [loop.loop_var], allow_reduce_reorder=False) is None
+
+
+def _along_tails(visit):
+    """``visit(stmt, *context)`` run by `S.follow_tails`: a sequence, let or allocation
+    (which leave the context as it is) hands its last statement or body back as a `S.Tail`
+    (see `_map_children`) instead of recursing into it."""
+    @functools.wraps(visit)
+    def run(stmt, *context):
+        return S.follow_tails(stmt, lambda s: visit(s, *context))
+    return run
 
 
 def _inner(stmt, outer):
@@ -73,6 +84,7 @@ def _spatial_only(loop):
     return _only_drives(loop, "S")
 
 
+@_along_tails
 def _reassociate(stmt, outer):
     """Annotate innermost reduction loops whose iterations may be reordered (see the module
     docstring)."""
@@ -85,6 +97,7 @@ def _reassociate(stmt, outer):
     return _map_children(stmt, lambda s: _reassociate(s, _inner(stmt, outer)))
 
 
+@_along_tails
 def _reduction_outward(stmt, outer):
     """Swap a spatial loop with the reduction loop right inside it, the innermost, when
     every access of the block is then contiguous in the spatial loop or does not move with
@@ -189,12 +202,15 @@ def _fuse_run(nests, whole, outer, proven):
     return out
 
 
+@_along_tails
 def _fuse_rows(stmt, outer, proven):
     """Fuse runs of consecutive row loops (see the module docstring)."""
     if not isinstance(stmt, S.SeqStmt):
         return _map_children(stmt, lambda s: _fuse_rows(s, _inner(stmt, outer), proven))
+    tail = stmt.stmts[-1] if stmt.stmts and isinstance(stmt.stmts[-1], (S.LetStmt, S.Allocate)) \
+        else None
     runs = []   # [nests, the nests fused]
-    for s in (_fuse_rows(x, outer, proven) for x in stmt.stmts):
+    for s in (_fuse_rows(x, outer, proven) for x in stmt.stmts[:-1 if tail else None]):
         fused = _fused(runs[-1][1], s) if runs else None
         if fused is not None:
             runs[-1] = [runs[-1][0] + [s], fused]
@@ -203,6 +219,8 @@ def _fuse_rows(stmt, outer, proven):
     out = []
     for nests, whole in runs:
         out += _fuse_run(nests, whole, outer, proven) if len(nests) > 1 else nests
+    if tail is not None:   # a let or allocation is no row loop: it fuses with nothing
+        return S.Tail(tail, lambda last: S.seq(*out, last))
     return S.seq(*out)
 
 
@@ -210,6 +228,7 @@ def _has_loop(stmt):
     return any(isinstance(n, S.For) for n in walk(stmt))
 
 
+@_along_tails
 def _vectorize(stmt, outer, proven):
     """Mark innermost contiguous spatial loops whose iterations are independent vectorized
     (a rebuilt statement); such loops go to ``proven``, and so does the rebuilt copy of a
@@ -227,6 +246,7 @@ def _vectorize(stmt, outer, proven):
     return _map_children(stmt, lambda s: _vectorize(s, _inner(stmt, outer), proven))
 
 
+@_along_tails
 def _parallelize(stmt, outer, proven):
     """Mark the outermost spatial loop of each loop nest parallel when its iterations are
     independent (known for the loops in ``proven``)."""
@@ -253,11 +273,16 @@ def _known_independent(loop, outer, proven):
 
 
 def _map_children(stmt, fn):
-    if isinstance(stmt, S.SeqStmt):
-        return S.SeqStmt(tuple(fn(s) for s in stmt.stmts))
+    """``stmt`` with ``fn`` applied to the statements in it; for a sequence, let or
+    allocation, a `S.Tail` for `_along_tails` to visit the last of them."""
+    if isinstance(stmt, S.SeqStmt) and stmt.stmts:
+        head = tuple(fn(s) for s in stmt.stmts[:-1])
+        return S.Tail(stmt.stmts[-1], lambda last: S.SeqStmt(head + (last,)))
     if isinstance(stmt, S.BlockRealize):
         return dataclasses.replace(stmt, block=_map_children(stmt.block, fn))
-    if isinstance(stmt, (S.Block, S.Allocate, S.LetStmt)):
+    if isinstance(stmt, (S.Allocate, S.LetStmt)):
+        return S.Tail(stmt.body, lambda body: dataclasses.replace(stmt, body=body))
+    if isinstance(stmt, S.Block):
         return dataclasses.replace(stmt, body=fn(stmt.body))
     if isinstance(stmt, S.IfThenElse):
         return dataclasses.replace(stmt, then_case=fn(stmt.then_case),

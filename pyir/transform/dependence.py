@@ -12,25 +12,16 @@ when, in addition, the iterations write disjoint parts of each buffer.
 from ..arith import Analyzer, tiles_apart
 from ..ir import (BlockRealize, BufferLoad, Call, For, IntImm, Range, Var, ge, stmt_children,
                   substitute, walk)
+from ..ir.stmt import find_paths
 from .linear import coefficient
 
 
 def realizes_under(stmt, nested=False):
     """Paths (relative to ``stmt``) of the BlockRealizes below ``stmt``; only the outermost
     ones unless ``nested``."""
-    out = []
-
-    def visit(s, prefix):
-        path = prefix + (s,)
-        if isinstance(s, BlockRealize):
-            out.append(path)
-            if not nested:
-                return
-        for c in stmt_children(s):
-            visit(c, path)
-
-    visit(stmt, ())
-    return out
+    return list(find_paths(stmt, lambda s: isinstance(s, BlockRealize),
+                           lambda s: () if isinstance(s, BlockRealize) and not nested
+                           else stmt_children(s)))
 
 
 def uses(expr, variables):

@@ -102,6 +102,9 @@ class _Collector:
 
     # ------------------------------------------------------------ traversal
     def stmt(self, s):
+        S.follow_tails(s, self._stmt)
+
+    def _stmt(self, s):
         if isinstance(s, S.For):
             self.expr(s.start)
             self.expr(s.extent)
@@ -114,7 +117,7 @@ class _Collector:
         elif isinstance(s, S.LetStmt):
             self.expr(s.value)
             self.lets[s.var] = substitute(s.value, self.lets)
-            self.stmt(s.body)
+            return S.Tail(s.body)
         elif isinstance(s, S.IfThenElse):
             self.expr(s.condition)
             self.guarded(s.condition, lambda: self.stmt(s.then_case))
@@ -125,11 +128,12 @@ class _Collector:
             for i in s.indices:
                 self.expr(i)
             self.expr(s.value)
-        elif isinstance(s, S.SeqStmt):
-            for x in s.stmts:
+        elif isinstance(s, S.SeqStmt) and s.stmts:
+            for x in s.stmts[:-1]:
                 self.stmt(x)
+            return S.Tail(s.stmts[-1])
         elif isinstance(s, S.Allocate):
-            self.stmt(s.body)
+            return S.Tail(s.body)
         elif isinstance(s, S.Evaluate):
             self.expr(s.value)
 

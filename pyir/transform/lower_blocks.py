@@ -82,17 +82,14 @@ def init_may_not_run(block):
         for iv in block.iter_vars)
 
 
-def _paths(stmt, path=()):
+def _paths(stmt):
     """(path, realize) for each BlockRealize with an init that may never run, ``path``
     the statements from ``stmt`` down to it."""
-    path = path + (stmt,)
-    if isinstance(stmt, S.BlockRealize):
-        if init_may_not_run(stmt.block):
-            yield path, stmt
-        yield from _paths(stmt.block.body, path)
-    else:
-        for child in S.stmt_children(stmt):
-            yield from _paths(child, path)
+    for path in S.find_paths(stmt, lambda s: isinstance(s, S.BlockRealize)
+                             and init_may_not_run(s.block),
+                             lambda s: [s.block.body] if isinstance(s, S.BlockRealize)
+                             else S.stmt_children(s)):
+        yield path, path[-1]
 
 
 def _init_first(body):

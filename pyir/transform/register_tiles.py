@@ -287,17 +287,23 @@ def _edit_ifs(stmt, edit):
     inner = set()
 
     def go(s):
+        return S.follow_tails(s, step)
+
+    def step(s):
         if isinstance(s, S.For):
             ana.bind(s.loop_var, S.Range(s.start, s.extent))
             inner.add(s.loop_var)
             body = go(s.body)
             return s if body is s.body else with_fields(s, body=body)
-        if isinstance(s, S.SeqStmt):
-            new = tuple(go(x) for x in s.stmts)
-            return s if all(a is b for a, b in zip(new, s.stmts)) else S.SeqStmt(new)
+        if isinstance(s, S.SeqStmt) and s.stmts:
+            head = tuple(go(x) for x in s.stmts[:-1])
+
+            def finish(last):
+                new = head + (last,)
+                return s if all(a is b for a, b in zip(new, s.stmts)) else S.SeqStmt(new)
+            return S.Tail(s.stmts[-1], finish)
         if isinstance(s, (S.LetStmt, S.Allocate)):
-            body = go(s.body)
-            return s if body is s.body else with_fields(s, body=body)
+            return S.Tail(s.body, lambda body: s if body is s.body else with_fields(s, body=body))
         if isinstance(s, S.IfThenElse):
             other = go(s.else_case) if s.else_case is not None else None
             return edit(s, go(s.then_case), other, ana, inner)

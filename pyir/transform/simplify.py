@@ -16,6 +16,9 @@ class _Simplifier:
         return self.scope.simplify(e)   # indices of loads inside included
 
     def stmt(self, s):
+        return S.follow_tails(s, self._stmt)
+
+    def _stmt(self, s):
         if isinstance(s, S.For):
             start, extent = self.expr(s.start), self.expr(s.extent)
             if is_const(extent) and extent.value <= 0:
@@ -31,16 +34,19 @@ class _Simplifier:
             return S.IfThenElse(cond, self.stmt(s.then_case),
                                 None if s.else_case is None else self.stmt(s.else_case))
         if isinstance(s, S.SeqStmt):
-            return S.seq(*(self.stmt(x) for x in s.stmts))
+            if not s.stmts:
+                return s
+            head = [self.stmt(x) for x in s.stmts[:-1]]
+            return S.Tail(s.stmts[-1], lambda last: S.seq(*head, last))
         if isinstance(s, S.BufferStore):
             return S.BufferStore(s.buffer, self.expr(s.value),
                                  tuple(self.expr(i) for i in s.indices))
         if isinstance(s, S.LetStmt):
             value = self.expr(s.value)
             self.scope.bind_let(s.var, value)
-            return S.LetStmt(s.var, value, self.stmt(s.body))
+            return S.Tail(s.body, lambda body: S.LetStmt(s.var, value, body))
         if isinstance(s, S.Allocate):
-            return S.Allocate(s.buffer, self.stmt(s.body))
+            return S.Tail(s.body, lambda body: S.Allocate(s.buffer, body))
         if isinstance(s, S.Evaluate):
             return S.Evaluate(self.expr(s.value))
         return s

@@ -163,8 +163,10 @@ def run_parse(parser, fn, *args):
     except Error as e:
         err = parser.make_error(None, str(e))
     except RecursionError:
-        err = parser.make_error(parser.too_deep, "this is nested too deeply for the parser "
-                                                 "(Python's recursion limit)",
+        name = parser.state.get("function")
+        where = f" in function {name!r}" if name else ""
+        err = parser.make_error(parser.too_deep, f"this is nested too deeply for the parser "
+                                                 f"(Python's recursion limit){where}",
                                 "split the expression, or the function into smaller ones")
     except Exception as e:  # a bug in pyir: still point at the user's line
         err = parser.make_error(None, f"internal error while parsing this line: "

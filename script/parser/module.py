@@ -68,6 +68,7 @@ def parse_function_def(parser, node, kind=None):
     "function" when the caller knows it, e.g. ``T.prim_func(f)`` called on a plain ``def``)."""
     from . import graph, tensor
     kind = kind or decorator_kind(parser, node)
+    parser.state["function"] = node.name
     if kind == "prim_func":
         return tensor.parse_prim_func(parser, node)
     if kind == "function":

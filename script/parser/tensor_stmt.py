@@ -157,15 +157,21 @@ def parse_body(parser, nodes, deeper=False):
 
 
 def _sequence(parser, nodes):
-    out = []
-    for k, node in enumerate(nodes):
+    """The statements ``nodes`` as one Stmt. A statement that scopes over the rest (a `_Rest`)
+    wraps the statements after it once they are all read: a loop, not a recursion per
+    ``x = expr``, so a block may hold any number of them."""
+    out, scoped = [], []   # scoped: (the statements before, wrap) for each _Rest, in order
+    for node in nodes:
         result = parser.visit(node, "T")
         if isinstance(result, _Rest):
-            out.append(result.wrap(_sequence(parser, nodes[k + 1:])))
-            break
-        if result is not None:
+            scoped.append((out, result.wrap))
+            out = []
+        elif result is not None:
             out.append(result)
-    return seq(*out)
+    body = seq(*out)
+    for before, wrap in reversed(scoped):
+        body = seq(*before, wrap(body))
+    return body
 
 
 # ---------------------------------------------------------------- loops

@@ -9,7 +9,7 @@ whose name is taken by another live definition is printed as ``name_1``.
 import contextlib
 import keyword
 
-from pyir.errors import Error
+from pyir.errors import TOO_DEEP, Error
 
 _TABLE = {}
 
@@ -59,9 +59,12 @@ class Printer:
 
     # ------------------------------------------------------------------ dispatch
     def print(self, node):
-        """Print a statement-like node (function, statement, binding) as lines."""
-        fn = self._handler(node)
-        fn(self, node)
+        """Print a statement-like node (function, statement, binding) as lines. A statement
+        printer may return the statement to print next at the same indentation (the body of
+        a let, the last of a sequence): followed in a loop, so that a chain of thousands of
+        lets does not recurse once per let."""
+        while node is not None:
+            node = self._handler(node)(self, node)
 
     def expr(self, node, prec=0):
         """Text of an expression-like node, parenthesized if it binds looser than ``prec``."""
@@ -141,12 +144,13 @@ def script(node):
     handler = p._handler(node)
     try:
         result = handler(p, node)
+        if isinstance(result, tuple):  # an expression
+            return result[0]
+        p.print(result)
     except RecursionError:
-        raise Error(f"cannot print this {type(node).__name__}: an expression in it is nested "
-                    "deeper than Python's recursion limit (sys.setrecursionlimit raises it)") \
-            from None
-    if isinstance(result, tuple):  # an expression
-        return result[0]
+        name = getattr(node, "name", None)
+        what = f"{type(node).__name__} {name}" if isinstance(name, str) else type(node).__name__
+        raise Error(f"cannot print {what}: {TOO_DEEP}") from None
     return p.text()
 
 

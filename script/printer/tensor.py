@@ -103,11 +103,13 @@ def _tuple(items):
 def _seq(p, s):
     if not s.stmts:
         p.line("pass")
-    for k, item in enumerate(s.stmts):
-        if k < len(s.stmts) - 1 and isinstance(item, (LetStmt, Allocate)):
+        return None
+    for item in s.stmts[:-1]:
+        if isinstance(item, (LetStmt, Allocate)):
             _scoped(p, item)  # statements after it are outside its scope
         else:
             p.print(item)
+    return s.stmts[-1]
 
 
 def _scoped(p, s):
@@ -233,7 +235,7 @@ def _allocate(p, s):
         _scoped(p, s)  # X = T.alloc_buffer(...) here would allocate for the whole block
         return
     p.line(_alloc_text(p, s.buffer))
-    p.print(s.body)
+    return s.body
 
 
 @prints(BufferStore)
@@ -260,7 +262,7 @@ def _if(p, s, keyword="if"):
 def _let(p, s):
     value = p.expr(s.value)
     p.line(f"{p.define(s.var, s.var.name)} = {value}")
-    p.print(s.body)
+    return s.body
 
 
 @prints(Evaluate)

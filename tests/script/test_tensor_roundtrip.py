@@ -59,6 +59,7 @@ def test_an_expression_too_deep_to_print_is_a_clear_error():
     for _ in range(3000):
         value = value + BufferLoad(A, (IntImm(1),))
     f = PrimFunc("f", (A,), BufferStore(A, value, (IntImm(0),)))
-    with pytest.raises(pyir.Error, match="cannot print this PrimFunc: an expression in it is "
-                       "nested deeper than Python's recursion limit"):
+    with pytest.raises(pyir.Error, match="cannot print PrimFunc f: an expression in it, or its "
+                       "loops, ifs and blocks inside one another, nest deeper than Python's "
+                       "recursion limit"):
         f.script()
