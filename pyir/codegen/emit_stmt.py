@@ -177,11 +177,21 @@ def _unrolls_big(s):
 def _unrolled_copies(s):
     """How many copies of its innermost statements loop nest ``s`` would make if every
     loop in it were unrolled, a loop of symbolic extent counting as `MAX_UNROLL` + 1 (a
-    loop LLVM keeps); a sequence or an if counts all its parts."""
-    if isinstance(s, S.For):
-        extent = s.extent.value if isinstance(s.extent, E.IntImm) else MAX_UNROLL + 1
-        return extent * _unrolled_copies(s.body)
-    return sum(_unrolled_copies(c) for c in children(s) if isinstance(c, S.Stmt)) or 1
+    loop LLVM keeps); a sequence or an if counts all its parts. (With a stack: a sequence
+    of lets nests as deep as it is long.)"""
+    total, todo = 0, [(s, 1)]
+    while todo:
+        node, times = todo.pop()
+        if isinstance(node, S.For):
+            extent = node.extent.value if isinstance(node.extent, E.IntImm) else MAX_UNROLL + 1
+            todo.append((node.body, times * extent))
+            continue
+        inside = [c for c in children(node) if isinstance(c, S.Stmt)]
+        if inside:
+            todo.extend((c, times) for c in inside)
+        else:
+            total += times
+    return total
 
 
 def _double(x):
