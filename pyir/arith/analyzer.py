@@ -261,9 +261,13 @@ class Analyzer:
             for e in (*bounds.get(var, ()), subst.get(var)):
                 if e is not None and type(e) is not IntImm:
                     todo.extend(vars_of(e))
-        return tuple(tuple((v, facts[v]) for v in sorted(
-            (v for v in reach if v in facts), key=entered.__getitem__))
-            for facts, entered in zip((bounds, subst), self._entered))
+        out = []
+        for facts, entered in zip((bounds, subst), self._entered):
+            known = [v for v in reach if v in facts]
+            if len(known) > 1:
+                known.sort(key=entered.__getitem__)
+            out.append(tuple((v, facts[v]) for v in known))
+        return tuple(out)
 
     def const_int_bound(self, expr, simplify=True):
         """`IntBound` of an integer expression (``simplify=False``: of the expression as

@@ -34,9 +34,12 @@ def check_random_graph(data):
         try:
             with np.errstate(all="ignore"):
                 want = graph.reference(arrays)
-        except ValueError:   # numpy's max / min of nothing: an error, or nothing to compute
+        except ValueError:
+            # numpy's max / min of nothing is an error; pyir's is the reduction's identity
+            # (-inf, the lowest value...), which later operators may spread: it runs, or is
+            # refused by an entry condition, but has nothing to be compared with
             try:
-                assert main(*args).size == 0
+                main(*args)
             except pyir.Error as e:
                 assert "requires" in str(e)
             continue
