@@ -180,6 +180,8 @@ _ENTER, _TUPLE, _NODE = range(3)   # the steps of `rewrite_top_down`
 
 
 def _rewrite(value, fn, memo):
+    """`rewrite` of a node, a tuple or a plain value, by recursion (`_rewrite_deep` takes
+    over where that reaches Python's recursion limit)."""
     if isinstance(value, tuple):
         return _rewrite_tuple(value, fn, memo)
     if not isinstance(value, Node):
