@@ -6,21 +6,18 @@ ArgumentError (a TypeError or ValueError) naming it.
 The default profile runs 25 functions (deterministically); PYIR_FULL_TESTS=1 selects the
 slow full profile of 400."""
 
-import os
 import re
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import pyir
 from pyir.script import from_source
 
+from property_profiles import profiles
 from random_graphs import SYMBOL_VALUES, random_graph, random_inputs, tolerances, \
     wrong_arguments
-
-FULL = os.environ.get("PYIR_FULL_TESTS") == "1"
 
 
 def check_random_graph(data):
@@ -54,11 +51,5 @@ def check_random_graph(data):
         assert isinstance(info.value, pyir.Error)
 
 
-PROFILE = dict(max_examples=400) if FULL else dict(max_examples=25, derandomize=True)
-
-
-@settings(deadline=None, suppress_health_check=[HealthCheck.too_slow,
-                                                HealthCheck.data_too_large], **PROFILE)
-@given(st.data())
-def test_random_graphs_match_numpy(data):
-    check_random_graph(data)
+test_random_graphs_match_numpy, test_random_graphs_match_numpy_full = profiles(
+    check_random_graph, 25, 400)

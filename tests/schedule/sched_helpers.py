@@ -2,12 +2,7 @@
 trip, trace replay, every index bounded at entry, and results equal to the unscheduled
 build."""
 
-import os
-
 import numpy as np
-import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
 import pyir
 from pyir.ir import assert_structural_equal, verify
@@ -50,28 +45,3 @@ def check_results(sch, name, sizes=SIZES):
         lib[name](*got)
         ref[name](*want)
         np.testing.assert_allclose(got[-1], want[-1], rtol=1e-4, atol=1e-4)
-
-
-FULL = os.environ.get("PYIR_FULL_TESTS") == "1"
-_COMMON = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow,
-                                                     HealthCheck.data_too_large])
-
-
-def profiles(run, examples, full_examples):
-    """Two tests of ``run(data)`` (a property drawing from hypothesis' ``data``): the default
-    one over ``examples`` derandomized examples, and the slow one over ``full_examples``
-    random examples that PYIR_FULL_TESTS=1 selects instead."""
-    @pytest.mark.skipif(FULL, reason="the full profile runs instead")
-    @settings(max_examples=examples, derandomize=True, **_COMMON)
-    @given(st.data())
-    def default(data):
-        run(data)
-
-    @pytest.mark.slow
-    @pytest.mark.skipif(not FULL, reason="set PYIR_FULL_TESTS=1 for the full profile")
-    @settings(max_examples=full_examples, **_COMMON)
-    @given(st.data())
-    def full(data):
-        run(data)
-
-    return default, full

@@ -12,7 +12,8 @@ from pyir.schedule import ScheduleError
 from pyir.schedule.tree import iter_paths
 
 import sched_kernels
-from sched_helpers import check_results, check_roundtrip, fresh, profiles
+from property_profiles import profiles
+from sched_helpers import check_results, check_roundtrip, fresh
 
 PRIMITIVES = ["split", "fuse", "reorder", "parallel", "vectorize", "unroll", "annotate",
               "compute_at", "reverse_compute_at", "compute_inline", "reverse_compute_inline",

@@ -26,7 +26,7 @@ from pyir.schedule.tree import iter_paths
 from pyir.script import from_source
 
 import sched_kernels
-from sched_helpers import profiles
+from property_profiles import profiles
 
 KERNELS = ["matmul", "chain", "rowsum", "conv1d", "bias_relu", "mm_relu", "static_mm", "pair"]
 STEPS = ["split", "fuse", "reorder", "parallel", "vectorize", "unroll", "annotate",

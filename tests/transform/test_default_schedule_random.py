@@ -6,9 +6,6 @@ module prints and parses back to itself.
 The default profile runs 60 functions (deterministically); PYIR_FULL_TESTS=1 selects the
 slow full profile of 600."""
 
-import os
-
-from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import pyir
@@ -16,9 +13,8 @@ from pyir import transform
 from pyir.ir import IRModule, assert_structural_equal
 from pyir.script import from_source
 
+from property_profiles import profiles
 from random_prims import SYMBOL_VALUES, random_prim, run_and_compare
-
-FULL = os.environ.get("PYIR_FULL_TESTS") == "1"
 
 
 def check_random_prim(data):
@@ -35,11 +31,5 @@ def check_random_prim(data):
             run_and_compare(prim, lib, dict(zip("nm", values)), seed=k)
 
 
-PROFILE = dict(max_examples=600) if FULL else dict(max_examples=60, derandomize=True)
-
-
-@settings(deadline=None, suppress_health_check=[HealthCheck.too_slow,
-                                                HealthCheck.data_too_large], **PROFILE)
-@given(st.data())
-def test_random_prims_match_numpy(data):
-    check_random_prim(data)
+test_random_prims_match_numpy, test_random_prims_match_numpy_full = profiles(
+    check_random_prim, 60, 600)
