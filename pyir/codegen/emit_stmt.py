@@ -170,8 +170,10 @@ def _unrolls_big(s):
     copies of a row loop over n and its tail 200 loops and 2 s. (Loops around a short nest
     stay LLVM's to unroll: they become innermost loops that it vectorizes, which the hint
     would prevent.)"""
-    return isinstance(s.extent, E.IntImm) and _holds_loops(s.body) \
-        and _unrolled_copies(s.body) > MAX_UNROLL and _unrolled_copies(s) > MAX_UNROLLED_COPIES
+    if not (isinstance(s.extent, E.IntImm) and _holds_loops(s.body)):
+        return False
+    inside = _unrolled_copies(s.body)
+    return inside > MAX_UNROLL and s.extent.value * inside > MAX_UNROLLED_COPIES
 
 
 def _unrolled_copies(s):
