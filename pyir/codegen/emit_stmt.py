@@ -52,7 +52,7 @@ MAX_VECTOR_UNROLL = 4
 
 PARALLEL_FOR = "pyir_parallel_for"
 #: Parallel loop nests with fewer iterations than this run inline: waking the thread pool
-#: costs more than such work.
+#: costs more than such work. A nest known to be that small is not outlined at all.
 PARALLEL_MIN_WORK = 4096
 #: Branch weight of the main part of a split loop against its tail.
 LIKELY_WEIGHT = 1000
@@ -489,11 +489,15 @@ class FunctionEmitter(ExprEmitter):
             kind = "serial"
         if kind == "vectorized" and self.vvar is not None:
             kind = "serial"
-        if kind == "parallel":
-            self.parallel(s)
-            return
         start = self.expr(s.start)
         extent = self.expr(s.extent)
+        if kind == "parallel":
+            work = self._work(s, extent)
+            if not isinstance(work, float) or work >= PARALLEL_MIN_WORK:
+                self.parallel(s, start, extent, work)
+                return
+            # Known to be too little work for the pool: the loop runs here, not outlined.
+            kind = "vectorized" if dict(s.annotations).get("vectorize") else "serial"
         if isinstance(extent.type, ir.VectorType) or isinstance(start.type, ir.VectorType):
             raise self.error(f"loop {s.loop_var.name} has bounds that vary across a "
                              "vectorized loop")
@@ -640,10 +644,11 @@ class FunctionEmitter(ExprEmitter):
                         masked()
 
     # ------------------------------------------------------------ parallel
-    def parallel(self, s):
-        """Outline the loop into ``@<f>.par<k>`` and run it through pyir_parallel_for."""
+    def parallel(self, s, start, extent, work):
+        """Outline the loop (from ``start``, ``extent`` iterations, ``work`` iterations of
+        its nest: see `_work`) into ``@<f>.par<k>`` and run it through pyir_parallel_for,
+        or inline where ``work`` is below `PARALLEL_MIN_WORK` at run time."""
         cap_vars, cap_bufs = self._captures(s, {s.loop_var})
-        start, extent = self.expr(s.start), self.expr(s.extent)
         values = [start] + [self.env[v] for v in cap_vars] + [self.bufs[b] for b in cap_bufs]
         k = self.ctx.next_id(self.name)
         body_fn, emit = self._outline_body(s, k, values, cap_vars, cap_bufs)
@@ -663,18 +668,12 @@ class FunctionEmitter(ExprEmitter):
         done_bb = self.b.append_basic_block("par.done")
         self.b.cbranch(self.b.icmp_signed(">", extent, T.int_const(0)), run_bb, done_bb)
         self.b.position_at_end(run_bb)
-        work = self._work(s, extent)
         if isinstance(work, float):
-            known = work < PARALLEL_MIN_WORK
+            status = self.b.call(self.ctx.parallel_for(), [self.b.bitcast(thunk, T.PTR),
+                                                           closure, extent])
         else:
-            known = None
             small = self.b.fcmp_ordered("<", work, ir.Constant(ir.DoubleType(),
                                                                PARALLEL_MIN_WORK))
-        if known is not None:
-            status = self.b.call(thunk, [T.int_const(0), extent, closure]) if known else \
-                self.b.call(self.ctx.parallel_for(), [self.b.bitcast(thunk, T.PTR), closure,
-                                                      extent])
-        else:
             with self.b.if_else(small, likely=False) as (serial, pooled):
                 with serial:
                     inline_status = self.b.call(thunk, [T.int_const(0), extent, closure])

@@ -65,7 +65,8 @@ def test_parallel_and_vectorized_loops_in_llvm_ir():
 
 
 @pytest.mark.parametrize("shape, pool, inline", [
-    ((4, 1000), False, True),             # 4000 iterations: inline
+    ((4, 1000), False, False),            # 4000 iterations: a plain loop, not outlined
+    ((3, 4), False, False),
     ((8, 1000), True, False),             # 8000: on the pool
     (("n", "m"), True, True),             # decided at run time
 ])
@@ -73,8 +74,13 @@ def test_a_parallel_loop_with_little_work_runs_inline(shape, pool, inline):
     c = Compiled(K.module(K.elementwise("float32", shape)))
     text = c.llvm_ir
     assert ('call i32 @"pyir_parallel_for"' in text) == pool
+    assert ('@"ew.par0"(i64 %' in text) == pool     # the outlined thunk is defined
     assert ('call i32 @"ew.par0"(i64 0' in text) == inline
     assert ("fcmp olt double" in text) == (pool and inline)
+    dims = tuple(7 if isinstance(d, str) else d for d in shape)
+    a, b, out = rand(dims, "float32"), rand(dims, "float32"), np.zeros(dims, "float32")
+    assert c("ew", a, b, out) == 0
+    np.testing.assert_array_equal(out, a + b)
 
 
 def test_static_shape_vector_loop_with_tail():
