@@ -147,6 +147,7 @@ def _object(ptr):
 class Builder(ir.IRBuilder):
     def __init__(self, block=None):
         super().__init__(block)
+        self._top = block    # the first block: it dominates every block made after it
         self._numbers = {}   # (id(block), operation, operands...) -> instruction
         self._order = {}     # id(block) -> creation number, for blocks made by this builder
         self._frames = []    # (first block number inside the loop, its preheader), outer first
@@ -180,17 +181,24 @@ class Builder(ir.IRBuilder):
 
     def numbered(self, key, emit, operands=None):
         """The instruction ``key`` names, emitted by ``emit`` once per block: in the current
-        block, or in the preheader of the outermost loop that all ``operands`` are defined
+        block; in the first block if all ``operands`` are defined there or outside every
+        block (function arguments, constants), so that loop nests one after the other share
+        it; else in the preheader of the outermost loop that all ``operands`` are defined
         before (None: it stays here)."""
         home = self.block
         frames = self._frames
-        if operands is not None and frames:
-            defined = max(map(self.defined_in, operands), default=-1)
-            if frames[-1][0] > defined:           # invariant in the innermost loop at least
-                for first, preheader in frames:
-                    if first > defined:
-                        home = preheader
-                        break
+        if operands is not None:
+            top = self._top
+            if top is not None and all(not isinstance(v, ir.Instruction) or v.parent is top
+                                       for v in operands):
+                home = top
+            elif frames:
+                defined = max(map(self.defined_in, operands), default=-1)
+                if frames[-1][0] > defined:           # invariant in the innermost loop at least
+                    for first, preheader in frames:
+                        if first > defined:
+                            home = preheader
+                            break
         key = (id(home),) + key
         hit = self._numbers.get(key)
         if hit is None:

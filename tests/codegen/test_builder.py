@@ -1,6 +1,6 @@
 """The constant-folding IR builder: exact integer folds, instructions otherwise, one
-instruction for a pure operation repeated in a block, and a load reused until what it read
-may have been written."""
+instruction for a pure operation repeated in a block (or in the function, for operations
+of the first block's values), and a load reused until what it read may have been written."""
 
 import re
 
@@ -96,17 +96,29 @@ def test_a_pure_operation_repeated_in_a_block_is_one_instruction(b):
     assert len(b.block.instructions) == 13
 
 
-def test_numbering_stops_at_the_block(b):
+def test_numbering_shares_the_first_blocks_work_and_stops_at_other_blocks(b):
+    """The first block dominates every block made after it: an operation of values defined
+    there (or of arguments) is made there once, before its branch, and shared by later
+    blocks (loop nests one after the other); other operations are made per block."""
+    top = b.block
     x = b.function.args[0]
     ptr = b.inttoptr(x, ir.PointerType())
     loaded = b.load(ptr, typ=I64)
     first = b.mul(x, c(3))
-    b.position_at_end(b.function.append_basic_block("next"))
-    again = b.mul(x, c(3))
-    assert again is not first and again.parent is b.block     # defined where it is used
-    assert b.load(ptr, typ=I64) is not loaded
+    nxt = b.function.append_basic_block("next")
+    b.branch(nxt)
+    b.position_at_end(nxt)
+    assert b.mul(x, c(3)) is first
+    twice = b.mul(loaded, c(2))
+    assert twice.parent is top and top.instructions[-2] is twice    # before the branch
+    here = b.load(ptr, typ=I64)
+    assert here is not loaded and here.parent is nxt                # a load stays
+    again = b.mul(here, c(3))
+    assert again.parent is nxt
+    b.position_at_end(b.function.append_basic_block("third"))
+    assert b.mul(here, c(3)) is not again
     assert b.fadd(c(1.0, ir.FloatType()), c(2.0, ir.FloatType())) is not \
-        b.fadd(c(1.0, ir.FloatType()), c(2.0, ir.FloatType()))
+        b.fadd(c(1.0, ir.FloatType()), c(2.0, ir.FloatType()))     # not numbered
 
 
 def test_a_load_is_reused_until_what_it_reads_may_be_written():
@@ -188,45 +200,51 @@ def test_constants_are_shared_but_kept_apart_bit_for_bit():
 
 
 def _loop(b):
-    """A preheader, a loop header with phi %i, positioned in the header."""
+    """A preheader after the first block, holding a load ``y``; a loop header with phi
+    %i, positioned in the header."""
     x = b.function.args[0]
-    pre = b.block
+    pre = b.function.append_basic_block("pre")
+    b.branch(pre)
+    b.position_at_end(pre)
+    y = b.load(b.inttoptr(x, ir.PointerType()), typ=I64)
     header = b.append_basic_block("loop")
     b.branch(header)
     b.position_at_end(header)
     i = b.phi(I64)
     i.add_incoming(c(0), pre)
-    return x, pre, header, i
+    return x, y, pre, header, i
 
 
 def test_loop_invariant_operations_go_to_the_preheader(b):
-    x, pre, header, i = _loop(b)
+    top = b.block
+    x, y, pre, header, i = _loop(b)
     with b.loop_frame(pre, header):
-        row = b.mul(x, c(6144))                 # operands defined before the loop
+        row = b.mul(y, c(6144))                 # operands defined before the loop
         assert row.parent is pre and pre.instructions[-1] is pre.terminator
         addr = b.add(row, i)                    # uses the loop variable: stays
         assert addr.parent is header
-        assert b.mul(x, c(6144)) is row         # numbered where it went
+        assert b.mul(y, c(6144)) is row         # numbered where it went
         inner_pre = b.block
         inner = b.append_basic_block("inner")
         b.branch(inner)
         b.position_at_end(inner)
         with b.loop_frame(inner_pre, inner):
-            assert b.add(x, c(1)).parent is pre         # out of both loops
+            assert b.add(y, c(1)).parent is pre         # out of both loops
+            assert b.add(x, c(1)).parent is top         # of arguments only: the first block
             assert b.add(addr, c(1)).parent is header   # out of the inner loop only
-            assert b.sdiv(x, c(4)).parent is pre        # cannot trap: moves
-            assert b.sdiv(c(4), x).parent is inner      # may divide by zero: stays
-            assert b.sdiv(x, c(-1)).parent is inner     # may overflow: stays
+            assert b.sdiv(y, c(4)).parent is pre        # cannot trap: moves
+            assert b.sdiv(c(4), y).parent is inner      # may divide by zero: stays
+            assert b.sdiv(y, c(-1)).parent is inner     # may overflow: stays
             assert b.block is inner and not inner.is_terminated
-    assert b.add(x, c(2)).parent is b.block     # no loop open: where the builder is
+    assert b.add(y, c(2)).parent is b.block     # no loop open: where the builder is
 
 
 def test_moving_code_keeps_the_position_before_a_terminator(b):
-    x, pre, header, i = _loop(b)
+    x, y, pre, header, i = _loop(b)
     with b.loop_frame(pre, header):
         b.branch(header)
         with b.goto_block(header):              # llvmlite positions before the branch
-            moved = b.mul(x, c(3))
+            moved = b.mul(y, c(3))
             here = b.add(moved, i)
         assert moved.parent is pre
         assert header.instructions[-2:] == [here, header.terminator]
