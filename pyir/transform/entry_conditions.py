@@ -12,7 +12,8 @@ bounds, by the loop ranges the guards narrow (``if a * 2 + b < 1`` keeps ``b`` a
 ``a`` and ``b`` count from 0). Every resulting requirement ``0 <= min`` and
 ``max < extent`` that mentions only shape variables and integer scalar parameters and is
 not provably true is recorded in the function attribute "entry_conditions" as (condition,
-message) pairs; codegen checks them at entry, in order.
+message) pairs; codegen checks them at entry, in order. Each is needed only where the loops
+around the access run: ``n < 1 or ...`` for a loop over ``n`` (or over ``n // 4``).
 
 A kernel a call passes an element's address to (``T.call_extern``) reaches the elements of
 its declared size from there, in row-major order: where that size is a constant, the last
@@ -433,11 +434,11 @@ class _Collector:
     def require(self, cond, message):
         """Record ``cond`` as an entry condition unless it is provably true; False when it
         cannot be checked at entry (it reads more than shapes and scalar parameters)."""
-        cond = self.when_run(self.scope.simplify(cond))
+        cond = self.scope.simplify(cond)
         if any(n not in self.allowed for n in vars_of(cond)):
             return False
-        if not (self.scope.can_prove(cond) or cond in self.conditions):
-            self.conditions[cond] = message
+        if not self.scope.can_prove(cond):
+            self.conditions.setdefault(self.when_run(cond), message)
         return True
 
 
@@ -445,11 +446,15 @@ class _Collector:
         """``cond`` as needed only when the loops in scope run: a loop over a shape ``n``
         runs no access when ``n`` is 0, so unless ``cond`` holds then too it becomes
         ``n < 1 or cond`` (``A[max(i - 1, 0)]`` for ``i < n`` needs ``n >= 1`` only if it
-        runs)."""
+        runs); a loop over an expression of shapes and scalar parameters (``n // 4``) runs
+        none when that is below 1, and ``n // 4 < 1 or cond`` is what it needs."""
         for var in self.loop_vars:
             extent = self.ranges[var][1]
-            if isinstance(extent, E.Var) and extent in self.allowed and not self.scope.can_prove(
-                    substitute(cond, {extent: E.IntImm(0)})):
+            if isinstance(extent, E.Var):
+                if extent in self.allowed and not self.scope.can_prove(
+                        substitute(cond, {extent: E.IntImm(0)})):
+                    cond = E.or_(E.lt(extent, E.IntImm(1)), cond)
+            elif not isinstance(extent, E.IntImm) and vars_of(extent) <= self.allowed:
                 cond = E.or_(E.lt(extent, E.IntImm(1)), cond)
         return cond
 

@@ -162,6 +162,48 @@ def test_a_call_that_runs_no_access_needs_no_bounds():
     np.testing.assert_array_equal(c, a + np.maximum(np.arange(5) - 1, 0))
 
 
+@T.prim_func
+def scaled_quarters(A: T.Buffer(("n",), "float32"), S: T.Buffer(("k",), "float32"),
+                    B: T.Buffer(("n",), "float32")):
+    for i in range(n // 4):
+        with T.block("B"):
+            vi = T.axis.spatial(n // 4, i)
+            B[vi] = A[vi * 4] * S[k - 1]
+
+
+@T.prim_func
+def scaled_tail(A: T.Buffer(("n",), "float32"), S: T.Buffer(("k",), "float32"),
+                B: T.Buffer(("n",), "float32")):
+    for i in range(n - 2):
+        with T.block("B"):
+            vi = T.axis.spatial(n - 2, i)
+            B[vi] = A[vi + 2] * S[k - 1]
+
+
+@pytest.mark.parametrize("func, extent, expected", [
+    (scaled_quarters, "n // 4", lambda a, s: a[::4][:len(a) // 4] * s[-1]),
+    (scaled_tail, "n - 2", lambda a, s: a[2:] * s[-1])])
+def test_a_loop_over_an_expression_that_runs_no_access_needs_no_bounds(func, extent, expected):
+    """A loop over ``n // 4`` or ``n - 2`` runs no access where that is below 1, as a loop
+    over a variable does at 0; its condition lacked the escape ("requires k >= 1"), so an
+    empty S was refused even for n = 2, where nothing is read (n - 2 is 0; for n < 2 it
+    is negative, the loop parallel: it still runs nothing)."""
+    lib = pyir.build(func)
+    for n in (0, 1, 2):
+        b = np.full(n, -1, np.float32)
+        lib[func.name](np.arange(n, dtype=np.float32), np.zeros(0, np.float32), b)
+        np.testing.assert_array_equal(b, [-1] * n)
+    a, s = np.arange(1, 10, dtype=np.float32), np.array([5, 3], np.float32)
+    b = np.zeros(9, np.float32)
+    lib[func.name](a, s, b)
+    want = expected(a, s)
+    np.testing.assert_array_equal(b[:len(want)], want)
+    with pytest.raises(ArgumentValueError) as e:
+        lib[func.name](a, np.zeros(0, np.float32), b)
+    assert str(e.value) == (f"{func.name}: S is read at index k - 1 in dimension 0 of S: "
+                            f"requires {extent} < 1 or k >= 1, but n = 9, k = 0")
+
+
 OVERFLOW = """
 import numpy as np, pyir, sys
 sys.path.insert(0, {here!r})
