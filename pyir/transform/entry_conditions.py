@@ -15,6 +15,10 @@ not provably true is recorded in the function attribute "entry_conditions" as (c
 message) pairs; codegen checks them at entry, in order. Each is needed only where the loops
 around the access run: ``n < 1 or ...`` for a loop over ``n`` (or over ``n // 4``).
 
+An int64 cast of an index computed in a narrower integer (``T.int64(T.int32(i) + off)``)
+is read as that computation in int64, under one more entry condition: that no part of it
+wraps around (`_Collector.without_narrow_casts`).
+
 A kernel a call passes an element's address to (``T.call_extern``) reaches the elements of
 its declared size from there, in row-major order: where that size is a constant, the last
 of them must lie in the buffer too (`_Collector.reach`); where it cannot be bounded by the
@@ -31,6 +35,8 @@ The attribute "access_checks" holds their messages, in status order.
 Runs on loop-level IR with multi-dimensional buffers (after lowering blocks, before
 flattening).
 """
+
+from functools import reduce
 
 from .. import arith
 from ..arith import vars_of
@@ -181,6 +187,9 @@ class _Collector:
             index = substitute(index, self.lets)
             if self.in_bounds_by_intervals(index, extent):
                 continue
+            where = f"dimension {d} of {buf.name}"
+            index = self.without_narrow_casts(index, f"{buf.name} is {verb} at index "
+                                              f"{expr_text(indices[d])} in {where}")
             if any(isinstance(n, E.BufferLoad) for n in walk(index)):
                 relaxed = None   # bounded by what memory holds, not by the shapes
             else:
@@ -188,7 +197,6 @@ class _Collector:
             lo, hi = relaxed if relaxed is not None else (None, None)
             if self.guards and not (self.within(lo, hi, extent)):
                 lo, hi = self.guarded_bounds(index, lo, hi, extent)
-            where = f"dimension {d} of {buf.name}"
             if _divides_by_a_variable(index) and not self.within(lo, hi, extent):
                 # Bounds through a division by a variable are loose: as a condition they
                 # could refuse calls that stay in bounds.
@@ -203,6 +211,33 @@ class _Collector:
                     (buf, d, indices[d]),
                     f"{buf.name} is {verb} at index {expr_text(indices[d])} in {where}, which "
                     f"must lie in [0, {expr_text(extent)})")
+
+    def without_narrow_casts(self, index, message):
+        """``index`` with each int64 cast of a narrower signed integer computation
+        (``T.int64(T.int32(i) + off)``) read as that computation done in int64, which it
+        equals when no part of it wraps around: that is recorded as an entry condition
+        (``off + m <= 2**31``), with ``message`` and "computed in int32 without wrapping
+        around". Where it cannot be stated, the cast stays (its value: any of the narrower
+        dtype's)."""
+        if not any(_narrow_cast(n) for n in walk(index)):
+            return index
+        fits = []   # (int64 expression, dtype whose range must hold it)
+        wide = rewrite(index, lambda n: _widened(n.value, fits) if _narrow_cast(n) else None)
+        need = {}
+        for x, dtype in fits:
+            relaxed = self.scope.relax(x, self.loop_vars)
+            if relaxed is None:
+                return index
+            smallest, largest = dt.int_range(dtype)
+            for cond in (E.ge(relaxed[0], E.IntImm(smallest)),
+                         E.le(relaxed[1], E.IntImm(largest))):
+                if not self.scope.can_prove(cond):
+                    need[cond] = None
+        dtypes = " and ".join(sorted({dtype for _, dtype in fits}))
+        if need and not self.require(reduce(E.and_, need),
+                                     f"{message}, computed in {dtypes} without wrapping around"):
+            return index
+        return wide
 
     def reach(self, call, k, load):
         """A kernel's reach through the address of ``load``'s element (argument ``k``): the
@@ -457,6 +492,35 @@ class _Collector:
             elif not isinstance(extent, E.IntImm) and vars_of(extent) <= self.allowed:
                 cond = E.or_(E.lt(extent, E.IntImm(1)), cond)
         return cond
+
+
+def _narrow_signed(dtype):
+    return dt.is_int(dtype) and dt.bits(dtype) < 64
+
+
+def _narrow_cast(n):
+    """Whether ``n`` is an int64 cast of a narrower signed integer."""
+    return isinstance(n, E.Cast) and n.dtype == "int64" and _narrow_signed(n.value.dtype)
+
+
+def _widened(e, fits):
+    """The narrower signed integer expression ``e`` computed in int64: equal to ``e`` while
+    each ``(x, dtype)`` appended to ``fits`` has ``x`` in the range of ``dtype`` (a sum,
+    difference or product, and a cast from int64 or a wider dtype, must not wrap around).
+    Parts it cannot follow stay as they are, cast to int64."""
+    if isinstance(e, E.IntImm):
+        return E.IntImm(e.value)
+    if isinstance(e, E.Cast) and (e.value.dtype == "int64" or _narrow_signed(e.value.dtype)):
+        x = e.value if e.value.dtype == "int64" else _widened(e.value, fits)
+        fits.append((x, e.dtype))
+        return x
+    if isinstance(e, E.Binary) and (e.op in ("add", "sub", "mul", "min", "max") or (
+            e.op in ("floordiv", "floormod") and isinstance(e.b, E.IntImm) and e.b.value > 0)):
+        x = E.Binary(e.op, _widened(e.a, fits), _widened(e.b, fits))
+        if e.op in ("add", "sub", "mul"):
+            fits.append((x, e.dtype))
+        return x
+    return E.Cast("int64", e)
 
 
 def _terms(e, sign=1):

@@ -204,6 +204,51 @@ def test_a_loop_over_an_expression_that_runs_no_access_needs_no_bounds(func, ext
                             f"requires {extent} < 1 or k >= 1, but n = 9, k = 0")
 
 
+@T.prim_func
+def shift32(A: T.Buffer(("n",), "float32"), B: T.Buffer(("m",), "float32"), off: T.int64):
+    for i in range(m):
+        with T.block("B"):
+            vi = T.axis.spatial(m, i)
+            B[vi] = A[T.int64(T.int32(vi) + T.int32(off))]
+
+
+@T.prim_func
+def copy32(A: T.Buffer(("n",), "float32"), B: T.Buffer(("n",), "float32")):
+    for i in range(n):
+        with T.block("B"):
+            vi = T.axis.spatial(n, i)
+            B[vi] = A[T.cast(T.cast(vi, "int32"), "int64")]
+
+
+def test_an_index_computed_in_int32_is_bounded_where_it_does_not_wrap():
+    """``A[T.int64(T.int32(i) + T.int32(off))]`` was bounded by every int32 value (the
+    sum could wrap around), which made "n >= 2**31 and 0 <= -2**31" the condition: every
+    call with m >= 1 was refused. The sum equals ``i + off`` where none of its parts wraps
+    around; that is now the condition, and the index is bounded as ``i + off``."""
+    lib = pyir.build(pyir.ir.IRModule.from_dict({"shift32": shift32, "copy32": copy32}))
+    a, b = np.arange(10, dtype=np.float32), np.zeros(6, np.float32)
+    lib["shift32"](a, b, 4)
+    np.testing.assert_array_equal(b, a[4:])
+    c = np.zeros(10, np.float32)
+    lib["copy32"](a, c)
+    np.testing.assert_array_equal(c, a)
+    with pytest.raises(ArgumentValueError) as e:
+        lib["shift32"](a, b, 5)
+    assert str(e.value) == ("shift32: A is read up to index off + m - 1 in dimension 0 of A: "
+                            "requires m < 1 or n >= off + m, but m = 6, n = 10, off = 5")
+    for off in (2**31 - 3, 2**32 + 2, -2**31 - 4):   # the int32 sum wraps around
+        with pytest.raises(ArgumentValueError) as e:
+            lib["shift32"](a, b, off)
+        assert str(e.value).startswith(
+            "shift32: A is read at index int64(int32(i) + int32(off)) in dimension 0 of A, "
+            "computed in int32 without wrapping around: requires m < 1 or ")
+        assert str(e.value).endswith(f"but m = 6, off = {off}")
+    with pytest.raises(ArgumentValueError, match=r"A is read at index off in dimension 0 of A: "
+                                                 r"requires m < 1 or off >= 0, but m = 6, "
+                                                 r"off = -1"):
+        lib["shift32"](a, b, -1)
+
+
 OVERFLOW = """
 import numpy as np, pyir, sys
 sys.path.insert(0, {here!r})
