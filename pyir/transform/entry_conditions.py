@@ -12,7 +12,12 @@ bounds, by the loop ranges the guards narrow (``if a * 2 + b < 1`` keeps ``b`` a
 ``a`` and ``b`` count from 0). Every resulting requirement ``0 <= min`` and
 ``max < extent`` that mentions only shape variables and integer scalar parameters and is
 not provably true is recorded in the function attribute "entry_conditions" as (condition,
-message) pairs; codegen checks them at entry, in order.
+message) pairs; codegen checks them at entry, in order. Each is needed only where the loops
+around the access run: ``n < 1 or ...`` for a loop over ``n`` (or over ``n // 4``).
+
+An int64 cast of an index computed in a narrower integer (``T.int64(T.int32(i) + off)``)
+is read as that computation in int64, under one more entry condition: that no part of it
+wraps around (`_Collector.without_narrow_casts`).
 
 A kernel a call passes an element's address to (``T.call_extern``) reaches the elements of
 its declared size from there, in row-major order: where that size is a constant, the last
@@ -30,6 +35,8 @@ The attribute "access_checks" holds their messages, in status order.
 Runs on loop-level IR with multi-dimensional buffers (after lowering blocks, before
 flattening).
 """
+
+from functools import reduce
 
 from .. import arith
 from ..arith import vars_of
@@ -180,6 +187,9 @@ class _Collector:
             index = substitute(index, self.lets)
             if self.in_bounds_by_intervals(index, extent):
                 continue
+            where = f"dimension {d} of {buf.name}"
+            index = self.without_narrow_casts(index, f"{buf.name} is {verb} at index "
+                                              f"{expr_text(indices[d])} in {where}")
             if any(isinstance(n, E.BufferLoad) for n in walk(index)):
                 relaxed = None   # bounded by what memory holds, not by the shapes
             else:
@@ -187,7 +197,6 @@ class _Collector:
             lo, hi = relaxed if relaxed is not None else (None, None)
             if self.guards and not (self.within(lo, hi, extent)):
                 lo, hi = self.guarded_bounds(index, lo, hi, extent)
-            where = f"dimension {d} of {buf.name}"
             if _divides_by_a_variable(index) and not self.within(lo, hi, extent):
                 # Bounds through a division by a variable are loose: as a condition they
                 # could refuse calls that stay in bounds.
@@ -202,6 +211,33 @@ class _Collector:
                     (buf, d, indices[d]),
                     f"{buf.name} is {verb} at index {expr_text(indices[d])} in {where}, which "
                     f"must lie in [0, {expr_text(extent)})")
+
+    def without_narrow_casts(self, index, message):
+        """``index`` with each int64 cast of a narrower signed integer computation
+        (``T.int64(T.int32(i) + off)``) read as that computation done in int64, which it
+        equals when no part of it wraps around: that is recorded as an entry condition
+        (``off + m <= 2**31``), with ``message`` and "computed in int32 without wrapping
+        around". Where it cannot be stated, the cast stays (its value: any of the narrower
+        dtype's)."""
+        if not any(_narrow_cast(n) for n in walk(index)):
+            return index
+        fits = []   # (int64 expression, dtype whose range must hold it)
+        wide = rewrite(index, lambda n: _widened(n.value, fits) if _narrow_cast(n) else None)
+        need = {}
+        for x, dtype in fits:
+            relaxed = self.scope.relax(x, self.loop_vars)
+            if relaxed is None:
+                return index
+            smallest, largest = dt.int_range(dtype)
+            for cond in (E.ge(relaxed[0], E.IntImm(smallest)),
+                         E.le(relaxed[1], E.IntImm(largest))):
+                if not self.scope.can_prove(cond):
+                    need[cond] = None
+        dtypes = " and ".join(sorted({dtype for _, dtype in fits}))
+        if need and not self.require(reduce(E.and_, need),
+                                     f"{message}, computed in {dtypes} without wrapping around"):
+            return index
+        return wide
 
     def reach(self, call, k, load):
         """A kernel's reach through the address of ``load``'s element (argument ``k``): the
@@ -433,11 +469,11 @@ class _Collector:
     def require(self, cond, message):
         """Record ``cond`` as an entry condition unless it is provably true; False when it
         cannot be checked at entry (it reads more than shapes and scalar parameters)."""
-        cond = self.when_run(self.scope.simplify(cond))
+        cond = self.scope.simplify(cond)
         if any(n not in self.allowed for n in vars_of(cond)):
             return False
-        if not (self.scope.can_prove(cond) or cond in self.conditions):
-            self.conditions[cond] = message
+        if not self.scope.can_prove(cond):
+            self.conditions.setdefault(self.when_run(cond), message)
         return True
 
 
@@ -445,13 +481,46 @@ class _Collector:
         """``cond`` as needed only when the loops in scope run: a loop over a shape ``n``
         runs no access when ``n`` is 0, so unless ``cond`` holds then too it becomes
         ``n < 1 or cond`` (``A[max(i - 1, 0)]`` for ``i < n`` needs ``n >= 1`` only if it
-        runs)."""
+        runs); a loop over an expression of shapes and scalar parameters (``n // 4``) runs
+        none when that is below 1, and ``n // 4 < 1 or cond`` is what it needs."""
         for var in self.loop_vars:
             extent = self.ranges[var][1]
-            if isinstance(extent, E.Var) and extent in self.allowed and not self.scope.can_prove(
-                    substitute(cond, {extent: E.IntImm(0)})):
+            if isinstance(extent, E.Var):
+                if extent in self.allowed and not self.scope.can_prove(
+                        substitute(cond, {extent: E.IntImm(0)})):
+                    cond = E.or_(E.lt(extent, E.IntImm(1)), cond)
+            elif not isinstance(extent, E.IntImm) and vars_of(extent) <= self.allowed:
                 cond = E.or_(E.lt(extent, E.IntImm(1)), cond)
         return cond
+
+
+def _narrow_signed(dtype):
+    return dt.is_int(dtype) and dt.bits(dtype) < 64
+
+
+def _narrow_cast(n):
+    """Whether ``n`` is an int64 cast of a narrower signed integer."""
+    return isinstance(n, E.Cast) and n.dtype == "int64" and _narrow_signed(n.value.dtype)
+
+
+def _widened(e, fits):
+    """The narrower signed integer expression ``e`` computed in int64: equal to ``e`` while
+    each ``(x, dtype)`` appended to ``fits`` has ``x`` in the range of ``dtype`` (a sum,
+    difference or product, and a cast from int64 or a wider dtype, must not wrap around).
+    Parts it cannot follow stay as they are, cast to int64."""
+    if isinstance(e, E.IntImm):
+        return E.IntImm(e.value)
+    if isinstance(e, E.Cast) and (e.value.dtype == "int64" or _narrow_signed(e.value.dtype)):
+        x = e.value if e.value.dtype == "int64" else _widened(e.value, fits)
+        fits.append((x, e.dtype))
+        return x
+    if isinstance(e, E.Binary) and (e.op in ("add", "sub", "mul", "min", "max") or (
+            e.op in ("floordiv", "floormod") and isinstance(e.b, E.IntImm) and e.b.value > 0)):
+        x = E.Binary(e.op, _widened(e.a, fits), _widened(e.b, fits))
+        if e.op in ("add", "sub", "mul"):
+            fits.append((x, e.dtype))
+        return x
+    return E.Cast("int64", e)
 
 
 def _terms(e, sign=1):

@@ -13,6 +13,7 @@ import contextlib
 from pyir.errors import Error
 
 from ..diagnostics import ParseError
+from .source import DIALECT_NAMES
 
 _TABLE = {}
 
@@ -52,12 +53,15 @@ class Scopes:
 
 class Parser:
     """Walks one definition. ``python`` is the PythonScope for plain constants; ``aliases``
-    maps local names to dialects ("I", "T", "R")."""
+    maps local names to dialects ("I", "T", "R"); ``others`` maps names that are no dialect
+    to the ``(module, line)`` of the import that binds them, or None when nothing does
+    (text parsed by `from_source`: such a name used as a dialect is an error)."""
 
-    def __init__(self, source, python, aliases):
+    def __init__(self, source, python, aliases, others=None):
         self.source = source
         self.python = python
         self.aliases = aliases
+        self.others = others or {}
         self.scopes = Scopes()
         self.spans = []
         self.state = {}
@@ -125,8 +129,22 @@ class Parser:
             return None
         dialect = self.aliases.get(node.id)
         if dialect is None:
+            if node.id in self.others and not self.scopes.lookup(node.id)[0]:
+                self.not_a_dialect(node)
             return None
         return dialect, ".".join(reversed(parts))
+
+    def not_a_dialect(self, node):
+        """Raise: the name ``node`` is used as a dialect, but the text imports it as another
+        module, or not at all."""
+        name = node.id
+        bound = self.others[name]
+        module = DIALECT_NAMES.get(name, "ir, tensor or graph")
+        what = (f"{name} is not imported" if bound is None else
+                f"{name} is {bound[0]} (imported at line {bound[1]}), not a pyir.script dialect")
+        self.error(node, f"{what}: a dialect is named by an import of pyir.script.ir, "
+                         "pyir.script.tensor or pyir.script.graph",
+                   f"from pyir.script import {module} as {name}")
 
 
 _DIALECT_NAMES = {"T": "tensor-level (T)", "R": "graph-level (R)", "I": "module (I)",

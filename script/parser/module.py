@@ -16,7 +16,7 @@ from pyir.errors import Error
 from pyir.ir import GlobalVar, IRModule
 
 from .core import Parser, run_parse
-from .source import PythonScope, Source
+from .source import DIALECT_MODULES, DIALECT_NAMES, PythonScope, Source
 
 DEFAULT_ALIASES = {"I": "I", "T": "T", "R": "R"}
 
@@ -38,19 +38,29 @@ def aliases_from_scope(python):
 
 
 def aliases_from_imports(tree):
-    """Dialect aliases declared by ``from pyir.script import tensor as T`` style lines."""
-    aliases = dict(DEFAULT_ALIASES)
-    modules = {"ir": "I", "tensor": "T", "graph": "R"}
+    """The names the text's own imports bind: ``{name: dialect}`` for the pyir.script
+    dialect modules (``from pyir.script import tensor as R``, ``import pyir.script.graph as
+    G``), and ``{name: (module, line)}`` for anything else (``import numpy as T``), which a
+    dialect name may not be. A later import of a name replaces an earlier one."""
+    aliases, others = {}, {}
     for node in tree.body:
-        if isinstance(node, ast.ImportFrom) and node.module == "pyir.script":
-            for a in node.names:
-                if a.name in modules:
-                    aliases[a.asname or a.name] = modules[a.name]
+        if isinstance(node, ast.ImportFrom):
+            module = "." * node.level + (node.module or "")
+            bound = [(a.asname or a.name, f"{module}.{a.name}") for a in node.names
+                     if a.name != "*"]
         elif isinstance(node, ast.Import):
-            for a in node.names:
-                if a.name.startswith("pyir.script.") and a.asname:
-                    aliases[a.asname] = modules.get(a.name.rsplit(".", 1)[1])
-    return aliases
+            bound = [(a.asname, a.name) if a.asname else (a.name.split(".")[0],) * 2
+                     for a in node.names]
+        else:
+            continue
+        for name, module in bound:
+            aliases.pop(name, None)
+            others.pop(name, None)
+            if module in DIALECT_MODULES:
+                aliases[name] = DIALECT_MODULES[module]
+            else:
+                others[name] = (module, node.lineno)
+    return aliases, others
 
 
 def decorator_kind(parser, node):
@@ -58,9 +68,21 @@ def decorator_kind(parser, node):
     for deco in node.decorator_list:
         target = deco.func if isinstance(deco, ast.Call) else deco
         name = parser.dialect_of(target)
-        if name in (("T", "prim_func"), ("R", "function"), ("I", "ir_module")):
+        if name in _DECORATORS:
             return name[1]
+        if name is not None and name[1] in _DECORATOR_DIALECTS:
+            # ``from pyir.script import graph as T`` and ``@T.prim_func``
+            alias = ast.unparse(target).split(".")[0]
+            module = DIALECT_NAMES[_DECORATOR_DIALECTS[name[1]]]
+            parser.error(target, f"{alias} is pyir.script.{DIALECT_NAMES[name[0]]} here, "
+                                 f"which has no {name[1]}",
+                         f"the {module} dialect's {name[1]} (from pyir.script import {module} "
+                         f"as {alias})")
     return None
+
+
+_DECORATORS = (("T", "prim_func"), ("R", "function"), ("I", "ir_module"))
+_DECORATOR_DIALECTS = {kind: dialect for dialect, kind in _DECORATORS}
 
 
 def parse_function_def(parser, node, kind=None):
@@ -170,10 +192,16 @@ def from_source(text, filename="<string>"):
     """Parse script text (as printed by ``mod.script()``) into an IRModule or function.
 
     The text is only parsed, never run: it may read no Python names but the dialect
-    modules it imports.
+    modules it imports, by the names it imports them as (``from pyir.script import tensor
+    as R`` makes ``R.prim_func`` the tensor dialect's); a name used as a dialect that its
+    imports bind to another module, or do not bind, is a ParseError.
     """
     source = Source.of_text(text, filename)
-    parser = Parser(source, PythonScope(), aliases_from_imports(source.node))
+    aliases, others = aliases_from_imports(source.node)
+    for name in DEFAULT_ALIASES:
+        if name not in aliases:
+            others.setdefault(name, None)   # I, T and R too are dialects only if imported
+    parser = Parser(source, PythonScope(), aliases, others)
     return run_parse(parser, _parse_text, parser, source.node)
 
 

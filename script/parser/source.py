@@ -179,9 +179,12 @@ class PythonScope:
             if name in ns:
                 value = ns[name]
                 if isinstance(value, types.ModuleType):
-                    return _DIALECT_MODULES.get(value.__name__)
+                    return DIALECT_MODULES.get(value.__name__)
                 return None
         return None
 
 
-_DIALECT_MODULES = {"pyir.script.ir": "I", "pyir.script.tensor": "T", "pyir.script.graph": "R"}
+#: The dialects ("I", "T", "R") and the pyir.script module each is, by the module's name
+#: in pyir.script and by its full name.
+DIALECT_NAMES = {"I": "ir", "T": "tensor", "R": "graph"}
+DIALECT_MODULES = {f"pyir.script.{name}": dialect for dialect, name in DIALECT_NAMES.items()}

@@ -162,6 +162,93 @@ def test_a_call_that_runs_no_access_needs_no_bounds():
     np.testing.assert_array_equal(c, a + np.maximum(np.arange(5) - 1, 0))
 
 
+@T.prim_func
+def scaled_quarters(A: T.Buffer(("n",), "float32"), S: T.Buffer(("k",), "float32"),
+                    B: T.Buffer(("n",), "float32")):
+    for i in range(n // 4):
+        with T.block("B"):
+            vi = T.axis.spatial(n // 4, i)
+            B[vi] = A[vi * 4] * S[k - 1]
+
+
+@T.prim_func
+def scaled_tail(A: T.Buffer(("n",), "float32"), S: T.Buffer(("k",), "float32"),
+                B: T.Buffer(("n",), "float32")):
+    for i in range(n - 2):
+        with T.block("B"):
+            vi = T.axis.spatial(n - 2, i)
+            B[vi] = A[vi + 2] * S[k - 1]
+
+
+@pytest.mark.parametrize("func, extent, expected", [
+    (scaled_quarters, "n // 4", lambda a, s: a[::4][:len(a) // 4] * s[-1]),
+    (scaled_tail, "n - 2", lambda a, s: a[2:] * s[-1])])
+def test_a_loop_over_an_expression_that_runs_no_access_needs_no_bounds(func, extent, expected):
+    """A loop over ``n // 4`` or ``n - 2`` runs no access where that is below 1, as a loop
+    over a variable does at 0; its condition lacked the escape ("requires k >= 1"), so an
+    empty S was refused even for n = 2, where nothing is read (n - 2 is 0; for n < 2 it
+    is negative, the loop parallel: it still runs nothing)."""
+    lib = pyir.build(func)
+    for n in (0, 1, 2):
+        b = np.full(n, -1, np.float32)
+        lib[func.name](np.arange(n, dtype=np.float32), np.zeros(0, np.float32), b)
+        np.testing.assert_array_equal(b, [-1] * n)
+    a, s = np.arange(1, 10, dtype=np.float32), np.array([5, 3], np.float32)
+    b = np.zeros(9, np.float32)
+    lib[func.name](a, s, b)
+    want = expected(a, s)
+    np.testing.assert_array_equal(b[:len(want)], want)
+    with pytest.raises(ArgumentValueError) as e:
+        lib[func.name](a, np.zeros(0, np.float32), b)
+    assert str(e.value) == (f"{func.name}: S is read at index k - 1 in dimension 0 of S: "
+                            f"requires {extent} < 1 or k >= 1, but n = 9, k = 0")
+
+
+@T.prim_func
+def shift32(A: T.Buffer(("n",), "float32"), B: T.Buffer(("m",), "float32"), off: T.int64):
+    for i in range(m):
+        with T.block("B"):
+            vi = T.axis.spatial(m, i)
+            B[vi] = A[T.int64(T.int32(vi) + T.int32(off))]
+
+
+@T.prim_func
+def copy32(A: T.Buffer(("n",), "float32"), B: T.Buffer(("n",), "float32")):
+    for i in range(n):
+        with T.block("B"):
+            vi = T.axis.spatial(n, i)
+            B[vi] = A[T.cast(T.cast(vi, "int32"), "int64")]
+
+
+def test_an_index_computed_in_int32_is_bounded_where_it_does_not_wrap():
+    """``A[T.int64(T.int32(i) + T.int32(off))]`` was bounded by every int32 value (the
+    sum could wrap around), which made "n >= 2**31 and 0 <= -2**31" the condition: every
+    call with m >= 1 was refused. The sum equals ``i + off`` where none of its parts wraps
+    around; that is now the condition, and the index is bounded as ``i + off``."""
+    lib = pyir.build(pyir.ir.IRModule.from_dict({"shift32": shift32, "copy32": copy32}))
+    a, b = np.arange(10, dtype=np.float32), np.zeros(6, np.float32)
+    lib["shift32"](a, b, 4)
+    np.testing.assert_array_equal(b, a[4:])
+    c = np.zeros(10, np.float32)
+    lib["copy32"](a, c)
+    np.testing.assert_array_equal(c, a)
+    with pytest.raises(ArgumentValueError) as e:
+        lib["shift32"](a, b, 5)
+    assert str(e.value) == ("shift32: A is read up to index off + m - 1 in dimension 0 of A: "
+                            "requires m < 1 or n >= off + m, but m = 6, n = 10, off = 5")
+    for off in (2**31 - 3, 2**32 + 2, -2**31 - 4):   # the int32 sum wraps around
+        with pytest.raises(ArgumentValueError) as e:
+            lib["shift32"](a, b, off)
+        assert str(e.value).startswith(
+            "shift32: A is read at index int64(int32(i) + int32(off)) in dimension 0 of A, "
+            "computed in int32 without wrapping around: requires m < 1 or ")
+        assert str(e.value).endswith(f"but m = 6, off = {off}")
+    with pytest.raises(ArgumentValueError, match=r"A is read at index off in dimension 0 of A: "
+                                                 r"requires m < 1 or off >= 0, but m = 6, "
+                                                 r"off = -1"):
+        lib["shift32"](a, b, -1)
+
+
 OVERFLOW = """
 import numpy as np, pyir, sys
 sys.path.insert(0, {here!r})

@@ -5,6 +5,7 @@ import inspect
 import linecache
 import textwrap
 
+import numpy as np
 import pytest
 
 import pyir
@@ -215,3 +216,79 @@ def test_prim_func_called_on_a_plain_function_and_twice():
     assert T.prim_func(func) is func
     with pytest.raises(pyir.Error, match="T.prim_func takes a Python function .def., not a int"):
         T.prim_func(3)
+
+
+ALIASED = '''
+@{I}.ir_module
+class Module:
+    @{T}.prim_func
+    def plus_one(A: {T}.Buffer(("n",), "float32"), B: {T}.Buffer(("n",), "float32")):
+        for i in range(n):
+            B[i] = A[i] + {T}.float32(1)
+
+    @{R}.function
+    def main(x: {R}.Tensor(("n",), "float32")) -> {R}.Tensor(("n",), "float32"):
+        y = {R}.call_tir(cls.plus_one, (x,), out_sinfo={R}.Tensor((n,), "float32"))
+        return y
+'''
+
+
+@pytest.mark.parametrize("imports, names", [
+    ("from pyir.script import ir as I, tensor as T, graph as R", "ITR"),
+    ("from pyir.script import ir as M, tensor as R, graph as G", "MRG"),
+    ("import pyir.script.ir as R\nimport pyir.script.tensor as I\nimport pyir.script.graph as T",
+     "RIT"),
+    ("import numpy as T\nfrom pyir.script import ir, tensor as T, graph", ("ir", "T", "graph"))])
+def test_from_source_takes_dialects_from_its_own_imports(imports, names):
+    text = imports + "\n" + ALIASED.format(I=names[0], T=names[1], R=names[2])
+    mod = from_source(text)
+    assert_structural_equal(mod, from_source(mod.script()))
+    plain = "from pyir.script import ir as I, tensor as T, graph as R\n" + ALIASED.format(
+        I="I", T="T", R="R")
+    assert_structural_equal(mod, from_source(plain))
+    np.testing.assert_array_equal(pyir.build(mod)["main"](np.arange(3, dtype="float32")),
+                                  [1, 2, 3])
+
+
+@pytest.mark.parametrize("imports, line, message, hint", [
+    ("from pyir.script import ir as I, graph as R\nimport numpy as T", 6,
+     "T is numpy (imported at line 2), not a pyir.script dialect",
+     "from pyir.script import tensor as T"),
+    ("from pyir.script import ir as I, graph as R\nfrom numpy import linalg as T", 6,
+     "T is numpy.linalg (imported at line 2), not a pyir.script dialect",
+     "from pyir.script import tensor as T"),
+    ("from pyir.script import ir as I, graph as R\nimport pyir.script.tensors as T", 6,
+     "T is pyir.script.tensors (imported at line 2), not a pyir.script dialect",
+     "from pyir.script import tensor as T"),
+    ("from pyir.script import ir as I, tensor as T, graph as R\nimport numpy as T", 6,
+     "T is numpy (imported at line 2), not a pyir.script dialect",
+     "from pyir.script import tensor as T"),
+    ("from pyir.script import ir as I, graph as R", 5, "T is not imported",
+     "from pyir.script import tensor as T")])
+def test_from_source_refuses_a_dialect_name_that_its_imports_bind_elsewhere(imports, line,
+                                                                            message, hint):
+    """from_source took I, T and R by their names alone: ``import numpy as T`` (or no
+    import of T at all) still made ``@T.prim_func`` the tensor dialect's."""
+    text = imports + "\n" + ALIASED.format(I="I", T="T", R="R")
+    with pytest.raises(ParseError) as e:
+        from_source(text, "aliased.py")
+    assert str(e.value) == (
+        f"aliased.py:{line}:6: {message}: a dialect is named by an import of pyir.script.ir, "
+        f"pyir.script.tensor or pyir.script.graph\n"
+        f"{line:>5} | @T.prim_func\n"
+        f"         ^\n"
+        f"expected: {hint}")
+
+
+def test_from_source_refuses_a_dialect_imported_under_another_dialects_name():
+    """``graph as T``: ``@T.prim_func`` names the graph dialect's prim_func, which there is
+    not (it was "function 'plus_one' has no @T.prim_func or @R.function decorator")."""
+    text = "from pyir.script import ir as I, graph as T, tensor as R\n" + ALIASED.format(
+        I="I", T="T", R="R")
+    with pytest.raises(ParseError) as e:
+        from_source(text)
+    assert str(e.value) == (
+        "<string>:5:6: T is pyir.script.graph here, which has no prim_func\n"
+        "    5 | @T.prim_func\n"
+        "         ^^^^^^^^^^^\n"
+        "expected: the tensor dialect's prim_func (from pyir.script import tensor as T)")
