@@ -87,23 +87,30 @@ class Analyzer:
         self._fact_vars = set()   # a superset of the Vars the facts mention
         self._last_range = {}     # Var -> (start, extent, bounds) of its last Range binding
         self._intervals = {}      # Var -> its constant interval under the current facts
+        self._bindings = {}       # Var -> what it is bound to, in the order bound (_replay)
 
     # -- facts ---------------------------------------------------------------------------
     def bind(self, var, value):
         """Bind ``var``: a `Range` bounds it to ``[start, start + extent)`` (and, since the
         range holds ``var``, an extent that is a variable is known to be >= 1); an `IntBound`
-        bounds it by constants (None = open); an expression or int substitutes it."""
+        bounds it by constants (None = open); an expression or int substitutes it.
+
+        A variable bound again has the new fact instead of the earlier one. When the new
+        fact is proven to narrow the earlier one, it takes its place: what was worked out
+        under the earlier fact (the bounds of other variables, remembered answers) still
+        holds. Otherwise every fact is made again from the bindings in force, as if the
+        earlier one had never been made: a range of ``j`` read under ``i in [5, 10)``, or
+        what ``i in [0, n)`` says of ``n``, need not hold once ``i`` is in ``[0, 10)``."""
         if not isinstance(var, Var):
             raise Error(f"Analyzer.bind expects a Var, got {type(var).__name__} {var!r}")
         # Remembered answers stay valid when ``var`` is new to them and to every fact.
         stale = var in self._memo_vars or var in self._fact_vars
-        self._fact_vars.add(var)
         if isinstance(value, Range):
             # The same range again, still in force: codegen binds a loop at each copy of
             # an unrolled body.
             last = self._last_range.get(var)
             if (last is not None and last[0] is value.start and last[1] is value.extent
-                    and self._bounds.get(var) is last[2]):
+                    and self._bounds.get(var) is last[2] and var not in self._subst):
                 return
             for part in (value.start, value.extent):
                 if part.dtype != var.dtype:
@@ -112,28 +119,61 @@ class Analyzer:
             start, extent, bounds = self._range_bounds(value)
             if self._bounds.get(var) == bounds and var not in self._subst:
                 self._last_range[var] = (value.start, value.extent, self._bounds[var])
+                self._bindings.setdefault(var, value)
                 return   # the same fact again
-            self._set(0, var, bounds)
-            self._last_range[var] = (value.start, value.extent, bounds)
-            self._fact_vars |= vars_of(start) | vars_of(extent)
-            stale |= self._nonempty(extent)
+            fact = bounds
         elif isinstance(value, IntBound):
-            lo, hi = (None if v is None else IntImm(v, var.dtype) for v in value)
-            self._set(0, var, (lo, hi))
+            fact = tuple(None if v is None else IntImm(v, var.dtype) for v in value)
         elif isinstance(value, (int, PrimExpr)) and not isinstance(value, bool):
-            expr = convert(value, var.dtype)
-            if expr.dtype != var.dtype:
+            fact = convert(value, var.dtype)
+            if fact.dtype != var.dtype:
                 raise Error(f"cannot bind {var.name} ({var.dtype}) to an expression of "
-                            f"{expr.dtype}")
-            if any(n is var for n in walk(expr)):
+                            f"{fact.dtype}")
+            if any(n is var for n in walk(fact)):
                 raise Error(f"cannot bind {var.name} to an expression that contains it")
-            self._set(1, var, expr)
-            self._fact_vars |= vars_of(expr)
         else:
             raise Error(f"Analyzer.bind: cannot bind {var.name} to {type(value).__name__} "
                         f"{value!r}; expected a Range, IntBound, PrimExpr or int")
+        again = var in self._bindings
+        self._bindings.pop(var, None)
+        self._bindings[var] = value
+        if again and not self._narrows(var, fact):
+            self._replay()
+            return
+        self._fact_vars.add(var)
+        if isinstance(value, Range):
+            self._set(0, var, fact)
+            self._last_range[var] = (value.start, value.extent, fact)
+            self._fact_vars |= vars_of(start) | vars_of(extent)
+            stale |= self._nonempty(extent)
+        elif isinstance(value, IntBound):
+            self._set(0, var, fact)
+        else:
+            self._set(1, var, fact)
+            self._fact_vars |= vars_of(fact)
         if stale:
             self._forget()
+
+    def _narrows(self, var, fact):
+        """Whether the new ``fact`` of ``var`` (inclusive bounds, or the expression it
+        stands for) is proven to lie within what is known of ``var``."""
+        if var in self._subst:
+            return isinstance(fact, PrimExpr) and fact == self._subst[var]
+        lo, hi = fact if isinstance(fact, tuple) else (fact, fact)
+        old_lo, old_hi = self._bounds.get(var, (None, None))
+        return ((old_lo is None or lo is not None and self.can_prove(Binary("ge", lo, old_lo)))
+                and (old_hi is None or hi is not None
+                     and self.can_prove(Binary("le", hi, old_hi))))
+
+    def _replay(self):
+        """Make every fact again from the bindings in force, in the order they were made."""
+        bindings = self._bindings
+        self._bounds, self._subst, self._entered = {}, {}, ({}, {})
+        self._bindings, self._last_range = {}, {}
+        self._bounds_changed()
+        self._forget()
+        for var, value in bindings.items():
+            self.bind(var, value)
 
     def _set(self, which, var, value):
         """Set ``var``'s bounds (``which`` 0) or substitution (1) to ``value``, remembering
@@ -213,10 +253,12 @@ class Analyzer:
         saved = dict(self._bounds), dict(self._subst)
         entered = tuple(dict(e) for e in self._entered)
         memo = dict(self._memo), set(self._memo_vars)
+        bindings = dict(self._bindings)
         try:
             yield self
         finally:
             self._bounds, self._subst = saved
+            self._bindings = bindings
             self._entered = entered
             self._bounds_changed()
             self._memo, self._memo_vars = memo   # answers under the facts restored

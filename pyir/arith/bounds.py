@@ -184,12 +184,21 @@ class ConstBounder:
             return (max(a[0], b[0]), max(a[1], b[1]))
         return EVERYTHING
 
-    def poly(self, p):
-        """Interval of a `Poly` (each monomial bounded as a product of its atoms)."""
+    def poly(self, p, held=False):
+        """Interval of a `Poly` (each monomial bounded as a product of its atoms). ``held``:
+        each atom holds a value of its dtype, as it does once evaluated (an int64 variable
+        is at most the largest int64), which bounds the exact value of the sum."""
+        interval = self._held if held else self.expr
         total = (p.const, p.const)
         for mono, coeff in p.terms.items():
-            iv = self.expr(mono[0])
+            iv = interval(mono[0])
             for atom in mono[1:]:
-                iv = mul(iv, self.expr(atom))
+                iv = mul(iv, interval(atom))
             total = add(total, scale(iv, coeff))
         return in_dtype(total, p.dtype)
+
+    def _held(self, atom):
+        """The interval of ``atom`` within the values its dtype holds."""
+        lo, hi = self.expr(atom)
+        least, most = dt.int_range(atom.dtype)
+        return (max(lo, least), min(hi, most))

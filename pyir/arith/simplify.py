@@ -278,6 +278,7 @@ class Simplifier:
         decided = self._decide(op, self.fold_divmod(pa.sub(pb)))
         if decided is not None:
             return _true(decided)
+        sides = pa, pb
         for mono in [m for m in pa.terms if m in pb.terms]:
             ca, cb = pa.terms[mono], pb.terms[mono]
             if (ca > 0) == (cb > 0):
@@ -288,7 +289,26 @@ class Simplifier:
             pb, pa = pb.add(Poly(pb.dtype, const=-pa.const)), Poly(pa.dtype, pa.terms)
         elif pb.terms:
             pa, pb = pa.add(Poly(pa.dtype, const=-pb.const)), Poly(pb.dtype, pb.terms)
+        taken = sides[0].sub(pa)      # what came off both sides
+        if taken.is_const and taken.const == 0:
+            return Binary(op, a, b)
+        if not all(self._fits_after(side, taken) for side in sides):
+            return Binary(op, a, b)
         return Binary(op, pa.to_expr(), pb.to_expr())
+
+    def _fits_after(self, side, taken):
+        """Whether ``side - taken`` holds an int64 value wherever ``side`` does: moving
+        terms across a comparison must not overflow where the comparison as written does
+        not (``8 > (w - 2) * 2**32`` is not ``2**33 + 8 > w * 2**32``: at ``w = 2**31`` the
+        right side of the second is past the largest int64)."""
+        least, most = dt.int_range(side.dtype)
+        bounder = self.ana._bounder
+        lo, hi = bounder.poly(side.sub(taken), held=True)
+        if least <= lo and hi <= most:
+            return True
+        lo, hi = bounder.poly(side, held=True)
+        t_lo, t_hi = bounder.poly(taken, held=True)
+        return least <= max(lo, least) - t_hi and min(hi, most) - t_lo <= most
 
     def _decide(self, op, diff):
         """True/False if ``diff <op> 0`` is decided by the known bounds, else None."""

@@ -1,6 +1,7 @@
 """Helpers for the arith tests: a reference evaluator and a compact formatter."""
 
 from pyir.ir import Binary, Cast, IntImm, Not, Select, Var
+from pyir.ir.node import walk
 
 _FOLD = {
     "add": lambda a, b: a + b, "sub": lambda a, b: a - b, "mul": lambda a, b: a * b,
@@ -11,21 +12,34 @@ _FOLD = {
 }
 
 
-def evaluate(e, env):
-    """Value of an integer/bool expression with Python (floor) semantics."""
+def evaluate(e, env, wrap=False):
+    """Value of an integer/bool expression with Python (floor) semantics; ``wrap``: each
+    int64 result wraps around to an int64, as generated code computes it."""
     if isinstance(e, IntImm):
         return bool(e.value) if e.dtype == "bool" else e.value
     if isinstance(e, Var):
         return env[e]
     if isinstance(e, Binary):
-        return _FOLD[e.op](evaluate(e.a, env), evaluate(e.b, env))
+        value = _FOLD[e.op](evaluate(e.a, env, wrap), evaluate(e.b, env, wrap))
+        return _int64(value) if wrap and e.dtype == "int64" else value
     if isinstance(e, Not):
-        return not evaluate(e.a, env)
+        return not evaluate(e.a, env, wrap)
     if isinstance(e, Select):
-        return evaluate(e.true_value if evaluate(e.cond, env) else e.false_value, env)
+        return evaluate(e.true_value if evaluate(e.cond, env, wrap) else e.false_value, env,
+                        wrap)
     if isinstance(e, Cast):
-        return evaluate(e.value, env)
+        return evaluate(e.value, env, wrap)
     raise TypeError(f"cannot evaluate {e!r}")
+
+
+def _int64(value):
+    return (value + 2**63) % 2**64 - 2**63
+
+
+def overflows(e, env):
+    """Whether some int64 part of ``e`` is, exactly, beyond int64 at ``env``."""
+    return any(isinstance(s, Binary) and s.dtype == "int64"
+               and not -2**63 <= evaluate(s, env) < 2**63 for s in walk(e))
 
 
 _SYM = {"add": "+", "sub": "-", "mul": "*", "floordiv": "//", "floormod": "%", "lt": "<",

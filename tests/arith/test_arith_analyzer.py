@@ -205,6 +205,57 @@ def test_a_range_bound_in_a_scope_is_bound_again_after_it():
     assert fmt(ana.simplify(j // 4)) == "0"
 
 
+def test_a_variable_bound_again_to_a_wider_fact_drops_what_the_earlier_one_gave():
+    """Bound again to a fact that does not narrow its earlier one, a variable keeps nothing
+    of that one: not the range of another variable read under it (``j < max(i + 1, 5)``
+    is ``j <= i`` while ``i >= 5`` only), not what its range said of its extent (``n >= 1``),
+    not a substitution; in a scope too, and the earlier facts are back after it."""
+    ana = Analyzer()
+    ana.bind(i, Range(5, 5))
+    ana.bind(j, Range(0, max_(i + 1, 5)))
+    assert ana.can_prove(le(j, i))
+    ana.bind(i, Range(0, 10))
+    assert not ana.can_prove(le(j, i))          # i = 0, j = 4
+    assert ana.can_prove(lt(j, 10)) and ana.const_int_bound(j) == IntBound(0, 9)
+    with ana.scope():
+        ana.bind(i, Range(5, 5))
+        assert ana.can_prove(le(j, i))
+        ana.bind(i, Range(0, 100))
+        assert not ana.can_prove(lt(j, 10))
+    assert ana.can_prove(lt(j, 10)) and not ana.can_prove(le(j, i))
+
+    ana = Analyzer()
+    ana.bind(i, Range(0, n))
+    assert ana.can_prove(ge(n, 1))
+    ana.bind(i, Range(0, 5))
+    assert not ana.can_prove(ge(n, 1)) and ana.const_int_bound(i) == IntBound(0, 4)
+
+    ana = Analyzer()
+    rng = Range(0, 100)
+    ana.bind(i, rng)
+    ana.bind(i, 3)
+    assert ana.can_prove(eq(i, 3))
+    ana.bind(i, rng)
+    assert not ana.can_prove(lt(i, 10)) and ana.can_prove(lt(i, 100))
+    ana.bind(x, 7)
+    ana.bind(x, IntBound(0, 99))
+    assert not ana.can_prove(eq(x, 7)) and ana.const_int_bound(x) == IntBound(0, 99)
+
+
+def test_a_variable_bound_again_to_a_narrower_fact_keeps_the_others():
+    """A fact proven to narrow the earlier one takes its place, and what the earlier one
+    gave still holds (entry conditions narrow a loop by its guards in a scope)."""
+    ana = Analyzer()
+    ana.bind(n, IntBound(0, None))
+    ana.bind(i, Range(0, n))
+    ana.bind(j, Range(0, i + 1))
+    ana.bind(i, Range(1, n - 1))
+    assert ana.can_prove(ge(n, 2)) and ana.can_prove(le(j, n - 1))
+    assert ana.const_int_bound(i) == IntBound(1, None)
+    ana.bind(n, 4)
+    assert ana.const_int_bound(j) == IntBound(0, 3)
+
+
 def test_a_range_holds_its_variable_so_its_extent_is_at_least_one():
     """Inside ``for f in range(n * ((m + 1) // 2))`` with dimensions ``n, m >= 0``, both are
     at least 1; a product whose factors may be negative says nothing."""

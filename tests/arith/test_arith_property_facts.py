@@ -14,9 +14,8 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from pyir.arith import Analyzer, IntBound
 from pyir.ir import Binary, IntImm, Range, Select, Var
-from pyir.ir.node import walk
 
-from arith_helpers import evaluate, fmt
+from arith_helpers import evaluate, fmt, overflows
 
 FULL = os.environ.get("PYIR_FULL_TESTS") == "1"
 n, i, j, k = (Var(s) for s in "nijk")
@@ -72,8 +71,7 @@ def _loop_points(env, ranges):
 def _value(e, env):
     """The value of ``e`` at ``env``, or None where it divides by 0 or overflows int64."""
     try:
-        if any(isinstance(s, Binary) and s.dtype == "int64"
-               and not -2**63 <= evaluate(s, env) < 2**63 for s in walk(e)):
+        if overflows(e, env):
             return None
         return evaluate(e, env)
     except ZeroDivisionError:

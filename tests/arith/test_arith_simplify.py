@@ -120,7 +120,8 @@ def test_comparisons_from_bounds():
 
 def test_comparison_canonical_form():
     assert s(lt(i * 8 + j, i * 8 + 8)) == "(j < 8)"
-    assert s(lt(i + 1, n)) == "(i < (n - 1))"
+    assert s(lt(i + 1, n), n=IntBound(0, None)) == "(i < (n - 1))"
+    assert s(lt(i + 1, n)) == "((i + 1) < n)"     # n - 1 is past the smallest int64 at its own
     assert s(lt(IntImm(5), n)) == "(5 < n)"
     assert s(ge(x * 2, x + y)) == "(x >= y)"
 
