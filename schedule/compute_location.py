@@ -4,6 +4,7 @@ consumer dependences with `pyir.arith`."""
 
 import dataclasses
 
+from pyir.arith import detect_linear, vars_of
 from pyir.ir import (Binary, Block, BlockRealize, BufferStore, For, IntImm, Range, SeqStmt, Var,
                      and_, ge, le, lt, max_, min_, seq, substitute, walk)
 from pyir.ir.node import rewrite
@@ -299,9 +300,11 @@ def reverse_compute_at(func, name, loop_var):
                     vj = T.axis.spatial(m, ax1)
                     C[vi, vj] = B[vi, vj] + T.float32(1)
 
-    Legal when the block reads what blocks under the loop produce with an index that is its
-    iterators, those producers finish each element within one iteration of the loop and,
-    over all iterations, produce the block's whole domain, the block has no ``T.where`` but
+    Legal when the block reads what blocks under the loop produce with indices that are its
+    iterators times a constant plus constants (``B[vi * 2]`` and ``B[vi * 2 + 1]``: each
+    iteration consumes the points whose reads lie in what it produced, and none may straddle
+    two iterations), those producers finish each element within one iteration of the loop
+    and, over all iterations, produce the block's whole domain, the block has no ``T.where`` but
     the guards of split tails, no block under the loop accesses what it writes, and nothing
     between the loop and the block (nor beside the loop in its nest) touches what the block
     reads or writes.
@@ -333,18 +336,19 @@ def reverse_compute_at(func, name, loop_var):
                 raise ScheduleError(prim, subject, f"block \"{w.block.name}\" finishes "
                                     f"{buf.name} only after all iterations of loop "
                                     f"{loop_var.name} (it reduces over it)", loop)
-        dims = index_vars(r, block.iter_vars, prim, subject, "the consumed buffer")
+        forms = _read_forms(prim, subject, r, block.iter_vars, ana)
         region = _region_at(realizes_under(loop.body), outer, buf, want_write=True, ana=ana)
         if region is None:
             raise ScheduleError(prim, subject, f"cannot bound the region of {buf.name} written "
                                 f"in one iteration of loop {loop_var.name}", loop)
-        for d, v in enumerate(dims):
+        for d, form in enumerate(forms):
+            v, got = form[0], _consumed_range(prim, subject, buf, d, form, region[d], loop, ana)
             if v in region_of_iter:
-                a, b = region_of_iter[v], region[d]
+                a, b = region_of_iter[v], got
                 if not (ana.can_prove_equal(a[0], b[0]) and ana.can_prove_equal(a[1], b[1])):
                     raise ScheduleError(prim, subject, "the buffers the block reads are "
                                         "produced over different regions per iteration", loop)
-            region_of_iter[v] = region[d]
+            region_of_iter[v] = got
     _covers_domain(prim, subject, block, region_of_iter, lpath, items[il], ana)
     for w in block.writes:
         if readers(loop.body, w.buffer) or writers(loop.body, w.buffer):
@@ -358,6 +362,59 @@ def reverse_compute_at(func, name, loop_var):
     nest = _new_nest(realize, region_of_iter, ana, None)
     body = replace(bpath[:top_level(bpath) + 1], None)
     return _insert(func, body, loop_var, nest, at_end=True), None
+
+
+def _read_forms(prim, subject, region, iter_vars, ana):
+    """How the consumed ``region`` holds the block's iterators: per dimension ``(v, a, c,
+    w)``, the ``w`` elements from ``a * v + c`` (``a`` > 0, ``c`` and ``w`` constants: rows
+    ``2 * vi`` and ``2 * vi + 1`` are ``(vi, 2, 0, 2)``), each dimension its own iterator.
+    Any other region is a ScheduleError."""
+    out, ivars = [], {iv.var for iv in iter_vars}
+    for rng in region.region:
+        if rng.start in ivars and is_one(rng.extent) and all(rng.start is not o[0] for o in out):
+            out.append((rng.start, 1, 0, 1))   # the iterator itself: the common case
+            continue
+        start, w = ana.simplify(rng.start), ana.simplify(rng.extent)
+        found = next(((v, lin) for v in vars_of(start) & ivars
+                      if (lin := detect_linear(start, v, ana)) is not None), None)
+        if not (found and len(vars_of(start)) == 1 and isinstance(found[1][0], IntImm)
+                and found[1][0].value > 0 and isinstance(found[1][1], IntImm)
+                and isinstance(w, IntImm) and w.value > 0
+                and all(found[0] is not o[0] for o in out)):
+            raise ScheduleError(prim, subject, f"the consumed buffer {region.buffer.name} must "
+                                "be indexed by distinct block iterators, one per dimension, "
+                                "each times a constant plus constants (like "
+                                f"{region.buffer.name}[vi, vj] or {region.buffer.name}"
+                                "[vi * 2 + 1, vj])")
+        (v, (a, c)) = found
+        out.append((v, a.value, c.value, w.value))
+    return out
+
+
+def _consumed_range(prim, subject, buf, d, form, produced, loop, ana):
+    """The (start, extent) of iterator ``v`` of ``form`` (`_read_forms`: the block reads
+    ``w`` elements from ``a * v + c`` in dimension ``d`` of ``buf``) whose reads lie in the
+    ``produced`` (start, extent) of that dimension in one iteration of ``loop``. Where a
+    point's reads straddle what two iterations produce (``B[vi]`` and ``B[vi + 1]`` of rows
+    produced one at a time), no iteration would compute it: a ScheduleError."""
+    v, a, c, w = form
+    start, extent = produced
+    if (a, c, w) == (1, 0, 1):
+        return produced
+    # Where what an iteration produces starts, within the a-wide cells from c, must not cut
+    # a point's w reads (one read is never cut).
+    offset = ana.simplify(Binary("floormod", start - c, IntImm(a)))
+    if not (w <= a and (w == 1 or ana.can_prove(Binary("or", Binary("eq", offset, IntImm(0)),
+                                                       ge(offset, IntImm(w)))))):
+        raise ScheduleError(prim, subject, f"the block reads {w} element{'s' * (w > 1)} of "
+                            f"{buf.name} from {expr_text(ana.simplify(v * a + c))} in "
+                            f"dimension {d}, and loop "
+                            f"{loop.loop_var.name} produces [{expr_text(start)}, "
+                            f"{expr_text(ana.simplify(start + extent))}) of it per iteration: "
+                            "the reads of some points would straddle two iterations", loop)
+    first = ana.simplify(Binary("floordiv", start - c + (a - 1), IntImm(a)))
+    end = ana.simplify(Binary("floordiv", start + extent - c - w, IntImm(a)) + 1)
+    return first, ana.simplify(max_(end - first, IntImm(0)))
 
 
 def _covers_domain(prim, subject, block, region_of_iter, lpath, item, ana):

@@ -357,3 +357,66 @@ def test_compute_at_into_a_loop_holding_a_block_overwriting_its_input_is_refused
     a, c = np.arange(1, 5, dtype="float32"), np.zeros(4, "float32")
     pyir.build(from_source(under))["f"](a, c)
     np.testing.assert_array_equal(c, np.arange(1, 5) * 2 + 1)
+
+
+ROWS_READ = '''
+from pyir.script import tensor as T
+
+@T.prim_func
+def f(A: T.Buffer((8,), "float32"), C: T.Buffer((ROWS,), "float32")):
+    B = T.alloc_buffer((8,), "float32")
+    for i in range(8):
+        with T.block("B"):
+            vi = T.axis.spatial(8, i)
+            B[vi] = A[vi] * T.float32(2)
+    for i in range(ROWS):
+        with T.block("C"):
+            vi = T.axis.spatial(ROWS, i)
+            C[vi] = READ
+'''
+
+
+@pytest.mark.parametrize("rows, read, tile, want", [
+    (4, "B[vi * 2] + B[vi * 2 + 1]", 2, lambda b: b[0::2] + b[1::2]),
+    (4, "B[vi * 2] + B[vi * 2 + 1]", 4, lambda b: b[0::2] + b[1::2]),
+    (4, "B[vi * 2 + 1]", 3, lambda b: b[1::2]),
+    (8, "B[vi] * T.float32(3)", 3, lambda b: b * 3),
+])
+def test_reverse_compute_at_of_a_block_reading_neighbouring_rows_of_each_tile(rows, read, tile,
+                                                                             want):
+    """A consumer reading rows 2 * vi and 2 * vi + 1 (here elements of one dimension) of what
+    tiles of rows produce was refused (its index is not an iterator): each tile consumes
+    the rows whose reads lie in it."""
+    sch = Schedule(from_source(ROWS_READ.replace("ROWS", str(rows)).replace("READ", read)))
+    i0, _ = sch.split(_first_loop(sch, "B"), [None, tile])
+    sch.reverse_compute_at(sch.get_block("C"), i0)
+    a = np.arange(8, dtype="float32")
+    c = np.zeros(rows, "float32")
+    pyir.build(sch.mod)["f"](a, c)
+    np.testing.assert_array_equal(c, want(2 * a))
+
+
+@pytest.mark.parametrize("rows, read, tile, words", [
+    (4, "B[vi * 2] + B[vi * 2 + 1]", None, r"the block reads 2 elements of B from "
+     r"vi \* 2 in dimension 0, and loop i produces \[i, i \+ 1\) of it per iteration: the reads "
+     "of some points would straddle two iterations"),
+    (7, "B[vi] + B[vi + 1]", 4, r"the block reads 2 elements of B from vi in dimension "
+     r"0, and loop i_0 produces \[i_0 \* 4, i_0 \* 4 \+ 4\) of it per iteration"),
+    (3, "B[vi * 2 + 1] + B[vi * 2 + 2]", 4, r"the block reads 2 elements of B from "
+     r"vi \* 2 \+ 1 in dimension 0"),
+    (4, "B[vi * 2] + B[0]", 4, r"the consumed buffer B must be indexed by distinct "
+     r"block iterators, one per dimension, each times a constant plus constants"),
+])
+def test_reverse_compute_at_of_a_block_reading_across_tiles_is_refused(rows, read, tile, words):
+    """Rows i and i + 1 (or 2 * vi + 1 and 2 * vi + 2 of tiles of 4) lie in two tiles:
+    no iteration could consume such a point."""
+    src = ROWS_READ.replace("ROWS", str(rows)).replace("READ", read)
+    sch = Schedule(from_source(src))
+    i = _first_loop(sch, "B")
+    if tile:
+        sch.split(i, [None, tile])
+    before = sch.mod
+    with pytest.raises(ScheduleError, match="reverse_compute_at: block \"C\" at loop i.*: "
+                       + words):
+        sch.reverse_compute_at(sch.get_block("C"), sch.get_loops(sch.get_block("B"))[0])
+    assert structural_equal(sch.mod, before)
