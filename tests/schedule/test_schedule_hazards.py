@@ -420,3 +420,52 @@ def test_reverse_compute_at_of_a_block_reading_across_tiles_is_refused(rows, rea
                        + words):
         sch.reverse_compute_at(sch.get_block("C"), sch.get_loops(sch.get_block("B"))[0])
     assert structural_equal(sch.mod, before)
+
+
+WRITES = '''
+from pyir.script import tensor as T
+
+@T.prim_func
+def f(A: T.Buffer((SIZE,), "float32"), B: T.Buffer((SIZE,), "float32")):
+    for i in range(LOOP):
+        with T.block("B"):
+            vi = T.axis.spatial(LOOP, i)
+            T.where(WHERE)
+            B[INDEX] = A[INDEX] * T.float32(2)
+'''
+
+
+def _writes(size, loop, where, index):
+    return from_source(WRITES.replace("SIZE", str(size)).replace("LOOP", str(loop))
+                       .replace("WHERE", where).replace("INDEX", index))
+
+
+def test_cache_write_of_a_block_writing_every_other_element_is_refused():
+    """B[vi * 2] for vi < 5 spans B's 9 elements but writes 5: the copy back wrote the
+    cache's 4 unwritten elements into B (garbage at opt_level "none")."""
+    sch = Schedule(_writes(9, 5, "True", "vi * 2"))
+    before = sch.mod
+    with pytest.raises(ScheduleError, match="cache_write: block \"B\", buffer B: the block "
+                       "writes only part of B; copying the cache back would overwrite the rest"):
+        sch.cache_write(sch.get_block("B"), 0, "global")
+    assert structural_equal(sch.mod, before)
+
+
+@pytest.mark.parametrize("loop, where, index, covers", [
+    (12, "i < 10", "vi", True),
+    (12, "i < 9", "vi", False),
+    (10, "i % 2 == 0", "vi", False),
+])
+def test_cache_write_of_a_block_whose_where_keeps_it_in_the_buffer(loop, where, index,
+                                                                  covers):
+    """T.where(i < 10) over i < 12 writes all of a 10-element B: refused, as any block with
+    a T.where, though its predicate keeps it inside; one writing part of B still is."""
+    sch = Schedule(_writes(10, loop, where, index))
+    if not covers:
+        with pytest.raises(ScheduleError, match="the block writes only part of B"):
+            sch.cache_write(sch.get_block("B"), 0, "global")
+        return
+    sch.cache_write(sch.get_block("B"), 0, "global")
+    a, b = np.arange(10, dtype="float32"), np.full(10, -1, "float32")
+    pyir.build(sch.mod, opt_level="none")["f"](a, b)
+    np.testing.assert_array_equal(b, 2 * a)
