@@ -10,6 +10,7 @@ from pyir.ir import (Binary, Block, BlockRealize, BufferStore, For, IntImm, Rang
 from pyir.ir.node import rewrite
 from pyir.ir.ops import is_one
 from pyir.runtime.exprtext import expr_text
+from pyir.transform.common import shape_vars
 from pyir.transform.dependence import (analyzer_for, realizes_under, reduce_loop_vars,
                                        region_in_loops, relax_range)
 
@@ -64,15 +65,16 @@ def _union(ranges_list, ana):
     return out
 
 
-def _region_at(realizes_rel, outer, buffer, want_write, ana):
+def _region_at(realizes_rel, outer, buffer, want_write, ana, shapes=()):
     """Regions of ``buffer`` read (or written) by blocks below a loop during one iteration of
     it: [(start, extent)] per dimension, or None if some access cannot be bounded. ``outer``
-    are the loops down to that loop, ``ana`` knows their ranges (`analyzer_for`)."""
+    are the loops down to that loop, ``ana`` knows their ranges (`analyzer_for`), ``shapes``
+    are the function's shape variables."""
     ranges = []
     for rel in realizes_rel:
         realize = rel[-1]
         inner = [n for n in rel if isinstance(n, For)]
-        inner_ana = analyzer_for(outer + inner)
+        inner_ana = analyzer_for(outer + inner, shapes)
         regions = realize.block.writes if want_write else realize.block.reads
         for r in regions:
             if r.buffer is not buffer:
@@ -264,8 +266,9 @@ def compute_at(func, name, loop_var):
                           [r.buffer for r in block.reads], [buf])
     check_no_interference(prim, subject, under, [r.buffer for r in block.reads], [])
     outer = loops_of(lpath) + [loop]
-    ana = analyzer_for(outer)
-    region = _region_at(inside, outer, buf, want_write=False, ana=ana)
+    shapes = shape_vars(func)
+    ana = analyzer_for(outer, shapes)
+    region = _region_at(inside, outer, buf, want_write=False, ana=ana, shapes=shapes)
     if region is None:
         raise ScheduleError(prim, subject, f"cannot bound the region of {buf.name} read in one "
                             f"iteration of loop {loop_var.name}", loop)

@@ -469,3 +469,31 @@ def test_cache_write_of_a_block_whose_where_keeps_it_in_the_buffer(loop, where, 
     a, b = np.arange(10, dtype="float32"), np.full(10, -1, "float32")
     pyir.build(sch.mod, opt_level="none")["f"](a, b)
     np.testing.assert_array_equal(b, 2 * a)
+
+
+def _fused_split(sch, block, factor=4):
+    """The outer loop of ``block``'s loops fused and split by ``factor``."""
+    return sch.split(sch.fuse(*sch.get_loops(sch.get_block(block))), [None, factor])[0]
+
+
+def test_compute_at_into_a_split_of_a_fused_symbolic_loop():
+    """C's rows and columns fused (i * m + j) and split by 4: B's region in one iteration,
+    rows (f * 4) // m to (f * 4 + 3) // m, could not be bounded (m >= 1 was not known from
+    the loop over n * m), so compute_at was refused. B now computes those rows whole."""
+    sch = fresh("chain")
+    sch.compute_at(sch.get_block("B"), _fused_split(sch, "C"))
+    check_results(sch, "chain")
+
+
+def test_compute_at_of_a_decomposed_reduction_into_a_split_of_a_fused_loop_is_refused():
+    """Four points of O in one iteration share their row of S with the next iteration's:
+    the update would run again there."""
+    sch = Schedule(from_source(ROW_NORM_PER_COLUMN))
+    sch.decompose_reduction(sch.get_block("S"), _first_loop(sch, "S"))
+    f0 = _fused_split(sch, "O")
+    before = sch.mod
+    with pytest.raises(ScheduleError, match=r"compute_at: block \"S\" at loop i_j_fused_0: the "
+                       r"block updates S in place \(it reads it and has no init\), and "
+                       "consecutive iterations of loop i_j_fused_0 need the same elements"):
+        sch.compute_at(sch.get_block("S"), f0)
+    assert sch.mod is before
