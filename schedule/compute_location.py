@@ -65,11 +65,13 @@ def _union(ranges_list, ana):
     return out
 
 
-def _region_at(realizes_rel, outer, buffer, want_write, ana, shapes=()):
+def _region_at(realizes_rel, outer, buffer, want_write, ana, shapes=(), accesses=None):
     """Regions of ``buffer`` read (or written) by blocks below a loop during one iteration of
     it: [(start, extent)] per dimension, or None if some access cannot be bounded. ``outer``
     are the loops down to that loop, ``ana`` knows their ranges (`analyzer_for`), ``shapes``
-    are the function's shape variables."""
+    are the function's shape variables. Each access is appended to the list ``accesses``
+    if given, as (block realize, its loops below, an analyzer knowing all its loops, the
+    region in terms of them)."""
     ranges = []
     for rel in realizes_rel:
         realize = rel[-1]
@@ -79,11 +81,14 @@ def _region_at(realizes_rel, outer, buffer, want_write, ana, shapes=()):
         for r in regions:
             if r.buffer is not buffer:
                 continue
+            in_loops = region_in_loops(realize, r).region
             relaxed = [relax_range(x, inner_ana, [lp.loop_var for lp in inner])
-                       for x in region_in_loops(realize, r).region]
+                       for x in in_loops]
             if any(x is None for x in relaxed):
                 return None
             ranges.append(relaxed)
+            if accesses is not None:
+                accesses.append((realize, inner, inner_ana, in_loops))
     return _union(ranges, ana)
 
 
@@ -307,7 +312,8 @@ def reverse_compute_at(func, name, loop_var):
     iterators times a constant plus constants (``B[vi * 2]`` and ``B[vi * 2 + 1]``: each
     iteration consumes the points whose reads lie in what it produced, and none may straddle
     two iterations), those producers finish each element within one iteration of the loop
-    and, over all iterations, produce the block's whole domain, the block has no ``T.where`` but
+    and, in each iteration, every element of the region they write there (not a stride of
+    it) and, over all iterations, the block's whole domain, the block has no ``T.where`` but
     the guards of split tails, no block under the loop accesses what it writes, and nothing
     between the loop and the block (nor beside the loop in its nest) touches what the block
     reads or writes.
@@ -340,10 +346,18 @@ def reverse_compute_at(func, name, loop_var):
                                     f"{buf.name} only after all iterations of loop "
                                     f"{loop_var.name} (it reduces over it)", loop)
         forms = _read_forms(prim, subject, r, block.iter_vars, ana)
-        region = _region_at(realizes_under(loop.body), outer, buf, want_write=True, ana=ana)
+        written = []
+        region = _region_at(realizes_under(loop.body), outer, buf, want_write=True, ana=ana,
+                            accesses=written)
         if region is None:
             raise ScheduleError(prim, subject, f"cannot bound the region of {buf.name} written "
                                 f"in one iteration of loop {loop_var.name}", loop)
+        if not _writes_whole(written, region):
+            raise ScheduleError(prim, subject, f"the blocks under loop {loop_var.name} write "
+                                f"{buf.name} within {_region_text(region, ana)} in one "
+                                "iteration, but not all of it (a stride, or a T.where): moved "
+                                "there, the block would read what the iteration did not "
+                                "produce", loop)
         for d, form in enumerate(forms):
             v, got = form[0], _consumed_range(prim, subject, buf, d, form, region[d], loop, ana)
             if v in region_of_iter:
@@ -365,6 +379,30 @@ def reverse_compute_at(func, name, loop_var):
     nest = _new_nest(realize, region_of_iter, ana, None)
     body = replace(bpath[:top_level(bpath) + 1], None)
     return _insert(func, body, loop_var, nest, at_end=True), None
+
+
+def _writes_whole(writes, region):
+    """Whether each of ``writes`` (`_region_at`'s accesses) writes every element of
+    ``region`` (per dimension (start, extent)) in one iteration of the loop, each once: its
+    indices, less the region's start, map the loops below that they use one-to-one onto
+    the region (``B[i_0 * 4 + i_1]`` for ``i_1 < 4`` does, ``B[i_0 + i_1 * 4]`` spans 13
+    elements and writes 4), and its block has no ``T.where`` but split tails."""
+    for realize, inner, ana, ranges in writes:
+        if extra_predicate(realize, ana) or not all(is_one(r.extent) for r in ranges):
+            return False
+        offsets = [ana.simplify(r.start - start) for r, (start, _) in zip(ranges, region)]
+        used = set().union(*(vars_of(o) for o in offsets))
+        loops = [lp for lp in inner if lp.loop_var in used]
+        if len(loops) != len(used) or not maps_onto(
+                offsets, [extent for _, extent in region], loops, ana):
+            return False
+    return True
+
+
+def _region_text(region, ana):
+    """``region`` ((start, extent) per dimension) as ``[a:b, c:d]``."""
+    return "[" + ", ".join(f"{expr_text(start)}:{expr_text(ana.simplify(start + extent))}"
+                           for start, extent in region) + "]"
 
 
 def _read_forms(prim, subject, region, iter_vars, ana):

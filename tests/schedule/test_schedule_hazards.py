@@ -497,3 +497,37 @@ def test_compute_at_of_a_decomposed_reduction_into_a_split_of_a_fused_loop_is_re
                        "consecutive iterations of loop i_j_fused_0 need the same elements"):
         sch.compute_at(sch.get_block("S"), f0)
     assert sch.mod is before
+
+
+STRIDED_PRODUCER = '''
+from pyir.script import tensor as T
+
+@T.prim_func
+def f(A: T.Buffer((16,), "float32"), C: T.Buffer((16,), "float32")):
+    B = T.alloc_buffer((16,), "float32")
+    for i0, i1 in T.grid(4, 4):
+        with T.block("B"):
+            vi = T.axis.spatial(16, i0 + i1 * 4)
+            B[vi] = A[vi] * T.float32(2)
+    for i in range(16):
+        with T.block("C"):
+            vi = T.axis.spatial(16, i)
+            C[vi] = C[vi] + B[vi]
+'''
+
+
+def test_reverse_compute_at_under_a_loop_producing_a_strided_region_is_refused():
+    """Iteration i0 writes B[i0], B[i0 + 4], ... B[i0 + 12]: C, moved under i0, consumed the
+    13 elements those span in each iteration, reading B before it was written and adding
+    B[vi] into C[vi] up to 4 times."""
+    _refused(STRIDED_PRODUCER,
+             lambda s: s.reverse_compute_at(s.get_block("C"), _first_loop(s, "B")),
+             r"reverse_compute_at: block \"C\" at loop i0: the blocks under loop i0 write B "
+             r"within \[i0:i0 \+ 13\] in one iteration, but not all of it \(a stride, or a "
+             r"T.where\): moved there, the block would read what the iteration did not produce")
+    sch = Schedule(from_source(STRIDED_PRODUCER))
+    sch.reorder(*reversed(sch.get_loops(sch.get_block("B"))))
+    sch.reverse_compute_at(sch.get_block("C"), _first_loop(sch, "B"))
+    a, c = np.arange(16, dtype="float32"), np.ones(16, "float32")
+    pyir.build(sch.mod, opt_level="none")["f"](a, c)
+    np.testing.assert_array_equal(c, 1 + 2 * a)
