@@ -10,7 +10,10 @@ calls the kernel itself (``dtype="void"``: a kernel returns nothing, it writes i
 into the buffers it is passed). Such a call is checked against the kernel's declaration
 (`check_extern_call`) by the parser, at the call's line, when the kernel is declared before
 the prim function is parsed, and by `pyir.build` (a module put together in code, a kernel
-declared later, a call the schedule makes).
+declared later, a call the schedule makes). What the kernel reaches from each address a call
+passes (`reach`: its declared shape, rows a stride apart included, or less where the tensor
+intrinsics it implements describe it) must lie in the buffer: the build proves it or checks
+it at entry (`pyir.transform.entry_conditions`).
 
 A kernel is native code at an address (``symbol=`` a ctypes function) or LLVM IR text
 (``llvm_ir=``, defining exactly one function) linked into every module that calls it, so
@@ -408,8 +411,8 @@ def check_call(caller, kernel, args, dtype):
     """Check a ``call_extern`` of ``kernel`` in prim function ``caller`` against its
     declaration: ``dtype``, the call's result, is void (a declared kernel returns nothing);
     the arguments ``args``: their number, a buffer (or an element's address) where it takes
-    a buffer, the dtypes, and -- where both are constants -- that the memory passed holds as
-    many elements as the declared shape (its variables given by the call's scalars)."""
+    a buffer, the dtypes, and -- where both are constants -- that the memory passed holds the
+    elements the kernel reaches from there (`reach`)."""
     from pyir.ir import Buffer, BufferLoad, IntImm
     declared = kernel.prim.body.value.args[1:]
     where = f"prim function {caller}: T.call_extern({kernel.name!r}, ...)"
@@ -429,8 +432,10 @@ def check_call(caller, kernel, args, dtype):
             if buf.dtype != decl.dtype:
                 raise Error(f"{what} is a {decl.dtype} buffer, but {buf.name} is "
                             f"{buf.dtype}")
-            need = _declared_size(kernel, args, k)
-            need, have = need.value if isinstance(need, IntImm) else None, _elements(buf.shape)
+            found = _reach(kernel, args, k)
+            last = None if found is None else last_offset(*found)
+            need, have = last.value + 1 if isinstance(last, IntImm) else None, \
+                _elements(buf.shape)
             if isinstance(arg, BufferLoad) and have is not None:
                 offset = _flat_offset(arg.indices, buf.shape)
                 have = None if offset is None else have - offset
@@ -448,35 +453,96 @@ def check_call(caller, kernel, args, dtype):
             raise Error(f"{what} is {decl.dtype}, but the call passes a {arg.dtype} value")
 
 
-def footprint(call, k, fixed=False):
+def footprint(call, k):
     """The elements the kernel of ``call`` (a ``call_extern``) may touch through its argument
     ``k`` (counted after the name), an int64 expression: the product of the declared
     buffer's shape, with the shape variables the call's scalar arguments give. None when the
-    name is not a kernel declared with `extern`, or with ``fixed`` when the declared shape
-    has a variable: a row stride (``(7, "lda")``) says rows x stride elements, more than a
-    kernel reaching a few elements of each row takes at the end of a buffer."""
-    from pyir.ir import IntImm
+    name is not a kernel declared with `extern`."""
+    kernel = _kernel_of(call)
+    return None if kernel is None else _declared_size(kernel, call.args[1:], k)
 
+
+def reach(call, k):
+    """Where the kernel of ``call`` (a ``call_extern``) may reach through its argument ``k``
+    (counted after the name): (the declared shape with the extents the call gives, the
+    highest index it reaches in each dimension), int64 expressions; None when the name is
+    not a kernel declared with `extern` or the shape is not known at the call. See
+    `_reach`."""
+    kernel = _kernel_of(call)
+    return None if kernel is None else _reach(kernel, call.args[1:], k)
+
+
+def last_offset(shape, tops):
+    """The offset of the element at indices ``tops`` of a row-major ``shape``."""
+    from pyir.arith import simplify
+    from pyir.ir import IntImm
+    last, stride = IntImm(0, "int64"), IntImm(1, "int64")
+    for top, extent in zip(reversed(tops), reversed(shape)):
+        last, stride = last + top * stride, stride * extent
+    return simplify(last)
+
+
+def _kernel_of(call):
+    """The `ExternKernel` a ``call_extern`` names, or None."""
     from .registry import get_global_func
     kernel = get_global_func(call.args[0].value, allow_missing=True)
-    if not isinstance(kernel, ExternKernel):
-        return None
-    if fixed and not all(isinstance(d, IntImm)
-                         for d in kernel.prim.body.value.args[1 + k].shape):
-        return None
-    return _declared_size(kernel, call.args[1:], k)
+    return kernel if isinstance(kernel, ExternKernel) else None
+
+
+#: What tensor intrinsics say their kernels reach: the intrinsic's name -> (the kernel's
+#: name, {buffer parameter name: the highest index its description reaches in each
+#: dimension}).
+_DESCRIBED = {}
+
+
+def describe_reach(source, kernel_name, tops):
+    """Record that ``source`` (a tensor intrinsic) describes kernel ``kernel_name`` as
+    reaching each buffer of ``tops`` (its name -> the highest index in each dimension, ints)
+    no further; it replaces what ``source`` said before."""
+    _DESCRIBED[source] = (kernel_name, tops)
+
+
+def _reach(kernel, args, k):
+    """`reach` for the call of ``kernel`` with ``args``. The declared shape's dimensions are
+    laid out row-major, with the extents the call gives (``(7, "lda")`` is 7 rows ``lda``
+    elements apart), and the kernel touches every index of each, up to the last row's last
+    element -- or, where tensor intrinsics describe the kernel (`describe_reach`) and all
+    of them describe this buffer, only up to the highest index any of them reaches in each
+    dimension (the bench's micro-kernel reads one element of each of A's rows: the whole
+    rows would reach past A's end). None where the shape has a variable the call does not
+    give (known only when the kernel's wrapper is called: from its arrays' shapes)."""
+    from pyir.arith import vars_of
+    from pyir.ir import IntImm, Var
+    declared = kernel.prim.body.value.args[1:]
+    given = {d for d in declared if isinstance(d, Var)}
+    if any(vars_of(d) - given for d in declared[k].shape):
+        return None   # a shape variable of the kernel's own, which no call gives
+    name = declared[k].name
+    shape = _call_shape(kernel, args, k)
+    said = [tops.get(name) for kname, tops in _DESCRIBED.values() if kname == kernel.name]
+    if said and all(t is not None and len(t) == len(shape) for t in said):
+        return shape, [IntImm(max(t[d] for t in said), "int64") for d in range(len(shape))]
+    return shape, [e - 1 for e in shape]
 
 
 def _declared_size(kernel, args, k):
     """The elements of ``kernel``'s buffer parameter ``k`` for a call with ``args``."""
     from pyir.arith import simplify
-    from pyir.ir import IntImm, Var, substitute
+    from pyir.ir import IntImm
+    size = IntImm(1, "int64")
+    for dim in _call_shape(kernel, args, k):
+        size = size * dim
+    return simplify(size)
+
+
+def _call_shape(kernel, args, k):
+    """The declared shape of ``kernel``'s buffer parameter ``k`` with the variables a call
+    with ``args`` gives (simplified)."""
+    from pyir.arith import simplify
+    from pyir.ir import Var, substitute
     declared = kernel.prim.body.value.args[1:]
     values = {d: a for d, a in zip(declared, args) if isinstance(d, Var)}
-    size = IntImm(1, "int64")
-    for dim in declared[k].shape:
-        size = size * substitute(dim, values)
-    return simplify(size)
+    return [simplify(substitute(dim, values)) for dim in declared[k].shape]
 
 
 def _declared_name(decl):

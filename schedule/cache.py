@@ -3,12 +3,14 @@ storage scope next to the block that uses it, and make the block use the copy.""
 
 import dataclasses
 
+from pyir.arith import vars_of
 from pyir.ir import (Allocate, Block, BlockRealize, Buffer, BufferLoad, BufferRegion,
                      BufferStore, IterVar, Var)
 from pyir.ir.node import rewrite
-from pyir.transform.dependence import analyzer_for, region_in_loops, relax_range
+from pyir.ir.ops import is_one
+from pyir.transform.dependence import analyzer_for, region_in_loops
 
-from .analysis import complete_binding, extra_predicate
+from .analysis import complete_binding, extra_predicate, maps_onto
 from .common import (index_vars, item_index, nest_around, point_region, readers, realize_path,
                      writers)
 from .errors import ScheduleError
@@ -181,21 +183,30 @@ def cache_write(func, name, which, scope):
 
 
 def _covers(realize, path, buf):
-    """True if the block, over all its loop iterations, writes every element of ``buf``."""
+    """True if the block, over all its loop iterations, writes every element of ``buf``:
+    each dimension its own iterator, bound over its whole domain (a reduction writes each
+    element again), or the written indices mapping the loops they use one-to-one onto the
+    buffer under the block's predicate (``T.where(i < 10)`` over ``i`` in ``[0, 12)``
+    writes all of a 10-element buffer; ``B[vi * 2]`` over 5 points is half of 9 elements,
+    though their bounds span them all)."""
     loops = loops_of(path)
     ana = analyzer_for(loops)
-    if extra_predicate(realize, ana):
-        return False
     region = next(w for w in realize.block.writes if w.buffer is buf)
-    try:
-        dims = index_vars(region, realize.block.iter_vars, "", "", "")
-    except ScheduleError:
-        dims = None
-    if dims is not None and complete_binding(realize, loops, ana):
-        ext = {iv.var: iv.extent for iv in realize.block.iter_vars}
-        if all(ana.can_prove_equal(ext[v], s) for v, s in zip(dims, buf.shape)):
-            return True
-    relaxed = [relax_range(r, ana, [lp.loop_var for lp in loops])
-               for r in region_in_loops(realize, region).region]
-    return all(r is not None and ana.can_prove_equal(r.start, 0)
-               and ana.can_prove_equal(r.extent, s) for r, s in zip(relaxed, buf.shape))
+    if not extra_predicate(realize, ana):
+        try:
+            dims = index_vars(region, realize.block.iter_vars, "", "", "")
+        except ScheduleError:
+            dims = None
+        if dims is not None and complete_binding(realize, loops, ana):
+            ext = {iv.var: iv.extent for iv in realize.block.iter_vars}
+            if all(ana.can_prove_equal(ext[v], s) for v, s in zip(dims, buf.shape)):
+                return True
+    ranges = region_in_loops(realize, region).region
+    if not all(is_one(r.extent) for r in ranges):
+        return False
+    indices = [r.start for r in ranges]
+    used = set().union(*(vars_of(i) for i in indices))
+    if not vars_of(realize.predicate) <= used:
+        return False   # which points are written depends on other loops too
+    return maps_onto(indices, buf.shape, [lp for lp in loops if lp.loop_var in used], ana,
+                     realize.predicate)

@@ -4,11 +4,13 @@ consumer dependences with `pyir.arith`."""
 
 import dataclasses
 
+from pyir.arith import detect_linear, vars_of
 from pyir.ir import (Binary, Block, BlockRealize, BufferStore, For, IntImm, Range, SeqStmt, Var,
                      and_, ge, le, lt, max_, min_, seq, substitute, walk)
 from pyir.ir.node import rewrite
 from pyir.ir.ops import is_one
 from pyir.runtime.exprtext import expr_text
+from pyir.transform.common import shape_vars
 from pyir.transform.dependence import (analyzer_for, realizes_under, reduce_loop_vars,
                                        region_in_loops, relax_range)
 
@@ -63,24 +65,30 @@ def _union(ranges_list, ana):
     return out
 
 
-def _region_at(realizes_rel, outer, buffer, want_write, ana):
+def _region_at(realizes_rel, outer, buffer, want_write, ana, shapes=(), accesses=None):
     """Regions of ``buffer`` read (or written) by blocks below a loop during one iteration of
     it: [(start, extent)] per dimension, or None if some access cannot be bounded. ``outer``
-    are the loops down to that loop, ``ana`` knows their ranges (`analyzer_for`)."""
+    are the loops down to that loop, ``ana`` knows their ranges (`analyzer_for`), ``shapes``
+    are the function's shape variables. Each access is appended to the list ``accesses``
+    if given, as (block realize, its loops below, an analyzer knowing all its loops, the
+    region in terms of them)."""
     ranges = []
     for rel in realizes_rel:
         realize = rel[-1]
         inner = [n for n in rel if isinstance(n, For)]
-        inner_ana = analyzer_for(outer + inner)
+        inner_ana = analyzer_for(outer + inner, shapes)
         regions = realize.block.writes if want_write else realize.block.reads
         for r in regions:
             if r.buffer is not buffer:
                 continue
+            in_loops = region_in_loops(realize, r).region
             relaxed = [relax_range(x, inner_ana, [lp.loop_var for lp in inner])
-                       for x in region_in_loops(realize, r).region]
+                       for x in in_loops]
             if any(x is None for x in relaxed):
                 return None
             ranges.append(relaxed)
+            if accesses is not None:
+                accesses.append((realize, inner, inner_ana, in_loops))
     return _union(ranges, ana)
 
 
@@ -263,8 +271,9 @@ def compute_at(func, name, loop_var):
                           [r.buffer for r in block.reads], [buf])
     check_no_interference(prim, subject, under, [r.buffer for r in block.reads], [])
     outer = loops_of(lpath) + [loop]
-    ana = analyzer_for(outer)
-    region = _region_at(inside, outer, buf, want_write=False, ana=ana)
+    shapes = shape_vars(func)
+    ana = analyzer_for(outer, shapes)
+    region = _region_at(inside, outer, buf, want_write=False, ana=ana, shapes=shapes)
     if region is None:
         raise ScheduleError(prim, subject, f"cannot bound the region of {buf.name} read in one "
                             f"iteration of loop {loop_var.name}", loop)
@@ -299,9 +308,12 @@ def reverse_compute_at(func, name, loop_var):
                     vj = T.axis.spatial(m, ax1)
                     C[vi, vj] = B[vi, vj] + T.float32(1)
 
-    Legal when the block reads what blocks under the loop produce with an index that is its
-    iterators, those producers finish each element within one iteration of the loop and,
-    over all iterations, produce the block's whole domain, the block has no ``T.where`` but
+    Legal when the block reads what blocks under the loop produce with indices that are its
+    iterators times a constant plus constants (``B[vi * 2]`` and ``B[vi * 2 + 1]``: each
+    iteration consumes the points whose reads lie in what it produced, and none may straddle
+    two iterations), those producers finish each element within one iteration of the loop
+    and, in each iteration, every element of the region they write there (not a stride of
+    it) and, over all iterations, the block's whole domain, the block has no ``T.where`` but
     the guards of split tails, no block under the loop accesses what it writes, and nothing
     between the loop and the block (nor beside the loop in its nest) touches what the block
     reads or writes.
@@ -333,18 +345,27 @@ def reverse_compute_at(func, name, loop_var):
                 raise ScheduleError(prim, subject, f"block \"{w.block.name}\" finishes "
                                     f"{buf.name} only after all iterations of loop "
                                     f"{loop_var.name} (it reduces over it)", loop)
-        dims = index_vars(r, block.iter_vars, prim, subject, "the consumed buffer")
-        region = _region_at(realizes_under(loop.body), outer, buf, want_write=True, ana=ana)
+        forms = _read_forms(prim, subject, r, block.iter_vars, ana)
+        written = []
+        region = _region_at(realizes_under(loop.body), outer, buf, want_write=True, ana=ana,
+                            accesses=written)
         if region is None:
             raise ScheduleError(prim, subject, f"cannot bound the region of {buf.name} written "
                                 f"in one iteration of loop {loop_var.name}", loop)
-        for d, v in enumerate(dims):
+        if not _writes_whole(written, region):
+            raise ScheduleError(prim, subject, f"the blocks under loop {loop_var.name} write "
+                                f"{buf.name} within {_region_text(region, ana)} in one "
+                                "iteration, but not all of it (a stride, or a T.where): moved "
+                                "there, the block would read what the iteration did not "
+                                "produce", loop)
+        for d, form in enumerate(forms):
+            v, got = form[0], _consumed_range(prim, subject, buf, d, form, region[d], loop, ana)
             if v in region_of_iter:
-                a, b = region_of_iter[v], region[d]
+                a, b = region_of_iter[v], got
                 if not (ana.can_prove_equal(a[0], b[0]) and ana.can_prove_equal(a[1], b[1])):
                     raise ScheduleError(prim, subject, "the buffers the block reads are "
                                         "produced over different regions per iteration", loop)
-            region_of_iter[v] = region[d]
+            region_of_iter[v] = got
     _covers_domain(prim, subject, block, region_of_iter, lpath, items[il], ana)
     for w in block.writes:
         if readers(loop.body, w.buffer) or writers(loop.body, w.buffer):
@@ -358,6 +379,83 @@ def reverse_compute_at(func, name, loop_var):
     nest = _new_nest(realize, region_of_iter, ana, None)
     body = replace(bpath[:top_level(bpath) + 1], None)
     return _insert(func, body, loop_var, nest, at_end=True), None
+
+
+def _writes_whole(writes, region):
+    """Whether each of ``writes`` (`_region_at`'s accesses) writes every element of
+    ``region`` (per dimension (start, extent)) in one iteration of the loop, each once: its
+    indices, less the region's start, map the loops below that they use one-to-one onto
+    the region (``B[i_0 * 4 + i_1]`` for ``i_1 < 4`` does, ``B[i_0 + i_1 * 4]`` spans 13
+    elements and writes 4), and its block has no ``T.where`` but split tails."""
+    for realize, inner, ana, ranges in writes:
+        if extra_predicate(realize, ana) or not all(is_one(r.extent) for r in ranges):
+            return False
+        offsets = [ana.simplify(r.start - start) for r, (start, _) in zip(ranges, region)]
+        used = set().union(*(vars_of(o) for o in offsets))
+        loops = [lp for lp in inner if lp.loop_var in used]
+        if len(loops) != len(used) or not maps_onto(
+                offsets, [extent for _, extent in region], loops, ana):
+            return False
+    return True
+
+
+def _region_text(region, ana):
+    """``region`` ((start, extent) per dimension) as ``[a:b, c:d]``."""
+    return "[" + ", ".join(f"{expr_text(start)}:{expr_text(ana.simplify(start + extent))}"
+                           for start, extent in region) + "]"
+
+
+def _read_forms(prim, subject, region, iter_vars, ana):
+    """How the consumed ``region`` holds the block's iterators: per dimension ``(v, a, c,
+    w)``, the ``w`` elements from ``a * v + c`` (``a`` > 0, ``c`` and ``w`` constants: rows
+    ``2 * vi`` and ``2 * vi + 1`` are ``(vi, 2, 0, 2)``), each dimension its own iterator.
+    Any other region is a ScheduleError."""
+    out, ivars = [], {iv.var for iv in iter_vars}
+    for rng in region.region:
+        if rng.start in ivars and is_one(rng.extent) and all(rng.start is not o[0] for o in out):
+            out.append((rng.start, 1, 0, 1))   # the iterator itself: the common case
+            continue
+        start, w = ana.simplify(rng.start), ana.simplify(rng.extent)
+        found = next(((v, lin) for v in vars_of(start) & ivars
+                      if (lin := detect_linear(start, v, ana)) is not None), None)
+        if not (found and len(vars_of(start)) == 1 and isinstance(found[1][0], IntImm)
+                and found[1][0].value > 0 and isinstance(found[1][1], IntImm)
+                and isinstance(w, IntImm) and w.value > 0
+                and all(found[0] is not o[0] for o in out)):
+            raise ScheduleError(prim, subject, f"the consumed buffer {region.buffer.name} must "
+                                "be indexed by distinct block iterators, one per dimension, "
+                                "each times a constant plus constants (like "
+                                f"{region.buffer.name}[vi, vj] or {region.buffer.name}"
+                                "[vi * 2 + 1, vj])")
+        (v, (a, c)) = found
+        out.append((v, a.value, c.value, w.value))
+    return out
+
+
+def _consumed_range(prim, subject, buf, d, form, produced, loop, ana):
+    """The (start, extent) of iterator ``v`` of ``form`` (`_read_forms`: the block reads
+    ``w`` elements from ``a * v + c`` in dimension ``d`` of ``buf``) whose reads lie in the
+    ``produced`` (start, extent) of that dimension in one iteration of ``loop``. Where a
+    point's reads straddle what two iterations produce (``B[vi]`` and ``B[vi + 1]`` of rows
+    produced one at a time), no iteration would compute it: a ScheduleError."""
+    v, a, c, w = form
+    start, extent = produced
+    if (a, c, w) == (1, 0, 1):
+        return produced
+    # Where what an iteration produces starts, within the a-wide cells from c, must not cut
+    # a point's w reads (one read is never cut).
+    offset = ana.simplify(Binary("floormod", start - c, IntImm(a)))
+    if not (w <= a and (w == 1 or ana.can_prove(Binary("or", Binary("eq", offset, IntImm(0)),
+                                                       ge(offset, IntImm(w)))))):
+        raise ScheduleError(prim, subject, f"the block reads {w} element{'s' * (w > 1)} of "
+                            f"{buf.name} from {expr_text(ana.simplify(v * a + c))} in "
+                            f"dimension {d}, and loop "
+                            f"{loop.loop_var.name} produces [{expr_text(start)}, "
+                            f"{expr_text(ana.simplify(start + extent))}) of it per iteration: "
+                            "the reads of some points would straddle two iterations", loop)
+    first = ana.simplify(Binary("floordiv", start - c + (a - 1), IntImm(a)))
+    end = ana.simplify(Binary("floordiv", start + extent - c - w, IntImm(a)) + 1)
+    return first, ana.simplify(max_(end - first, IntImm(0)))
 
 
 def _covers_domain(prim, subject, block, region_of_iter, lpath, item, ana):

@@ -11,6 +11,9 @@ a variable (``A: T.Buffer((7, "lda"), ...)``) is a row stride the kernel receive
 scalar parameter of that name. ``impl_name`` names a kernel declared with
 ``pyir.ffi.extern`` whose parameters are the description's buffers (their base element
 addresses; the same names, shapes and dtypes, in the same order) followed by such scalars.
+What the description's computation reaches in each buffer is what the kernel is taken to
+reach (`pyir.ffi.extern.describe_reach`): the build checks the calls tensorize makes for it,
+as any call of the kernel (an entry condition where the shapes are symbolic).
 
 ``sch.tensorize(loop, name)`` (or a block: its innermost loops as many as the description
 has) checks that the loops from ``loop`` down to the one block below match the
@@ -30,6 +33,7 @@ import dataclasses
 
 from pyir.arith import vars_of
 from pyir.arith.region import detect_linear
+from pyir.ffi.extern import describe_reach
 from pyir.ir import (
     Binary,
     BlockRealize,
@@ -46,6 +50,7 @@ from pyir.ir import (
     conjuncts,
     dtype as dt,
     substitute,
+    walk,
 )
 from pyir.transform.dependence import analyzer_for, realizes_under
 
@@ -76,7 +81,8 @@ def register_tensor_intrin(name, desc, impl_name, override=False):
     if name in _REGISTRY and not override:
         raise ScheduleError("register_tensor_intrin", name,
                             "a tensor intrinsic of this name is registered; pass override=True")
-    _desc_parts(desc, name)  # checks the description's shape now
+    tops = _described_tops(desc, name)  # checks the description's shape now
+    describe_reach(name, impl_name, tops)
     _REGISTRY[name] = TensorIntrin(name, desc, impl_name)
     return _REGISTRY[name]
 
@@ -123,6 +129,31 @@ def _desc_parts(desc, name):
                             "the description's block has a T.where: a kernel computes every "
                             "element of its loops (make the loops as long as the kernel's work)")
     return loops, realize
+
+
+def _described_tops(desc, name):
+    """The highest index the description's computation reaches in each dimension of each of
+    its buffers ({name: [int, ...]}), what tensorize's calls of the kernel reach
+    (`pyir.ffi.extern.describe_reach`); refuse an index that may fall outside the buffer."""
+    loops, realize = _desc_parts(desc, name)
+    block = realize.block
+    body = substitute(block.body, {iv.var: v for iv, v in zip(block.iter_vars,
+                                                               realize.iter_values)})
+    ana = analyzer_for(loops)
+    tops = {}
+    for n in walk(body):
+        if not isinstance(n, (BufferLoad, BufferStore)):
+            continue
+        top = tops.setdefault(n.buffer.name, [0] * len(n.indices))
+        for d, (index, extent) in enumerate(zip(n.indices, n.buffer.shape)):
+            bound = ana.const_int_bound(index)
+            if bound.min is None or bound.max is None or bound.min < 0 or (
+                    isinstance(extent, IntImm) and bound.max >= extent.value):
+                raise ScheduleError("register_tensor_intrin", name,
+                                    f"the description's index {_expr(index)} of "
+                                    f"{n.buffer.name} may fall outside the buffer")
+            top[d] = max(top[d], bound.max)
+    return tops
 
 
 def _full_path(body, block_name):

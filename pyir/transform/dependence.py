@@ -9,7 +9,7 @@ in each iteration, at one region by every block touching it; they may run at the
 when, in addition, the iterations write disjoint parts of each buffer.
 """
 
-from ..arith import Analyzer, tiles_apart
+from ..arith import Analyzer, IntBound, tiles_apart
 from ..ir import (BlockRealize, BufferLoad, Call, For, IntImm, Range, Var, ge, stmt_children,
                   substitute, walk)
 from ..ir.stmt import find_paths
@@ -30,9 +30,13 @@ def uses(expr, variables):
     return any(isinstance(n, Var) and n in vs for n in walk(expr))
 
 
-def analyzer_for(loops):
-    """An Analyzer knowing the range of every loop in ``loops``."""
+def analyzer_for(loops, nonnegative=()):
+    """An Analyzer knowing the range of every loop in ``loops`` and that the variables of
+    ``nonnegative`` (shape variables) are at least 0, so that a loop over a product of them
+    bounds each below by 1 (`pyir.arith.Analyzer.bind`)."""
     ana = Analyzer()
+    for var in nonnegative:
+        ana.bind(var, IntBound(0, None))
     for loop in loops:
         ana.bind(loop.loop_var, Range(loop.start, loop.extent))
     return ana

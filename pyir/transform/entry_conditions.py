@@ -19,10 +19,11 @@ An int64 cast of an index computed in a narrower integer (``T.int64(T.int32(i) +
 is read as that computation in int64, under one more entry condition: that no part of it
 wraps around (`_Collector.without_narrow_casts`).
 
-A kernel a call passes an element's address to (``T.call_extern``) reaches the elements of
-its declared size from there, in row-major order: where that size is a constant, the last
-of them must lie in the buffer too (`_Collector.reach`); where it cannot be bounded by the
-shapes, the build is refused.
+A kernel a call passes an element's address to (``T.call_extern``) reaches elements from
+there, in row-major order, up to the last its declared shape reaches (rows a stride apart
+included, `pyir.ffi.extern.reach`): that last one must lie in the buffer too, a condition
+like any other (`_Collector.reach`); where it cannot be bounded by the shapes, the build is
+refused.
 
 An index whose bounds cannot be stated that way -- one read from memory (``A[I[i]]``), one
 the analysis cannot bound, one divided by a variable that is not provably in bounds (its
@@ -41,7 +42,7 @@ from functools import reduce
 from .. import arith
 from ..arith import vars_of
 from ..errors import Error
-from ..ffi.extern import footprint
+from ..ffi.extern import last_offset, reach
 from ..ir import dtype as dt
 from ..ir import expr as E
 from ..ir import stmt as S
@@ -182,25 +183,12 @@ class _Collector:
             return
         for d, index in enumerate(indices):
             extent = buf.shape[d]
-            if self.in_bounds_by_guard(index, extent):
-                continue
-            index = substitute(index, self.lets)
-            if self.in_bounds_by_intervals(index, extent):
-                continue
             where = f"dimension {d} of {buf.name}"
-            index = self.without_narrow_casts(index, f"{buf.name} is {verb} at index "
-                                              f"{expr_text(indices[d])} in {where}")
-            if any(isinstance(n, E.BufferLoad) for n in walk(index)):
-                relaxed = None   # bounded by what memory holds, not by the shapes
-            else:
-                relaxed = self.scope.relax(index, self.loop_vars)
-            lo, hi = relaxed if relaxed is not None else (None, None)
-            if self.guards and not (self.within(lo, hi, extent)):
-                lo, hi = self.guarded_bounds(index, lo, hi, extent)
-            if _divides_by_a_variable(index) and not self.within(lo, hi, extent):
-                # Bounds through a division by a variable are loose: as a condition they
-                # could refuse calls that stay in bounds.
-                lo = hi = None
+            found = self.bounds(index, extent, f"{buf.name} is {verb} at index "
+                                f"{expr_text(index)} in {where}")
+            if found is None:
+                continue
+            lo, hi = found
             stated = [hi is not None and self.require(
                 E.ge(extent, self.scope.simplify(hi + 1)),
                 f"{buf.name} is {verb} up to index {expr_text(hi)} in {where}")]
@@ -211,6 +199,31 @@ class _Collector:
                     (buf, d, indices[d]),
                     f"{buf.name} is {verb} at index {expr_text(indices[d])} in {where}, which "
                     f"must lie in [0, {expr_text(extent)})")
+
+    def bounds(self, index, extent, message):
+        """None where ``index`` lies in ``[0, extent)`` by the cheap proofs, else its bounds
+        ``(lo, hi)`` over the loops and under the guards in scope (None for a side that
+        cannot be bounded by the shapes). ``message`` says what ``index`` is, for the
+        condition that a part of it computed in a narrower integer does not wrap around
+        (`without_narrow_casts`)."""
+        if self.in_bounds_by_guard(index, extent):
+            return None
+        index = substitute(index, self.lets)
+        if self.in_bounds_by_intervals(index, extent):
+            return None
+        index = self.without_narrow_casts(index, message)
+        if any(isinstance(n, E.BufferLoad) for n in walk(index)):
+            relaxed = None   # bounded by what memory holds, not by the shapes
+        else:
+            relaxed = self.scope.relax(index, self.loop_vars)
+        lo, hi = relaxed if relaxed is not None else (None, None)
+        if self.guards and not (self.within(lo, hi, extent)):
+            lo, hi = self.guarded_bounds(index, lo, hi, extent)
+        if _divides_by_a_variable(index) and not self.within(lo, hi, extent):
+            # Bounds through a division by a variable are loose: as a condition they
+            # could refuse calls that stay in bounds.
+            lo = hi = None
+        return lo, hi
 
     def without_narrow_casts(self, index, message):
         """``index`` with each int64 cast of a narrower signed integer computation
@@ -241,26 +254,82 @@ class _Collector:
 
     def reach(self, call, k, load):
         """A kernel's reach through the address of ``load``'s element (argument ``k``): the
-        elements of its declared size from there, in the buffer's row-major order (a kernel
-        steps past the end of a row), must lie in the buffer. Checked where the declared
-        shape is constant (see `pyir.ffi.extern.footprint`)."""
+        elements up to the last it may touch from there (`pyir.ffi.extern.reach`) must lie
+        in the buffer, and the extents of its declared shape that the call gives (row
+        strides) must not be negative. Where the kernel's extents are not all constants
+        and its trailing ones are the buffer's (a row stride that is the buffer's rows),
+        its rows are the buffer's and that last element is bounded in each dimension, as
+        an access (so the guard of a whole tile bounds it: ``(i0 * 7 + 6) * n + k`` is
+        beyond the guards' reach); else its offset in the buffer's row-major order (a
+        kernel steps past the end of a row)."""
         buf = load.buffer
-        size = footprint(call, k, fixed=True)
-        if buf not in self.buffers or not isinstance(size, E.IntImm) or size.value <= 1:
+        found = reach(call, k)
+        if buf not in self.buffers or found is None:
             return
-        if self.within_slab(buf.shape, load.indices, size.value):
-            return
+        shape, tops = found
         name = call.args[0].value
-        total = self.scope.simplify(product(buf.shape))
-        last = substitute(linear_index(buf.shape, load.indices) + (size.value - 1), self.lets)
-        if self.in_bounds_by_intervals(last, total):
+        where = f"prim function {self.func.name}: T.call_extern({name!r}, ...): argument {k + 1}"
+        for e in shape:
+            cond = self.scope.simplify(E.ge(e, E.IntImm(0)))
+            if isinstance(cond, E.IntImm) and not cond.value:
+                raise Error(f"{where} takes {expr_text(e)} as an extent of {buf.name}: an "
+                            "extent is at least 0")
+            if not self.require(cond, f"kernel {name!r} takes {expr_text(e)} as an extent of "
+                                f"{buf.name}"):
+                raise Error(f"{where} takes {expr_text(e)} as an extent of {buf.name}, which "
+                            "cannot be bounded by the shapes to be at least 0")
+        if all(isinstance(t, E.IntImm) for t in tops) and (
+                all(t.value == 0 for t in tops) or any(t.value < 0 for t in tops)):
+            return   # the element itself (its own access), or none
+        last = last_offset(shape, tops)
+        m, p = len(shape), len(buf.shape)
+        if m <= p and not all(isinstance(e, E.IntImm) for e in shape) and all(
+                self.scope.can_prove(E.eq(e, buf.shape[p - m + d]))
+                for d, e in enumerate(shape) if d):
+            self.reach_by_rows(where, name, load, tops, p - m, last)
+        else:
+            self.reach_in_order(where, name, load, last)
+
+    def reach_by_rows(self, where, name, load, tops, first, last):
+        """`reach` where the kernel's dimensions are the buffer's from ``first`` on: each
+        index of the last element it reaches (``load``'s plus ``tops``) in bounds."""
+        buf = load.buffer
+        for d, top in enumerate(tops, first):
+            if isinstance(top, E.IntImm) and top.value == 0:
+                continue
+            found = self.bounds(load.indices[d] + top, buf.shape[d],
+                                f"{where} reaches {buf.name} from {expr_text(load)} in "
+                                f"dimension {d}")
+            if found is None:
+                continue
+            hi = found[1]
+            what = (f"{where} reaches {buf.name} from {expr_text(load)} up to index "
+                    f"{expr_text(hi)} in dimension {d}")
+            need = None if hi is None else self.scope.simplify(E.ge(buf.shape[d], hi + 1))
+            if isinstance(need, E.IntImm) and not need.value:
+                raise Error(f"{what}: past its extent {expr_text(buf.shape[d])}")
+            if need is None or not self.require(
+                    need, f"kernel {name!r} reaches {buf.name} up to index {expr_text(hi)} in "
+                    f"dimension {d}"):
+                raise Error(f"{what}, and where that ends cannot be bounded by the shapes")
+
+    def reach_in_order(self, where, name, load, last):
+        """`reach` through the offset ``last`` of the last element from ``load``'s, in the
+        buffer's row-major order."""
+        buf = load.buffer
+        if isinstance(last, E.IntImm) and self.within_slab(buf.shape, load.indices,
+                                                           last.value + 1):
             return
-        relaxed = self.scope.relax(last, self.loop_vars)
+        total = self.scope.simplify(product(buf.shape))
+        end = substitute(linear_index(buf.shape, load.indices) + last, self.lets)
+        if self.in_bounds_by_intervals(end, total):
+            return
+        relaxed = self.scope.relax(end, self.loop_vars)
         lo, hi = relaxed if relaxed is not None else (None, None)
         if self.guards and not self.within(lo, hi, total):
-            lo, hi = self.guarded_bounds(last, lo, hi, total)
-        where = (f"prim function {self.func.name}: T.call_extern({name!r}, ...): argument "
-                 f"{k + 1} reaches {size.value} elements of {buf.name} from {expr_text(load)}")
+            lo, hi = self.guarded_bounds(end, lo, hi, total)
+        size = expr_text(self.scope.simplify(last + 1))
+        where = f"{where} reaches {size} elements of {buf.name} from {expr_text(load)}"
         need = None if hi is None else self.scope.simplify(E.ge(total, hi + 1))
         if isinstance(need, E.IntImm) and not need.value:
             raise Error(f"{where}, up to element {expr_text(hi)}: past its "

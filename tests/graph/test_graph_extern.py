@@ -602,14 +602,25 @@ def test_a_kernel_called_on_empty_arrays(saxpy):
     saxpy(np.float32(2), empty, empty, np.zeros(0, "float32"))
 
 
-def test_a_kernel_reaching_past_a_buffer_from_a_loop_is_refused_at_build(dot4):
-    """dot4 reads 4 elements from x[i]: x[7] reaches x[10]. Built, it read past x."""
-    func = _calling('for i in range(8):\n        T.call_extern("test.dot4", x[i], x, d, '
-                    'dtype="void")', 'x: T.Buffer((8,), "float32"), d: T.Buffer((1,), '
-                    '"float32")')
-    with pytest.raises(pyir.Error, match=r"argument 1 reaches 4 elements of x from x\[i\], up "
-                       r"to element 10: past its 8 elements"):
-        pyir.build(func)
+@pytest.mark.parametrize("body, params, words", [
+    # dot4 reads 4 elements from x[i]: x[7] reaches x[10]. Built, it read past x.
+    ('for i in range(8):\n        T.call_extern("test.dot4", x[i], x, d, dtype="void")',
+     'x: T.Buffer((8,), "float32"), d: T.Buffer((1,), "float32")',
+     r"argument 1 reaches 4 elements of x from x\[i\], up to element 10: past its 8 elements"),
+    # The reach check took the first element only for a declared shape with a variable:
+    # rows_sum from x[2, 0] read row 4 of a 4-row x.
+    ('for i in range(2):\n        T.call_extern("test.rows_sum", x[i * 2, 0], d, T.int64(8), '
+     'dtype="void")', 'x: T.Buffer((4, 8), "float32"), d: T.Buffer((1,), "float32")',
+     r"argument 1 reaches 24 elements of x from x\[i \* 2, 0\], up to element 39: past its 32 "
+     "elements"),
+    ('T.call_extern("test.rows_sum", x, d, T.int64(-8), dtype="void")',
+     'x: T.Buffer((4, 8), "float32"), d: T.Buffer((1,), "float32")',
+     "argument 1 takes -8 as an extent of x: an extent is at least 0"),
+])
+def test_a_kernel_reaching_past_a_buffer_is_refused_at_build(dot4, rows_sum, body, params,
+                                                             words):
+    with pytest.raises(pyir.Error, match=words):
+        pyir.build(_calling(body, params))
 
 
 def test_a_kernel_reaching_into_a_symbolic_buffer_is_an_entry_condition(dot4):
@@ -823,3 +834,80 @@ def test_a_prim_function_writing_its_input_is_refused_in_graph_code(halve_into, 
                        rf"writes its input a \({why}\), but R.call_tir passes inputs only to "
                        r"be read"):
         pyir.build(mod)
+
+
+#: Adds up 4 elements of each of 3 rows of a, lda elements apart, into out[0].
+ROWS_SUM_IR = r"""
+define void @test_rows_sum(ptr %a, ptr %out, i64 %lda) {
+entry:
+  br label %loop
+loop:
+  %r = phi i64 [0, %entry], [%r1, %loop]
+  %acc = phi <4 x float> [zeroinitializer, %entry], [%acc1, %loop]
+  %off = mul i64 %r, %lda
+  %p = getelementptr float, ptr %a, i64 %off
+  %v = load <4 x float>, ptr %p, align 4
+  %acc1 = fadd <4 x float> %acc, %v
+  %r1 = add i64 %r, 1
+  %done = icmp eq i64 %r1, 3
+  br i1 %done, label %exit, label %loop
+exit:
+  %s = call float @llvm.vector.reduce.fadd.v4f32(float 0.0, <4 x float> %acc1)
+  store float %s, ptr %out, align 4
+  ret void
+}
+declare float @llvm.vector.reduce.fadd.v4f32(float, <4 x float>)
+"""
+
+
+@pytest.fixture(scope="module")
+def rows_sum():
+    @pyir.ffi.extern("test.rows_sum", llvm_ir=ROWS_SUM_IR, writes="out", override=True)
+    def kernel(a: T.Buffer((3, "lda"), "float32"), out: T.Buffer((1,), "float32"),
+               lda: T.int64): ...
+
+    return kernel
+
+
+def test_a_kernel_with_a_row_stride_called_in_bounds_matches_numpy(rows_sum):
+    func = _calling('for i in range(2):\n        T.call_extern("test.rows_sum", x[i, 0], d, '
+                    'T.int64(8), dtype="void")', 'x: T.Buffer((4, 8), "float32"), '
+                    'd: T.Buffer((1,), "float32")')
+    x, d = np.arange(32, dtype="float32").reshape(4, 8), np.zeros(1, "float32")
+    pyir.build(func)["f"](x, d)
+    assert d[0] == x[1:4, :4].sum()   # the last call: 4 elements of rows 1 to 3
+
+
+@pytest.mark.parametrize("params, lda, words", [
+    ('x: T.Buffer(("n", 8), "float32"), d: T.Buffer((1,), "float32")', "T.int64(8)",
+     r"f: kernel 'test.rows_sum' reaches x up to element 23: requires n \* 8 >= 24, but n = 2"),
+    ('x: T.Buffer(("n", "m"), "float32"), d: T.Buffer((1,), "float32")', "m",
+     r"f: kernel 'test.rows_sum' reaches x up to index 2 in dimension 0: requires n >= 3, "
+     r"but n = 2"),
+])
+def test_a_kernel_reaching_rows_of_a_symbolic_buffer_is_an_entry_condition(rows_sum, params,
+                                                                         lda, words):
+    """Rows lda apart reach 2 * lda + lda - 1 elements past the address: n = 2 rows were
+    accepted and the kernel read a row past x."""
+    lib = pyir.build(_calling(f'T.call_extern("test.rows_sum", x[0, 0], d, {lda}, '
+                              'dtype="void")', params))
+    x, d = np.arange(24, dtype="float32").reshape(3, 8), np.zeros(1, "float32")
+    lib["f"](x, d)
+    assert d[0] == x[:, :4].sum()
+    with pytest.raises(pyir.ArgumentValueError, match=words):
+        lib["f"](x[:2].copy(), d)
+
+
+def test_a_row_stride_from_a_scalar_parameter_must_not_be_negative(rows_sum):
+    lib = pyir.build(_calling('T.call_extern("test.rows_sum", x, d, lda, dtype="void")',
+                              'x: T.Buffer((4, 8), "float32"), d: T.Buffer((1,), "float32"), '
+                              'lda: T.int64'))
+    x, d = np.arange(32, dtype="float32").reshape(4, 8), np.zeros(1, "float32")
+    lib["f"](x, d, 10)
+    assert d[0] == x.reshape(-1)[[r * 10 + j for r in range(3) for j in range(4)]].sum()
+    with pytest.raises(pyir.ArgumentValueError, match=r"kernel 'test.rows_sum' takes lda as "
+                       r"an extent of x: requires lda >= 0, but lda = -1"):
+        lib["f"](x, d, -1)
+    with pytest.raises(pyir.ArgumentValueError, match=r"kernel 'test.rows_sum' reaches x up to "
+                       r"element lda \* 3 - 1: requires 32 >= lda \* 3, but lda = 11"):
+        lib["f"](x, d, 11)

@@ -742,6 +742,42 @@ def test_tensorize_refuses_a_predicate_not_affine_in_the_tile(rows_intrin):
         _scale_where_tensorized("j // 2 < 3")
 
 
+
+@T.prim_func
+def _scale_two_rows(A: T.Buffer(("n", 4), "float32"), C: T.Buffer(("n", 4), "float32")):
+    for i, j in T.grid(2, 4):
+        with T.block("C"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            C[vi, vj] = A[vi, vj] * T.float32(2)
+
+
+def test_the_rows_a_tensorized_kernel_reaches_are_checked_at_entry(rows_intrin):
+    """The loops read and wrote rows 0 and 1 (n >= 2 at entry); the kernel's call that
+    replaced them was checked at its first element only (C[0, 0], A[0, 0]), and n = 1
+    ran it a row past both arrays."""
+    sch = Schedule(_scale_two_rows)
+    sch.tensorize(sch.get_loops(sch.get_block("C"))[0], "test.rows")
+    lib = pyir.build(sch.mod)
+    a = np.arange(8, dtype=np.float32).reshape(2, 4)
+    out = np.zeros_like(a)
+    lib["_scale_two_rows"](a, out)
+    np.testing.assert_array_equal(out, 2 * a)
+    with pytest.raises(pyir.ArgumentValueError, match=r"_scale_two_rows: kernel 'test.rows2x4' "
+                       r"reaches C up to element 7: requires n \* 4 >= 8, but n = 1"):
+        lib["_scale_two_rows"](a[:1].copy(), out[:1].copy())
+
+
+@pytest.mark.parametrize("access", ["A[vi + 1, vj]", "A[vi, vj - 1]"])
+def test_register_tensor_intrin_refuses_a_description_reaching_outside_its_buffer(access):
+    """What the description reaches is what tensorize's calls of the kernel are checked
+    for: it must lie in the description's buffers."""
+    from pyir.schedule import register_tensor_intrin
+    desc = from_source(ROWS_DESC.replace("A[vi, vj]", access))
+    with pytest.raises(ScheduleError, match=r"register_tensor_intrin: test.rows_outside: the "
+                       r"description's index .* of A may fall outside the buffer"):
+        register_tensor_intrin("test.rows_outside", desc, "test.rows2x4")
+
+
 def _tiled(func, panels=None, decompose=True):
     """The bench schedule's 6 x 16 register tile, B not packed: C accumulates in a local tile
     under the innermost tile loop and is written back after the k loop; i_1 unrolled, j_1

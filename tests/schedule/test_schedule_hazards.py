@@ -357,3 +357,177 @@ def test_compute_at_into_a_loop_holding_a_block_overwriting_its_input_is_refused
     a, c = np.arange(1, 5, dtype="float32"), np.zeros(4, "float32")
     pyir.build(from_source(under))["f"](a, c)
     np.testing.assert_array_equal(c, np.arange(1, 5) * 2 + 1)
+
+
+ROWS_READ = '''
+from pyir.script import tensor as T
+
+@T.prim_func
+def f(A: T.Buffer((8,), "float32"), C: T.Buffer((ROWS,), "float32")):
+    B = T.alloc_buffer((8,), "float32")
+    for i in range(8):
+        with T.block("B"):
+            vi = T.axis.spatial(8, i)
+            B[vi] = A[vi] * T.float32(2)
+    for i in range(ROWS):
+        with T.block("C"):
+            vi = T.axis.spatial(ROWS, i)
+            C[vi] = READ
+'''
+
+
+@pytest.mark.parametrize("rows, read, tile, want", [
+    (4, "B[vi * 2] + B[vi * 2 + 1]", 2, lambda b: b[0::2] + b[1::2]),
+    (4, "B[vi * 2] + B[vi * 2 + 1]", 4, lambda b: b[0::2] + b[1::2]),
+    (4, "B[vi * 2 + 1]", 3, lambda b: b[1::2]),
+    (8, "B[vi] * T.float32(3)", 3, lambda b: b * 3),
+])
+def test_reverse_compute_at_of_a_block_reading_neighbouring_rows_of_each_tile(rows, read, tile,
+                                                                             want):
+    """A consumer reading rows 2 * vi and 2 * vi + 1 (here elements of one dimension) of what
+    tiles of rows produce was refused (its index is not an iterator): each tile consumes
+    the rows whose reads lie in it."""
+    sch = Schedule(from_source(ROWS_READ.replace("ROWS", str(rows)).replace("READ", read)))
+    i0, _ = sch.split(_first_loop(sch, "B"), [None, tile])
+    sch.reverse_compute_at(sch.get_block("C"), i0)
+    a = np.arange(8, dtype="float32")
+    c = np.zeros(rows, "float32")
+    pyir.build(sch.mod)["f"](a, c)
+    np.testing.assert_array_equal(c, want(2 * a))
+
+
+@pytest.mark.parametrize("rows, read, tile, words", [
+    (4, "B[vi * 2] + B[vi * 2 + 1]", None, r"the block reads 2 elements of B from "
+     r"vi \* 2 in dimension 0, and loop i produces \[i, i \+ 1\) of it per iteration: the reads "
+     "of some points would straddle two iterations"),
+    (7, "B[vi] + B[vi + 1]", 4, r"the block reads 2 elements of B from vi in dimension "
+     r"0, and loop i_0 produces \[i_0 \* 4, i_0 \* 4 \+ 4\) of it per iteration"),
+    (3, "B[vi * 2 + 1] + B[vi * 2 + 2]", 4, r"the block reads 2 elements of B from "
+     r"vi \* 2 \+ 1 in dimension 0"),
+    (4, "B[vi * 2] + B[0]", 4, r"the consumed buffer B must be indexed by distinct "
+     r"block iterators, one per dimension, each times a constant plus constants"),
+])
+def test_reverse_compute_at_of_a_block_reading_across_tiles_is_refused(rows, read, tile, words):
+    """Rows i and i + 1 (or 2 * vi + 1 and 2 * vi + 2 of tiles of 4) lie in two tiles:
+    no iteration could consume such a point."""
+    src = ROWS_READ.replace("ROWS", str(rows)).replace("READ", read)
+    sch = Schedule(from_source(src))
+    i = _first_loop(sch, "B")
+    if tile:
+        sch.split(i, [None, tile])
+    before = sch.mod
+    with pytest.raises(ScheduleError, match="reverse_compute_at: block \"C\" at loop i.*: "
+                       + words):
+        sch.reverse_compute_at(sch.get_block("C"), sch.get_loops(sch.get_block("B"))[0])
+    assert structural_equal(sch.mod, before)
+
+
+WRITES = '''
+from pyir.script import tensor as T
+
+@T.prim_func
+def f(A: T.Buffer((SIZE,), "float32"), B: T.Buffer((SIZE,), "float32")):
+    for i in range(LOOP):
+        with T.block("B"):
+            vi = T.axis.spatial(LOOP, i)
+            T.where(WHERE)
+            B[INDEX] = A[INDEX] * T.float32(2)
+'''
+
+
+def _writes(size, loop, where, index):
+    return from_source(WRITES.replace("SIZE", str(size)).replace("LOOP", str(loop))
+                       .replace("WHERE", where).replace("INDEX", index))
+
+
+def test_cache_write_of_a_block_writing_every_other_element_is_refused():
+    """B[vi * 2] for vi < 5 spans B's 9 elements but writes 5: the copy back wrote the
+    cache's 4 unwritten elements into B (garbage at opt_level "none")."""
+    sch = Schedule(_writes(9, 5, "True", "vi * 2"))
+    before = sch.mod
+    with pytest.raises(ScheduleError, match="cache_write: block \"B\", buffer B: the block "
+                       "writes only part of B; copying the cache back would overwrite the rest"):
+        sch.cache_write(sch.get_block("B"), 0, "global")
+    assert structural_equal(sch.mod, before)
+
+
+@pytest.mark.parametrize("loop, where, index, covers", [
+    (12, "i < 10", "vi", True),
+    (12, "i < 9", "vi", False),
+    (10, "i % 2 == 0", "vi", False),
+])
+def test_cache_write_of_a_block_whose_where_keeps_it_in_the_buffer(loop, where, index,
+                                                                  covers):
+    """T.where(i < 10) over i < 12 writes all of a 10-element B: refused, as any block with
+    a T.where, though its predicate keeps it inside; one writing part of B still is."""
+    sch = Schedule(_writes(10, loop, where, index))
+    if not covers:
+        with pytest.raises(ScheduleError, match="the block writes only part of B"):
+            sch.cache_write(sch.get_block("B"), 0, "global")
+        return
+    sch.cache_write(sch.get_block("B"), 0, "global")
+    a, b = np.arange(10, dtype="float32"), np.full(10, -1, "float32")
+    pyir.build(sch.mod, opt_level="none")["f"](a, b)
+    np.testing.assert_array_equal(b, 2 * a)
+
+
+def _fused_split(sch, block, factor=4):
+    """The outer loop of ``block``'s loops fused and split by ``factor``."""
+    return sch.split(sch.fuse(*sch.get_loops(sch.get_block(block))), [None, factor])[0]
+
+
+def test_compute_at_into_a_split_of_a_fused_symbolic_loop():
+    """C's rows and columns fused (i * m + j) and split by 4: B's region in one iteration,
+    rows (f * 4) // m to (f * 4 + 3) // m, could not be bounded (m >= 1 was not known from
+    the loop over n * m), so compute_at was refused. B now computes those rows whole."""
+    sch = fresh("chain")
+    sch.compute_at(sch.get_block("B"), _fused_split(sch, "C"))
+    check_results(sch, "chain")
+
+
+def test_compute_at_of_a_decomposed_reduction_into_a_split_of_a_fused_loop_is_refused():
+    """Four points of O in one iteration share their row of S with the next iteration's:
+    the update would run again there."""
+    sch = Schedule(from_source(ROW_NORM_PER_COLUMN))
+    sch.decompose_reduction(sch.get_block("S"), _first_loop(sch, "S"))
+    f0 = _fused_split(sch, "O")
+    before = sch.mod
+    with pytest.raises(ScheduleError, match=r"compute_at: block \"S\" at loop i_j_fused_0: the "
+                       r"block updates S in place \(it reads it and has no init\), and "
+                       "consecutive iterations of loop i_j_fused_0 need the same elements"):
+        sch.compute_at(sch.get_block("S"), f0)
+    assert sch.mod is before
+
+
+STRIDED_PRODUCER = '''
+from pyir.script import tensor as T
+
+@T.prim_func
+def f(A: T.Buffer((16,), "float32"), C: T.Buffer((16,), "float32")):
+    B = T.alloc_buffer((16,), "float32")
+    for i0, i1 in T.grid(4, 4):
+        with T.block("B"):
+            vi = T.axis.spatial(16, i0 + i1 * 4)
+            B[vi] = A[vi] * T.float32(2)
+    for i in range(16):
+        with T.block("C"):
+            vi = T.axis.spatial(16, i)
+            C[vi] = C[vi] + B[vi]
+'''
+
+
+def test_reverse_compute_at_under_a_loop_producing_a_strided_region_is_refused():
+    """Iteration i0 writes B[i0], B[i0 + 4], ... B[i0 + 12]: C, moved under i0, consumed the
+    13 elements those span in each iteration, reading B before it was written and adding
+    B[vi] into C[vi] up to 4 times."""
+    _refused(STRIDED_PRODUCER,
+             lambda s: s.reverse_compute_at(s.get_block("C"), _first_loop(s, "B")),
+             r"reverse_compute_at: block \"C\" at loop i0: the blocks under loop i0 write B "
+             r"within \[i0:i0 \+ 13\] in one iteration, but not all of it \(a stride, or a "
+             r"T.where\): moved there, the block would read what the iteration did not produce")
+    sch = Schedule(from_source(STRIDED_PRODUCER))
+    sch.reorder(*reversed(sch.get_loops(sch.get_block("B"))))
+    sch.reverse_compute_at(sch.get_block("C"), _first_loop(sch, "B"))
+    a, c = np.arange(16, dtype="float32"), np.ones(16, "float32")
+    pyir.build(sch.mod, opt_level="none")["f"](a, c)
+    np.testing.assert_array_equal(c, 1 + 2 * a)

@@ -14,7 +14,6 @@ class Module:
                 with T.block("A_local"):
                     v0 = T.axis.spatial(n, i_j_fused // m + ax0)
                     v1 = T.axis.spatial(k, ax1)
-                    T.where(i_j_fused // m + ax0 >= 0 and i_j_fused // m + ax0 < n)
                     T.reads(A[v0, v1])
                     T.writes(A_local[v0, v1])
                     A_local[v0, v1] = A[v0, v1]
