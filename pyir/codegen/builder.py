@@ -148,6 +148,8 @@ class Builder(ir.IRBuilder):
     def __init__(self, block=None):
         super().__init__(block)
         self._top = block    # the first block: it dominates every block made after it
+        # ... and so does the function's entry block (allocations), where that is another
+        self._entry = None if block is None else block.parent.blocks[0]
         self._numbers = {}   # (id(block), operation, operands...) -> instruction
         self._order = {}     # id(block) -> creation number, for blocks made by this builder
         self._frames = []    # (first block number inside the loop, its preheader), outer first
@@ -181,16 +183,16 @@ class Builder(ir.IRBuilder):
 
     def numbered(self, key, emit, operands=None):
         """The instruction ``key`` names, emitted by ``emit`` once per block: in the current
-        block; in the first block if all ``operands`` are defined there or outside every
-        block (function arguments, constants), so that loop nests one after the other share
-        it; else in the preheader of the outermost loop that all ``operands`` are defined
-        before (None: it stays here)."""
+        block; in the first block if all ``operands`` are defined there, in the function's
+        entry block (allocations) or outside every block (function arguments, constants), so
+        that loop nests one after the other share it; else in the preheader of the outermost
+        loop that all ``operands`` are defined before (None: it stays here)."""
         home = self.block
         frames = self._frames
         if operands is not None:
-            top = self._top
+            top, entry = self._top, self._entry
             if top is not None and all(not isinstance(v, ir.Instruction) or v.parent is top
-                                       for v in operands):
+                                       or v.parent is entry for v in operands):
                 home = top
             elif frames:
                 defined = max(map(self.defined_in, operands), default=-1)

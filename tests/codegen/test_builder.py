@@ -121,6 +121,22 @@ def test_numbering_shares_the_first_blocks_work_and_stops_at_other_blocks(b):
         b.fadd(c(1.0, ir.FloatType()), c(2.0, ir.FloatType()))     # not numbered
 
 
+def test_an_operation_of_an_allocation_is_shared_from_the_first_block():
+    """A function emitter's allocations are in an entry block of their own, before the
+    builder's first block: they dominate every block too."""
+    fn = ir.Function(ir.Module(), ir.FunctionType(I64, []), "f")
+    entry = Builder(fn.append_basic_block("entry"))
+    b = Builder(fn.append_basic_block("body"))
+    tile = entry.alloca(I64, size=c(8))
+    later = fn.append_basic_block("later")
+    b.branch(later)
+    b.position_at_end(later)
+    row = b.gep(tile, [c(3)], source_etype=I64)
+    assert row.parent is fn.blocks[1]
+    b.position_at_end(fn.append_basic_block("last"))
+    assert b.gep(tile, [c(3)], source_etype=I64) is row
+
+
 def test_a_load_is_reused_until_what_it_reads_may_be_written():
     mod = ir.Module()
     ptr = ir.PointerType()
