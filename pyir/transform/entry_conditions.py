@@ -305,13 +305,10 @@ class _Collector:
             hi = found[1]
             what = (f"{where} reaches {buf.name} from {expr_text(load)} up to index "
                     f"{expr_text(hi)} in dimension {d}")
-            need = None if hi is None else self.scope.simplify(E.ge(buf.shape[d], hi + 1))
-            if isinstance(need, E.IntImm) and not need.value:
-                raise Error(f"{what}: past its extent {expr_text(buf.shape[d])}")
-            if need is None or not self.require(
-                    need, f"kernel {name!r} reaches {buf.name} up to index {expr_text(hi)} in "
-                    f"dimension {d}"):
-                raise Error(f"{what}, and where that ends cannot be bounded by the shapes")
+            self.require_reach(hi, buf.shape[d],
+                               f"kernel {name!r} reaches {buf.name} up to index "
+                               f"{expr_text(hi)} in dimension {d}",
+                               f"{what}: past its extent {expr_text(buf.shape[d])}", what)
 
     def reach_in_order(self, where, name, load, last):
         """`reach` through the offset ``last`` of the last element from ``load``'s, in the
@@ -330,13 +327,20 @@ class _Collector:
             lo, hi = self.guarded_bounds(end, lo, hi, total)
         size = expr_text(self.scope.simplify(last + 1))
         where = f"{where} reaches {size} elements of {buf.name} from {expr_text(load)}"
-        need = None if hi is None else self.scope.simplify(E.ge(total, hi + 1))
+        self.require_reach(hi, total,
+                           f"kernel {name!r} reaches {buf.name} up to element {expr_text(hi)}",
+                           f"{where}, up to element {expr_text(hi)}: past its "
+                           f"{expr_text(total)} elements", where)
+
+    def require_reach(self, hi, extent, message, past, what):
+        """Require at entry (``message``) that a kernel's reach up to ``hi`` stays below
+        ``extent``; a pyir.Error ``past`` where it provably does not, and one beginning
+        with ``what`` where ``hi`` is unknown or the condition cannot be checked at entry."""
+        need = None if hi is None else self.scope.simplify(E.ge(extent, hi + 1))
         if isinstance(need, E.IntImm) and not need.value:
-            raise Error(f"{where}, up to element {expr_text(hi)}: past its "
-                        f"{expr_text(total)} elements")
-        if need is None or not self.require(
-                need, f"kernel {name!r} reaches {buf.name} up to element {expr_text(hi)}"):
-            raise Error(f"{where}, and where that ends cannot be bounded by the shapes")
+            raise Error(past)
+        if need is None or not self.require(need, message):
+            raise Error(f"{what}, and where that ends cannot be bounded by the shapes")
 
     def within_slab(self, shape, indices, size):
         """Whether ``size`` elements from ``indices`` stay in the trailing constant dimensions
