@@ -455,20 +455,50 @@ def test_cache_write_of_a_block_writing_every_other_element_is_refused():
     (12, "i < 10", "vi", True),
     (12, "i < 9", "vi", False),
     (10, "i % 2 == 0", "vi", False),
+    # A lower bound: B[vi - 3] for i from 3 writes all of a 7-element B. It was refused.
+    (10, "i >= 3", "vi - 3", True),
+    (10, "3 <= i", "vi - 3", True),
+    (12, "i > 2 and i < 10", "vi - 3", True),
+    (10, "i >= 4", "vi - 3", False),
+    (12, "i >= 3", "vi - 3", False),
 ])
 def test_cache_write_of_a_block_whose_where_keeps_it_in_the_buffer(loop, where, index,
                                                                   covers):
     """T.where(i < 10) over i < 12 writes all of a 10-element B: refused, as any block with
     a T.where, though its predicate keeps it inside; one writing part of B still is."""
-    sch = Schedule(_writes(10, loop, where, index))
+    size = 7 if "- 3" in index else 10
+    sch = Schedule(_writes(size, loop, where, index))
     if not covers:
         with pytest.raises(ScheduleError, match="the block writes only part of B"):
             sch.cache_write(sch.get_block("B"), 0, "global")
         return
     sch.cache_write(sch.get_block("B"), 0, "global")
-    a, b = np.arange(10, dtype="float32"), np.full(10, -1, "float32")
+    a, b = np.arange(size, dtype="float32"), np.full(size, -1, "float32")
     pyir.build(sch.mod, opt_level="none")["f"](a, b)
     np.testing.assert_array_equal(b, 2 * a)
+
+
+SHIFTED_WRITES = '''
+from pyir.script import tensor as T
+
+@T.prim_func
+def f(A: T.Buffer(("n",), "float32"), B: T.Buffer(("n",), "float32")):
+    for i in range(n + 3):
+        with T.block("B"):
+            vi = T.axis.spatial(n + 3, i)
+            T.where(i >= 3)
+            B[vi - 3] = A[vi - 3] * T.float32(2)
+'''
+
+
+def test_cache_write_of_a_symbolic_block_whose_where_cuts_off_its_first_iterations():
+    sch = Schedule(from_source(SHIFTED_WRITES))
+    sch.cache_write(sch.get_block("B"), 0, "global")
+    lib = pyir.build(sch.mod, opt_level="none")
+    for n in (0, 1, 3, 7):
+        a, b = np.arange(n, dtype="float32"), np.full(n, -1, "float32")
+        lib["f"](a, b)
+        np.testing.assert_array_equal(b, 2 * a)
 
 
 def _fused_split(sch, block, factor=4):
