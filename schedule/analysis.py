@@ -4,12 +4,9 @@ dependences between iterations that decide whether loops may be reordered or run
 parallel, loop ranges and relaxed regions are `pyir.transform.dependence` (the default
 schedule asks the same questions)."""
 
-import dataclasses
-
 from pyir.arith import detect_iter_map, vars_of
 from pyir.arith.region import detect_linear
 from pyir.ir import Binary, IntImm, Range, Var, conjuncts, substitute
-from pyir.ir import dtype as dt
 from pyir.script.parser.tensor_regions import infer_regions as infer
 from pyir.transform.dependence import realizes_under, uses
 
@@ -129,54 +126,6 @@ def maps_onto(exprs, extents, loops, ana, predicate=None):
     return found is not None and found.bijective and all(
         ana.can_prove_equal(r.start, 0) and ana.can_prove_equal(r.extent, e)
         for r, e in zip(found.ranges, extents))
-
-
-def narrowed_by_predicate(loops, predicate, ana):
-    """``(loops, left)``: ``loops`` (For nodes) each with its range cut to where the
-    conjuncts of ``predicate`` that bound it alone hold (``T.where(i >= 3)``: ``i`` from 3
-    on), and the conjuncts that narrow no loop so (those bounding no single loop with
-    coefficient 1 or -1, and those ``ana`` cannot place within the loop's range), in order;
-    a conjunct the range implies is in neither. Over the loops returned, ``left`` holds
-    exactly where ``predicate`` did over ``loops``."""
-    by_var = {lp.loop_var: lp for lp in loops}
-    left = []
-    for cond in conjuncts(predicate):
-        found = _bound_of(cond, list(by_var), ana)
-        if found is None:
-            left.append(cond)
-            continue
-        var, lo, end = found
-        lp = by_var[var]
-        start, stop = lp.start, ana.simplify(lp.start + lp.extent)
-        if lo is not None and ana.can_prove(Binary("le", lo, start)) or \
-                end is not None and ana.can_prove(Binary("ge", end, stop)):
-            continue   # the loop's range implies it
-        cut = lo if lo is not None else end
-        if not (ana.can_prove(Binary("ge", cut, start)) and ana.can_prove(Binary("le", cut, stop))):
-            left.append(cond)
-            continue
-        start, stop = (cut, stop) if lo is not None else (start, cut)
-        by_var[var] = dataclasses.replace(lp, start=start, extent=ana.simplify(stop - start))
-    return [by_var[lp.loop_var] for lp in loops], left
-
-
-def _bound_of(cond, loop_vars, ana):
-    """``(var, lo, end)`` where ``cond`` says ``var >= lo`` (``end`` None) or ``var < end``
-    (``lo`` None) for one of ``loop_vars`` and bounds that use none of them; else None."""
-    if not (isinstance(cond, Binary) and cond.op in ("lt", "le", "gt", "ge")
-            and dt.is_int(cond.a.dtype)):
-        return None
-    a, b = cond.a, cond.b
-    at_least_0 = {"ge": a - b, "gt": a - b - 1, "le": b - a, "lt": b - a - 1}[cond.op]
-    form = linear_form(at_least_0, loop_vars, ana)
-    if form is None or len(form[0]) != 1:
-        return None
-    (var, coeff), = form[0].items()
-    if coeff == 1:      # var + rest >= 0
-        return var, ana.simplify(IntImm(0) - form[1]), None
-    if coeff == -1:     # rest - var >= 0
-        return var, None, ana.simplify(form[1] + 1)
-    return None
 
 
 def extra_predicate(realize, ana):

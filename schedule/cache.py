@@ -10,9 +10,9 @@ from pyir.ir import (Allocate, Block, BlockRealize, Buffer, BufferLoad, BufferRe
 from pyir.ir.node import rewrite
 from pyir.ir.ops import is_one
 from pyir.transform.common import shape_vars
-from pyir.transform.dependence import analyzer_for, region_in_loops
+from pyir.transform.dependence import analyzer_for, narrowed_by_predicate, region_in_loops
 
-from .analysis import complete_binding, extra_predicate, maps_onto, narrowed_by_predicate
+from .analysis import complete_binding, extra_predicate, maps_onto
 from .common import (index_vars, item_index, nest_around, point_region, readers, realize_path,
                      writers)
 from .errors import ScheduleError

@@ -11,8 +11,8 @@ from pyir.ir.node import rewrite
 from pyir.ir.ops import is_one
 from pyir.runtime.exprtext import expr_text
 from pyir.transform.common import shape_vars
-from pyir.transform.dependence import (analyzer_for, realizes_under, reduce_loop_vars,
-                                       region_in_loops, relax_range)
+from pyir.transform.dependence import (analyzer_for, narrow_loops, realizes_under,
+                                       reduce_loop_vars, region_in_loops, relax_range)
 
 from .analysis import complete_binding, extra_predicate, is_true, maps_onto
 from .common import (check_no_interference, drop_buffer, index_vars, inline_path, item_index,
@@ -77,6 +77,7 @@ def _region_at(realizes_rel, outer, buffer, want_write, ana, shapes=(), accesses
         realize = rel[-1]
         inner = [n for n in rel if isinstance(n, For)]
         inner_ana = analyzer_for(outer + inner, shapes)
+        inner = narrow_loops(inner_ana, inner, realize.predicate, outer)
         regions = realize.block.writes if want_write else realize.block.reads
         for r in regions:
             if r.buffer is not buffer:
@@ -348,7 +349,7 @@ def reverse_compute_at(func, name, loop_var):
         forms = _read_forms(prim, subject, r, block.iter_vars, ana)
         written = []
         region = _region_at(realizes_under(loop.body), outer, buf, want_write=True, ana=ana,
-                            accesses=written)
+                            shapes=shape_vars(func), accesses=written)
         if region is None:
             raise ScheduleError(prim, subject, f"cannot bound the region of {buf.name} written "
                                 f"in one iteration of loop {loop_var.name}", loop)

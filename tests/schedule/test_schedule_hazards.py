@@ -561,3 +561,64 @@ def test_reverse_compute_at_under_a_loop_producing_a_strided_region_is_refused()
     a, c = np.arange(16, dtype="float32"), np.ones(16, "float32")
     pyir.build(sch.mod, opt_level="none")["f"](a, c)
     np.testing.assert_array_equal(c, 1 + 2 * a)
+
+
+SHIFTED_PRODUCER = '''
+from pyir.script import tensor as T
+
+@T.prim_func
+def f(A: T.Buffer(("n", "m + 4"), "float32"), C: T.Buffer(("n", "m"), "float32")):
+    B = T.alloc_buffer((n, m), "float32")
+    for i, j in T.grid(n, m + 4):
+        with T.block("B"):
+            vi = T.axis.spatial(n, i)
+            vj = T.axis.spatial(m, j - 4)
+            T.where(j >= 4)
+            B[vi, vj] = A[vi, vj + 4] * T.float32(2)
+    for i, j in T.grid(n, m):
+        with T.block("C"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            C[vi, vj] = B[vi, vj] + T.float32(1)
+'''
+
+
+def test_reverse_compute_at_under_a_loop_whose_producer_runs_where_its_predicate_holds():
+    """B runs for j from 4 and writes row i of B whole in iteration i; its region was
+    relaxed over all of j ([-4, m)), not where T.where(j >= 4) lets it run, and the
+    schedule was refused as writing only part of it."""
+    sch = Schedule(from_source(SHIFTED_PRODUCER))
+    sch.reverse_compute_at(sch.get_block("C"), _first_loop(sch, "B"))
+    lib = pyir.build(sch.mod, opt_level="none")
+    for n, m in ((1, 1), (3, 5), (2, 0)):
+        a = np.arange(n * (m + 4), dtype="float32").reshape(n, m + 4)
+        c = np.full((n, m), -1, "float32")
+        lib["f"](a, c)
+        np.testing.assert_array_equal(c, 2 * a[:, 4:] + 1)
+
+
+SPREAD_WRITES = '''
+from pyir.script import tensor as T
+
+@T.prim_func
+def f(A: T.Buffer((8,), "float32"), B: T.Buffer((11,), "float32")):
+    for i, j in T.grid(8, 4):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            T.where(WHERE)
+            B[vi + vj] = A[vi] * T.float32(2)
+'''
+
+
+def test_parallel_over_iterations_a_predicate_keeps_apart():
+    """Under T.where(j < 1) iteration i writes B[i] alone: its region was relaxed over all
+    of j (B[i:i + 4]), shared with the next iterations, and parallel was refused. Where
+    j < 2 lets iterations share elements, it still is."""
+    sch = Schedule(from_source(SPREAD_WRITES.replace("WHERE", "j < 1")))
+    sch.parallel(_first_loop(sch, "B"))
+    a, b = np.arange(8, dtype="float32"), np.full(11, -1, "float32")
+    pyir.build(sch.mod, opt_level="none")["f"](a, b)
+    np.testing.assert_array_equal(b, np.r_[2 * a, [-1] * 3])
+    _refused(SPREAD_WRITES.replace("WHERE", "j < 2"),
+             lambda s: s.parallel(_first_loop(s, "B")),
+             r"parallel: loop i \(around block 'B'\): block \"B\" writes parts of B that "
+             "iterations of loop i share")
