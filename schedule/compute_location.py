@@ -12,7 +12,7 @@ from pyir.ir.ops import is_one
 from pyir.runtime.exprtext import expr_text
 from pyir.transform.common import shape_vars
 from pyir.transform.dependence import (analyzer_for, narrow_loops, realizes_under,
-                                       reduce_loop_vars, region_in_loops, relax_range)
+                                       reduce_loop_vars, region_in_loops, relax_range, uses)
 
 from .analysis import complete_binding, extra_predicate, is_true, maps_onto
 from .common import (check_no_interference, drop_buffer, index_vars, inline_path, item_index,
@@ -186,20 +186,73 @@ def _insert(func, body, loop_var, nest, at_end):
     return with_body(func, replace(lpath, new_loop))
 
 
-def _check_once_per_point(prim, subject, buf, region, outer, ana):
-    """A block updating ``buf`` in place (it reads it, with no init) computed at the loops
-    ``outer`` must write disjoint regions in consecutive iterations of each: a point computed
-    again would be updated twice."""
+def _once_per_point(prim, subject, buf, region, outer, ana):
+    """The ``region`` a block updating ``buf`` in place (it reads it, with no init) computes
+    in one iteration of the loops ``outer`` (the last of them the new place): each point
+    must be computed once. Consecutive iterations of each loop must need disjoint elements,
+    but where those of the last loop share some (rows of a fused loop split in tiles), it
+    computes in each iteration only those no earlier one needed (`_first_needed`), if its
+    iterations run one after another."""
     for lp in outer:
         step = {lp.loop_var: lp.loop_var + 1}
-        if not is_one(lp.extent) and not any(
-                ana.can_prove(ge(substitute(start, step), start + extent))
-                for start, extent in region):
+        if is_one(lp.extent) or any(ana.can_prove(ge(substitute(start, step), start + extent))
+                                    for start, extent in region):
+            continue
+        cut = _first_needed(region, lp, ana) if lp is outer[-1] and lp.kind in (
+            "serial", "unroll") else None
+        if cut is None:
             raise ScheduleError(prim, subject, f"the block updates {buf.name} in place (it "
                                 f"reads it and has no init), and consecutive iterations of "
                                 f"loop {lp.loop_var.name} need the same elements of "
                                 f"{buf.name}: they would be updated again (compute_at before "
                                 "decompose_reduction)", lp)
+        region = cut
+    return region
+
+
+def _first_needed(region, loop, ana):
+    """``region`` ((start, extent) per dimension, in terms of ``loop``) cut to the elements
+    no earlier iteration of ``loop`` needs, where that is a range: in one dimension the
+    region's start and end never decrease from an iteration to the next, it does not move in
+    the others, and the first iteration needs nothing before its start. Then the elements
+    from the end of the previous iteration's region on are new, and each element is computed
+    once, no later than the first iteration needing it. None otherwise."""
+    var = loop.loop_var
+    moving = [d for d, (start, extent) in enumerate(region) if uses(start, [var])
+              or uses(extent, [var])]
+    if len(moving) != 1:
+        return None
+    d = moving[0]
+    start, extent = region[d]
+    end = ana.simplify(start + extent)
+    if not (_non_decreasing(start, var, ana) and _non_decreasing(end, var, ana)):
+        return None
+    before = ana.simplify(substitute(end, {var: var - 1}))
+    first = {var: loop.start}
+    if not ana.can_prove(le(substitute(before, first), substitute(start, first))):
+        return None
+    new = ana.simplify(max_(start, before))
+    return [*region[:d], (new, ana.simplify(end - new)), *region[d + 1:]]
+
+
+def _non_decreasing(e, var, ana):
+    """Whether ``e`` never decreases as ``var`` grows: ``var`` and terms free of it joined
+    by ``+``, ``-`` a term free of it, ``min`` and ``max``, times a constant at least 0,
+    and floor divided by a divisor free of it that ``ana`` proves positive (the rows
+    ``(f * 4 + 3) // m`` of a fused loop's tiles)."""
+    if not uses(e, [var]) or e is var:
+        return True
+    if not isinstance(e, Binary):
+        return False
+    if e.op in ("add", "min", "max"):
+        return _non_decreasing(e.a, var, ana) and _non_decreasing(e.b, var, ana)
+    if e.op == "sub":
+        return _non_decreasing(e.a, var, ana) and not uses(e.b, [var])
+    if e.op == "mul":
+        return any(isinstance(c, IntImm) and c.value >= 0 and _non_decreasing(x, var, ana)
+                   for c, x in ((e.a, e.b), (e.b, e.a)))
+    return (e.op == "floordiv" and not uses(e.b, [var]) and ana.can_prove(ge(e.b, 1))
+            and _non_decreasing(e.a, var, ana))
 
 
 def compute_at(func, name, loop_var):
@@ -234,7 +287,9 @@ def compute_at(func, name, loop_var):
     the loop, and nothing between the old and the new place (nor beside the loop in its nest,
     nor under the loop: those blocks ran after it) touches what the block reads or writes. A
     block updating its buffer in place (a reduction after decompose_reduction) must need
-    disjoint elements in consecutive iterations of each loop around the new place.
+    disjoint elements in consecutive iterations of each loop around the new place, or, in
+    those of the loop it moves to, a range of one dimension whose start and end never
+    decrease: each iteration then updates the elements no earlier one needed.
     """
     prim = "compute_at"
     bpath, lpath, items, ib, il, subject = _loop_checks(prim, func, name, loop_var)
@@ -279,7 +334,7 @@ def compute_at(func, name, loop_var):
         raise ScheduleError(prim, subject, f"cannot bound the region of {buf.name} read in one "
                             f"iteration of loop {loop_var.name}", loop)
     if block.init is None and any(r.buffer is buf for r in block.reads):
-        _check_once_per_point(prim, subject, buf, region, outer, ana)
+        region = _once_per_point(prim, subject, buf, region, outer, ana)
     nest = _new_nest(realize, _iterator_ranges(forms, region, ana), ana, None)
     body = replace(bpath[:top_level(bpath) + 1], None)
     return _insert(func, body, loop_var, nest, at_end=False), None

@@ -515,12 +515,33 @@ def test_compute_at_into_a_split_of_a_fused_symbolic_loop():
     check_results(sch, "chain")
 
 
-def test_compute_at_of_a_decomposed_reduction_into_a_split_of_a_fused_loop_is_refused():
+def test_compute_at_of_a_decomposed_reduction_into_a_split_of_a_fused_loop():
     """Four points of O in one iteration share their row of S with the next iteration's:
-    the update would run again there."""
+    the update would run again there, and compute_at was refused. Each iteration now
+    updates only the rows no earlier one needed."""
     sch = Schedule(from_source(ROW_NORM_PER_COLUMN))
     sch.decompose_reduction(sch.get_block("S"), _first_loop(sch, "S"))
+    sch.compute_at(sch.get_block("S"), _fused_split(sch, "O"))
+    lib = pyir.build(sch.mod)
+    for n, m in ((1, 1), (3, 5), (5, 3), (2, 4), (7, 2), (4, 1), (0, 3), (3, 0)):
+        a = np.random.default_rng(n * 10 + m).random((n, m), dtype="float32")
+        o = np.full((n, m), -1, "float32")
+        lib["f"](a, o)
+        np.testing.assert_allclose(o, a - (a * a).sum(1, keepdims=True), rtol=1e-5)
+
+
+@pytest.mark.parametrize("read, parallel", [("S[n - 1 - vi]", False), ("S[vi]", True)])
+def test_compute_at_of_a_decomposed_reduction_read_in_reverse_or_in_parallel_is_refused(
+        read, parallel):
+    """The rows consecutive iterations need run down: which of them an earlier iteration
+    computed is not the range up to where the previous one ended. Or the iterations run at
+    once, and one would read rows another is computing."""
+    sch = Schedule(from_source(ROW_NORM_PER_COLUMN.replace("A[vi, vj] - S[vi]",
+                                                           f"A[vi, vj] - {read}")))
+    sch.decompose_reduction(sch.get_block("S"), _first_loop(sch, "S"))
     f0 = _fused_split(sch, "O")
+    if parallel:
+        sch.parallel(f0)
     before = sch.mod
     with pytest.raises(ScheduleError, match=r"compute_at: block \"S\" at loop i_j_fused_0: the "
                        r"block updates S in place \(it reads it and has no init\), and "
