@@ -13,6 +13,7 @@ from pyir.runtime.exprtext import expr_text
 from pyir.transform.common import shape_vars
 from pyir.transform.dependence import (analyzer_for, narrow_loops, realizes_under,
                                        reduce_loop_vars, region_in_loops, relax_range, uses)
+from pyir.transform.flatten import linear_index, product
 
 from .analysis import complete_binding, extra_predicate, is_true, maps_onto
 from .common import (check_no_interference, drop_buffer, index_vars, inline_path, item_index,
@@ -369,7 +370,10 @@ def reverse_compute_at(func, name, loop_var):
     iteration consumes the points whose reads lie in what it produced, and none may straddle
     two iterations), those producers finish each element within one iteration of the loop
     and, in each iteration, every element of the region they write there (not a stride of
-    it) and, over all iterations, the block's whole domain, the block has no ``T.where`` but
+    it) and, over all iterations, the block's whole domain -- or, for an elementwise block
+    reading the one buffer that one block under the loop writes a point at a time, each
+    element once (a fused loop split in tiles), the block then computing those points as
+    they were written (`_point_by_point`) -- the block has no ``T.where`` but
     the guards of split tails, no block under the loop accesses what it writes, and nothing
     between the loop and the block (nor beside the loop in its nest) touches what the block
     reads or writes.
@@ -389,7 +393,7 @@ def reverse_compute_at(func, name, loop_var):
     outer = loops_of(lpath) + [loop]
     outer_vars = {lp.loop_var for lp in outer}
     ana = analyzer_for(outer)
-    region_of_iter = {}
+    region_of_iter, nest = {}, None
     for r in produced:
         buf = r.buffer
         for k, s in enumerate(items):
@@ -409,11 +413,16 @@ def reverse_compute_at(func, name, loop_var):
             raise ScheduleError(prim, subject, f"cannot bound the region of {buf.name} written "
                                 f"in one iteration of loop {loop_var.name}", loop)
         if not _writes_whole(written, region):
-            raise ScheduleError(prim, subject, f"the blocks under loop {loop_var.name} write "
-                                f"{buf.name} within {_region_text(region, ana)} in one "
-                                "iteration, but not all of it (a stride, or a T.where): moved "
-                                "there, the block would read what the iteration did not "
-                                "produce", loop)
+            top = next(k for k, n in enumerate(lpath) if n is items[il])
+            nest = None if len(produced) > 1 else _point_by_point(
+                realize, buf, forms, written, [n for n in lpath[top:] if isinstance(n, For)])
+            if nest is None:
+                raise ScheduleError(prim, subject, f"the blocks under loop {loop_var.name} "
+                                    f"write {buf.name} within {_region_text(region, ana)} in "
+                                    "one iteration, but not all of it (a stride, or a T.where):"
+                                    " moved there, the block would read what the iteration did "
+                                    "not produce", loop)
+            continue
         for d, form in enumerate(forms):
             v, got = form[0], _consumed_range(prim, subject, buf, d, form, region[d], loop, ana)
             if v in region_of_iter:
@@ -422,7 +431,8 @@ def reverse_compute_at(func, name, loop_var):
                     raise ScheduleError(prim, subject, "the buffers the block reads are "
                                         "produced over different regions per iteration", loop)
             region_of_iter[v] = got
-    _covers_domain(prim, subject, block, region_of_iter, lpath, items[il], ana)
+    if nest is None:
+        _covers_domain(prim, subject, block, region_of_iter, lpath, items[il], ana)
     for w in block.writes:
         if readers(loop.body, w.buffer) or writers(loop.body, w.buffer):
             raise ScheduleError(prim, subject, f"blocks under loop {loop_var.name} also access "
@@ -432,9 +442,53 @@ def reverse_compute_at(func, name, loop_var):
     check_no_interference(prim, subject, [*_beside((items[il],), realize, *under),
                                           *items[il + 1:ib]],
                           [r.buffer for r in block.reads], [w.buffer for w in block.writes])
-    nest = _new_nest(realize, region_of_iter, ana, None)
+    nest = nest or _new_nest(realize, region_of_iter, ana, None)
     body = replace(bpath[:top_level(bpath) + 1], None)
     return _insert(func, body, loop_var, nest, at_end=True), None
+
+
+def _point_by_point(realize, buf, forms, written, moving):
+    """The consumer ``realize``'s nest computing, in one iteration of the loop, the points of
+    ``buf`` that the one block writing it there (``written``, `_region_at`'s accesses) writes
+    one at a time, in its order, each once over the loops ``moving`` (those of the nest
+    down to the loop) and its own: its loops below the loop again, its predicate, and the
+    consumer's iterators bound to its indices. None unless the consumer is elementwise over
+    ``buf`` (its iterators, spatial, index ``buf`` one per dimension over its extents,
+    ``forms`` of `_read_forms`) and that block's indices are one element of ``buf`` for each
+    offset in ``buf``'s row-major order, an offset they map those loops one-to-one onto
+    (`maps_onto`: a fused loop split in tiles writes ``B[(f_0 * 4 + f_1) // m, (f_0 * 4 +
+    f_1) % m]``, rows the region relaxed over ``f_1`` only bounds)."""
+    block = realize.block
+    if len(written) != 1 or block.init is not None or len(forms) != len(block.iter_vars) \
+            or any(iv.kind != "S" for iv in block.iter_vars) \
+            or any(form[1:] != (1, 0, 1) for form in forms):
+        return None
+    writer, inner, ana, ranges = written[0]
+    extent = {iv.var: iv.extent for iv in block.iter_vars}
+    if not all(is_one(x.extent) for x in ranges) or not all(
+            ana.can_prove_equal(extent[form[0]], e) for form, e in zip(forms, buf.shape)):
+        return None
+    indices = [ana.simplify(x.start) for x in ranges]
+    offset, size = ana.simplify(linear_index(buf.shape, indices)), ana.simplify(product(buf.shape))
+    if not maps_onto([offset], [size], moving + inner, ana, writer.predicate):
+        return None
+    x = Var("offset")
+    with ana.scope():
+        ana.bind(x, Range(IntImm(0), size))
+        at = [rewrite(i, lambda n: x if n == offset else None) for i in indices]
+        if any(vars_of(i) & {lp.loop_var for lp in moving + inner} for i in at) or not (
+                ana.can_prove_equal(linear_index(buf.shape, at), x) and all(
+                    ana.can_prove(ge(i, 0)) and ana.can_prove(lt(i, e))
+                    for i, e in zip(at, buf.shape))):
+            return None
+    fresh = {lp.loop_var: Var(f"ax{k}") for k, lp in enumerate(inner)}
+    value = {form[0]: substitute(i, fresh) for form, i in zip(forms, indices)}
+    nest = BlockRealize(tuple(value[iv.var] for iv in block.iter_vars),
+                        substitute(writer.predicate, fresh), block)
+    for lp in reversed(inner):
+        nest = For(fresh[lp.loop_var], substitute(lp.start, fresh), substitute(lp.extent, fresh),
+                   "serial", nest)
+    return nest
 
 
 def _writes_whole(writes, region):

@@ -122,7 +122,9 @@ def f(A: T.Buffer(("n", "m"), "float32"), O: T.Buffer(("n", "m"), "float32")):
 '''
 
 def _refused(src, step, words):
-    sch = Schedule(from_source(src))
+    """``step`` on a schedule of ``src`` (text, or the schedule) raises a ScheduleError
+    matching ``words`` and leaves the schedule as it was."""
+    sch = src if isinstance(src, Schedule) else Schedule(from_source(src))
     before = sch.mod
     with pytest.raises(ScheduleError, match=words):
         step(sch)
@@ -515,6 +517,60 @@ def test_compute_at_into_a_split_of_a_fused_symbolic_loop():
     check_results(sch, "chain")
 
 
+def test_reverse_compute_at_into_a_split_of_a_fused_symbolic_loop():
+    """B's rows and columns fused and split by 4: an iteration writes 4 elements in
+    row-major order, which the relaxed region (rows (f * 4) // m to (f * 4 + 3) // m, whole)
+    only bounds, and reverse_compute_at was refused. C now computes those 4 points, as B
+    wrote them."""
+    sch = fresh("chain")
+    sch.reverse_compute_at(sch.get_block("C"), _fused_split(sch, "B"))
+    check_results(sch, "chain")
+    lib = pyir.build(sch.mod, opt_level="none")
+    for n, m in ((1, 1), (3, 5), (5, 3), (2, 1), (0, 3), (3, 0)):
+        a = np.arange(n * m, dtype="float32").reshape(n, m)
+        c = np.full((n, m), -1, "float32")
+        lib["chain"](a, c)
+        np.testing.assert_array_equal(c, 2 * a + 1)
+
+
+SQUARE = '''
+from pyir.script import tensor as T
+
+@T.prim_func
+def f(A: T.Buffer(("n", "n"), "float32"), C: T.Buffer(("n", "n"), "float32")):
+    B = T.alloc_buffer((n, n), "float32")
+    for i, j in T.grid(n, n):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            B[vi, vj] = A[vi, vj] + T.float32(1)
+    for i, j in T.grid(n, n):
+        with T.block("C"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            C[vi, vj] = CONSUMED
+'''
+
+
+def test_reverse_compute_at_into_a_split_of_a_fused_loop_reading_a_transpose():
+    """Each iteration's 4 points of B are read by 4 points of C, transposed."""
+    sch = Schedule(from_source(SQUARE.replace("CONSUMED", "B[vj, vi]")))
+    sch.reverse_compute_at(sch.get_block("C"), _fused_split(sch, "B"))
+    lib = pyir.build(sch.mod, opt_level="none")
+    for n in (0, 1, 3, 5):
+        a = np.arange(n * n, dtype="float32").reshape(n, n)
+        c = np.full((n, n), -1, "float32")
+        lib["f"](a, c)
+        np.testing.assert_array_equal(c, a.T + 1)
+
+
+def test_reverse_compute_at_into_a_split_of_a_fused_loop_reading_other_points_is_refused():
+    """C reads column 0 of rows the iteration writes only in part."""
+    sch = Schedule(from_source(SQUARE.replace("CONSUMED", "B[vi, vj] + B[vi, 0]")))
+    f0 = _fused_split(sch, "B")
+    _refused(sch, lambda s: s.reverse_compute_at(s.get_block("C"), f0),
+             r"reverse_compute_at: block \"C\" at loop i_j_fused_0: the consumed buffer B must "
+             "be indexed by distinct block iterators")
+
+
 def test_compute_at_of_a_decomposed_reduction_into_a_split_of_a_fused_loop():
     """Four points of O in one iteration share their row of S with the next iteration's:
     the update would run again there, and compute_at was refused. Each iteration now
@@ -542,12 +598,10 @@ def test_compute_at_of_a_decomposed_reduction_read_in_reverse_or_in_parallel_is_
     f0 = _fused_split(sch, "O")
     if parallel:
         sch.parallel(f0)
-    before = sch.mod
-    with pytest.raises(ScheduleError, match=r"compute_at: block \"S\" at loop i_j_fused_0: the "
-                       r"block updates S in place \(it reads it and has no init\), and "
-                       "consecutive iterations of loop i_j_fused_0 need the same elements"):
-        sch.compute_at(sch.get_block("S"), f0)
-    assert sch.mod is before
+    _refused(sch, lambda s: s.compute_at(s.get_block("S"), f0),
+             r"compute_at: block \"S\" at loop i_j_fused_0: the block updates S in place \(it "
+             r"reads it and has no init\), and consecutive iterations of loop i_j_fused_0 need "
+             "the same elements")
 
 
 STRIDED_PRODUCER = '''
@@ -567,11 +621,18 @@ def f(A: T.Buffer((16,), "float32"), C: T.Buffer((16,), "float32")):
 '''
 
 
-def test_reverse_compute_at_under_a_loop_producing_a_strided_region_is_refused():
+def test_reverse_compute_at_under_a_loop_producing_a_strided_region():
     """Iteration i0 writes B[i0], B[i0 + 4], ... B[i0 + 12]: C, moved under i0, consumed the
     13 elements those span in each iteration, reading B before it was written and adding
-    B[vi] into C[vi] up to 4 times."""
-    _refused(STRIDED_PRODUCER,
+    B[vi] into C[vi] up to 4 times. It was then refused; C now computes the 4 points the
+    iteration writes. Reading B[vi + 1] too, it still is refused."""
+    sch = Schedule(from_source(STRIDED_PRODUCER))
+    sch.reverse_compute_at(sch.get_block("C"), _first_loop(sch, "B"))
+    a, c = np.arange(16, dtype="float32"), np.ones(16, "float32")
+    pyir.build(sch.mod, opt_level="none")["f"](a, c)
+    np.testing.assert_array_equal(c, 1 + 2 * a)
+    _refused(STRIDED_PRODUCER.replace("B = T.alloc_buffer((16,)", "B = T.alloc_buffer((17,)")
+             .replace("C[vi] + B[vi]", "C[vi] + B[vi] + B[vi + 1]"),
              lambda s: s.reverse_compute_at(s.get_block("C"), _first_loop(s, "B")),
              r"reverse_compute_at: block \"C\" at loop i0: the blocks under loop i0 write B "
              r"within \[i0:i0 \+ 13\] in one iteration, but not all of it \(a stride, or a "
