@@ -13,7 +13,10 @@ the prim function is parsed, and by `pyir.build` (a module put together in code,
 declared later, a call the schedule makes). What the kernel reaches from each address a call
 passes (`reach`: its declared shape, rows a stride apart included, or less where the tensor
 intrinsics it implements describe it) must lie in the buffer: the build proves it or checks
-it at entry (`pyir.transform.entry_conditions`).
+it at entry (`pyir.transform.entry_conditions`). The call gives the variables of the declared
+shapes: a scalar parameter's by its argument, one the kernel does not take by a whole buffer
+passed where the declaration has it as an extent (`_call_values`); a call that leaves one
+unknown is refused (nothing would bound what the kernel reaches).
 
 A kernel is native code at an address (``symbol=`` a ctypes function) or LLVM IR text
 (``llvm_ir=``, defining exactly one function) linked into every module that calls it, so
@@ -414,6 +417,7 @@ def check_call(caller, kernel, args, dtype):
     a buffer, the dtypes, and -- where both are constants -- that the memory passed holds the
     elements the kernel reaches from there (`reach`)."""
     from pyir.ir import Buffer, BufferLoad, IntImm
+    from pyir.runtime.exprtext import expr_text
     declared = kernel.prim.body.value.args[1:]
     where = f"prim function {caller}: T.call_extern({kernel.name!r}, ...)"
     if dtype != "void":
@@ -432,6 +436,16 @@ def check_call(caller, kernel, args, dtype):
             if buf.dtype != decl.dtype:
                 raise Error(f"{what} is a {decl.dtype} buffer, but {buf.name} is "
                             f"{buf.dtype}")
+            unknown = _unknown_vars(kernel, args, k)
+            if unknown:
+                var = unknown[0].name
+                raise Error(f"{what} has shape ({', '.join(map(expr_text, decl.shape))}), "
+                            f"and nothing at the call says what {var} is: kernel "
+                            f"{kernel.name!r} takes no scalar {var} and the call passes no "
+                            f"whole buffer where its declaration has {var} as an extent; "
+                            f"declare {var}: T.int64 as a parameter of the kernel (it then "
+                            f"receives {var}, which graph code fills from the shapes) or pass "
+                            "a whole buffer there")
             found = _reach(kernel, args, k)
             last = None if found is None else last_offset(*found)
             need, have = last.value + 1 if isinstance(last, IntImm) else None, \
@@ -510,14 +524,11 @@ def _reach(kernel, args, k):
     of them describe this buffer, only up to the highest index any of them reaches in each
     dimension (the bench's micro-kernel reads one element of each of A's rows: the whole
     rows would reach past A's end). None where the shape has a variable the call does not
-    give (known only when the kernel's wrapper is called: from its arrays' shapes)."""
-    from pyir.arith import vars_of
-    from pyir.ir import IntImm, Var
-    declared = kernel.prim.body.value.args[1:]
-    given = {d for d in declared if isinstance(d, Var)}
-    if any(vars_of(d) - given for d in declared[k].shape):
-        return None   # a shape variable of the kernel's own, which no call gives
-    name = declared[k].name
+    give (`check_call` refuses such a call)."""
+    from pyir.ir import IntImm
+    if _unknown_vars(kernel, args, k):
+        return None
+    name = kernel.prim.body.value.args[1 + k].name
     shape = _call_shape(kernel, args, k)
     said = [tops.get(name) for kname, tops in _DESCRIBED.values() if kname == kernel.name]
     if said and all(t is not None and len(t) == len(shape) for t in said):
@@ -539,10 +550,38 @@ def _call_shape(kernel, args, k):
     """The declared shape of ``kernel``'s buffer parameter ``k`` with the variables a call
     with ``args`` gives (simplified)."""
     from pyir.arith import simplify
-    from pyir.ir import Var, substitute
+    from pyir.ir import substitute
+    values = _call_values(kernel, args)
+    return [simplify(substitute(dim, values)) for dim in kernel.prim.body.value.args[1 + k].shape]
+
+
+def _call_values(kernel, args):
+    """What a call of ``kernel`` with ``args`` gives the variables of its declared shapes: a
+    scalar parameter its argument; a variable that is a dimension of a buffer parameter
+    passed a whole buffer of as many dimensions the buffer's extent there, as the kernel's
+    wrapper takes it from an array's shape (the first such buffer's: the others' reach is
+    checked with it)."""
+    from pyir.ir import Buffer, Var
     declared = kernel.prim.body.value.args[1:]
     values = {d: a for d, a in zip(declared, args) if isinstance(d, Var)}
-    return [simplify(substitute(dim, values)) for dim in declared[k].shape]
+    for d, a in zip(declared, args):
+        if isinstance(d, Buffer) and isinstance(a, Buffer) and len(a.shape) == len(d.shape):
+            for dim, extent in zip(d.shape, a.shape):
+                if isinstance(dim, Var):
+                    values.setdefault(dim, extent)
+    return values
+
+
+def _unknown_vars(kernel, args, k):
+    """The variables of the declared shape of ``kernel``'s buffer parameter ``k`` that a call
+    with ``args`` does not give (`_call_values`), in order of appearance."""
+    from pyir.ir import Var, walk
+    values = _call_values(kernel, args)
+    found = []
+    for dim in kernel.prim.body.value.args[1 + k].shape:
+        found += [v for v in walk(dim) if isinstance(v, Var) and v not in values
+                  and v not in found]
+    return found
 
 
 def _declared_name(decl):

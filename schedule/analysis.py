@@ -6,7 +6,7 @@ schedule asks the same questions)."""
 
 from pyir.arith import detect_iter_map, vars_of
 from pyir.arith.region import detect_linear
-from pyir.ir import Binary, IntImm, Range, conjuncts
+from pyir.ir import Binary, IntImm, Range, Var, conjuncts, substitute
 from pyir.script.parser.tensor_regions import infer_regions as infer
 from pyir.transform.dependence import realizes_under, uses
 
@@ -108,13 +108,21 @@ def _bijective(realize, loops, ana):
 
 
 def maps_onto(exprs, extents, loops, ana, predicate=None):
-    """Whether ``exprs`` map the iterations of ``loops`` (from 0; under ``predicate``)
-    one-to-one onto ``[0, extents[0]) x [0, extents[1]) x ...``
-    (`pyir.arith.detect_iter_map`)."""
-    if not all(ana.can_prove_equal(lp.start, 0) for lp in loops):
-        return False
-    found = detect_iter_map(list(exprs), {lp.loop_var: Range(lp.start, lp.extent)
-                                          for lp in loops}, predicate, ana)
+    """Whether ``exprs`` map the iterations of ``loops`` (under ``predicate``) one-to-one
+    onto ``[0, extents[0]) x [0, extents[1]) x ...`` (`pyir.arith.detect_iter_map`, with
+    each loop counted from 0: a loop ``v`` from ``s`` is a new ``v0`` from 0, plus ``s``)."""
+    shift, ranges = {}, {}
+    for lp in loops:   # outer first: a loop's bounds use only the loops outside it
+        start, extent = substitute(lp.start, shift), substitute(lp.extent, shift)
+        var = lp.loop_var
+        if not ana.can_prove_equal(start, 0):
+            var = Var(var.name, var.dtype)
+            shift[lp.loop_var] = var + start
+        ranges[var] = Range(IntImm(0), extent)
+    if shift:
+        exprs = [substitute(e, shift) for e in exprs]
+        predicate = None if predicate is None else substitute(predicate, shift)
+    found = detect_iter_map(list(exprs), ranges, predicate, ana)
     return found is not None and found.bijective and all(
         ana.can_prove_equal(r.start, 0) and ana.can_prove_equal(r.extent, e)
         for r, e in zip(found.ranges, extents))

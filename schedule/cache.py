@@ -2,13 +2,15 @@
 storage scope next to the block that uses it, and make the block use the copy."""
 
 import dataclasses
+from functools import reduce
 
 from pyir.arith import vars_of
 from pyir.ir import (Allocate, Block, BlockRealize, Buffer, BufferLoad, BufferRegion,
-                     BufferStore, IterVar, Var)
+                     BufferStore, IterVar, Var, and_)
 from pyir.ir.node import rewrite
 from pyir.ir.ops import is_one
-from pyir.transform.dependence import analyzer_for, region_in_loops
+from pyir.transform.common import shape_vars
+from pyir.transform.dependence import analyzer_for, narrowed_by_predicate, region_in_loops
 
 from .analysis import complete_binding, extra_predicate, maps_onto
 from .common import (index_vars, item_index, nest_around, point_region, readers, realize_path,
@@ -170,7 +172,7 @@ def cache_write(func, name, which, scope):
     if any(r is not realize for r in readers(items[k], buf)):
         raise ScheduleError(prim, subject, f"another block in the same loop nest reads "
                             f"{buf.name}", items[k])
-    if not _covers(realize, path, buf):
+    if not _covers(realize, path, buf, shape_vars(func)):
         raise ScheduleError(prim, subject, f"the block writes only part of {buf.name}; copying "
                             "the cache back would overwrite the rest", items[k])
     copy_name = unique_block_name(func, cache.name)
@@ -182,15 +184,17 @@ def cache_write(func, name, which, scope):
     return with_body(func, Allocate(cache, body)), [copy_name]
 
 
-def _covers(realize, path, buf):
+def _covers(realize, path, buf, shapes):
     """True if the block, over all its loop iterations, writes every element of ``buf``:
     each dimension its own iterator, bound over its whole domain (a reduction writes each
     element again), or the written indices mapping the loops they use one-to-one onto the
     buffer under the block's predicate (``T.where(i < 10)`` over ``i`` in ``[0, 12)``
     writes all of a 10-element buffer; ``B[vi * 2]`` over 5 points is half of 9 elements,
-    though their bounds span them all)."""
+    though their bounds span them all; ``T.where(i >= 3)`` writing ``B[vi - 3]`` all of
+    B if its loop ends at B's extent plus 3). ``shapes`` are the function's shape variables
+    (each at least 0)."""
     loops = loops_of(path)
-    ana = analyzer_for(loops)
+    ana = analyzer_for(loops, shapes)
     region = next(w for w in realize.block.writes if w.buffer is buf)
     if not extra_predicate(realize, ana):
         try:
@@ -208,5 +212,6 @@ def _covers(realize, path, buf):
     used = set().union(*(vars_of(i) for i in indices))
     if not vars_of(realize.predicate) <= used:
         return False   # which points are written depends on other loops too
-    return maps_onto(indices, buf.shape, [lp for lp in loops if lp.loop_var in used], ana,
-                     realize.predicate)
+    loops, left = narrowed_by_predicate([lp for lp in loops if lp.loop_var in used],
+                                        realize.predicate, ana)
+    return maps_onto(indices, buf.shape, loops, ana, reduce(and_, left) if left else None)

@@ -11,8 +11,9 @@ from pyir.ir.node import rewrite
 from pyir.ir.ops import is_one
 from pyir.runtime.exprtext import expr_text
 from pyir.transform.common import shape_vars
-from pyir.transform.dependence import (analyzer_for, realizes_under, reduce_loop_vars,
-                                       region_in_loops, relax_range)
+from pyir.transform.dependence import (analyzer_for, narrow_loops, realizes_under,
+                                       reduce_loop_vars, region_in_loops, relax_range, uses)
+from pyir.transform.flatten import linear_index, product
 
 from .analysis import complete_binding, extra_predicate, is_true, maps_onto
 from .common import (check_no_interference, drop_buffer, index_vars, inline_path, item_index,
@@ -77,6 +78,7 @@ def _region_at(realizes_rel, outer, buffer, want_write, ana, shapes=(), accesses
         realize = rel[-1]
         inner = [n for n in rel if isinstance(n, For)]
         inner_ana = analyzer_for(outer + inner, shapes)
+        inner = narrow_loops(inner_ana, inner, realize.predicate, outer)
         regions = realize.block.writes if want_write else realize.block.reads
         for r in regions:
             if r.buffer is not buffer:
@@ -185,20 +187,73 @@ def _insert(func, body, loop_var, nest, at_end):
     return with_body(func, replace(lpath, new_loop))
 
 
-def _check_once_per_point(prim, subject, buf, region, outer, ana):
-    """A block updating ``buf`` in place (it reads it, with no init) computed at the loops
-    ``outer`` must write disjoint regions in consecutive iterations of each: a point computed
-    again would be updated twice."""
+def _once_per_point(prim, subject, buf, region, outer, ana):
+    """The ``region`` a block updating ``buf`` in place (it reads it, with no init) computes
+    in one iteration of the loops ``outer`` (the last of them the new place): each point
+    must be computed once. Consecutive iterations of each loop must need disjoint elements,
+    but where those of the last loop share some (rows of a fused loop split in tiles), it
+    computes in each iteration only those no earlier one needed (`_first_needed`), if its
+    iterations run one after another."""
     for lp in outer:
         step = {lp.loop_var: lp.loop_var + 1}
-        if not is_one(lp.extent) and not any(
-                ana.can_prove(ge(substitute(start, step), start + extent))
-                for start, extent in region):
+        if is_one(lp.extent) or any(ana.can_prove(ge(substitute(start, step), start + extent))
+                                    for start, extent in region):
+            continue
+        cut = _first_needed(region, lp, ana) if lp is outer[-1] and lp.kind in (
+            "serial", "unroll") else None
+        if cut is None:
             raise ScheduleError(prim, subject, f"the block updates {buf.name} in place (it "
                                 f"reads it and has no init), and consecutive iterations of "
                                 f"loop {lp.loop_var.name} need the same elements of "
                                 f"{buf.name}: they would be updated again (compute_at before "
                                 "decompose_reduction)", lp)
+        region = cut
+    return region
+
+
+def _first_needed(region, loop, ana):
+    """``region`` ((start, extent) per dimension, in terms of ``loop``) cut to the elements
+    no earlier iteration of ``loop`` needs, where that is a range: in one dimension the
+    region's start and end never decrease from an iteration to the next, it does not move in
+    the others, and the first iteration needs nothing before its start. Then the elements
+    from the end of the previous iteration's region on are new, and each element is computed
+    once, no later than the first iteration needing it. None otherwise."""
+    var = loop.loop_var
+    moving = [d for d, (start, extent) in enumerate(region) if uses(start, [var])
+              or uses(extent, [var])]
+    if len(moving) != 1:
+        return None
+    d = moving[0]
+    start, extent = region[d]
+    end = ana.simplify(start + extent)
+    if not (_non_decreasing(start, var, ana) and _non_decreasing(end, var, ana)):
+        return None
+    before = ana.simplify(substitute(end, {var: var - 1}))
+    first = {var: loop.start}
+    if not ana.can_prove(le(substitute(before, first), substitute(start, first))):
+        return None
+    new = ana.simplify(max_(start, before))
+    return [*region[:d], (new, ana.simplify(end - new)), *region[d + 1:]]
+
+
+def _non_decreasing(e, var, ana):
+    """Whether ``e`` never decreases as ``var`` grows: ``var`` and terms free of it joined
+    by ``+``, ``-`` a term free of it, ``min`` and ``max``, times a constant at least 0,
+    and floor divided by a divisor free of it that ``ana`` proves positive (the rows
+    ``(f * 4 + 3) // m`` of a fused loop's tiles)."""
+    if not uses(e, [var]) or e is var:
+        return True
+    if not isinstance(e, Binary):
+        return False
+    if e.op in ("add", "min", "max"):
+        return _non_decreasing(e.a, var, ana) and _non_decreasing(e.b, var, ana)
+    if e.op == "sub":
+        return _non_decreasing(e.a, var, ana) and not uses(e.b, [var])
+    if e.op == "mul":
+        return any(isinstance(c, IntImm) and c.value >= 0 and _non_decreasing(x, var, ana)
+                   for c, x in ((e.a, e.b), (e.b, e.a)))
+    return (e.op == "floordiv" and not uses(e.b, [var]) and ana.can_prove(ge(e.b, 1))
+            and _non_decreasing(e.a, var, ana))
 
 
 def compute_at(func, name, loop_var):
@@ -233,7 +288,9 @@ def compute_at(func, name, loop_var):
     the loop, and nothing between the old and the new place (nor beside the loop in its nest,
     nor under the loop: those blocks ran after it) touches what the block reads or writes. A
     block updating its buffer in place (a reduction after decompose_reduction) must need
-    disjoint elements in consecutive iterations of each loop around the new place.
+    disjoint elements in consecutive iterations of each loop around the new place, or, in
+    those of the loop it moves to, a range of one dimension whose start and end never
+    decrease: each iteration then updates the elements no earlier one needed.
     """
     prim = "compute_at"
     bpath, lpath, items, ib, il, subject = _loop_checks(prim, func, name, loop_var)
@@ -278,7 +335,7 @@ def compute_at(func, name, loop_var):
         raise ScheduleError(prim, subject, f"cannot bound the region of {buf.name} read in one "
                             f"iteration of loop {loop_var.name}", loop)
     if block.init is None and any(r.buffer is buf for r in block.reads):
-        _check_once_per_point(prim, subject, buf, region, outer, ana)
+        region = _once_per_point(prim, subject, buf, region, outer, ana)
     nest = _new_nest(realize, _iterator_ranges(forms, region, ana), ana, None)
     body = replace(bpath[:top_level(bpath) + 1], None)
     return _insert(func, body, loop_var, nest, at_end=False), None
@@ -313,7 +370,10 @@ def reverse_compute_at(func, name, loop_var):
     iteration consumes the points whose reads lie in what it produced, and none may straddle
     two iterations), those producers finish each element within one iteration of the loop
     and, in each iteration, every element of the region they write there (not a stride of
-    it) and, over all iterations, the block's whole domain, the block has no ``T.where`` but
+    it) and, over all iterations, the block's whole domain -- or, for an elementwise block
+    reading the one buffer that one block under the loop writes a point at a time, each
+    element once (a fused loop split in tiles), the block then computing those points as
+    they were written (`_point_by_point`) -- the block has no ``T.where`` but
     the guards of split tails, no block under the loop accesses what it writes, and nothing
     between the loop and the block (nor beside the loop in its nest) touches what the block
     reads or writes.
@@ -333,7 +393,7 @@ def reverse_compute_at(func, name, loop_var):
     outer = loops_of(lpath) + [loop]
     outer_vars = {lp.loop_var for lp in outer}
     ana = analyzer_for(outer)
-    region_of_iter = {}
+    region_of_iter, nest = {}, None
     for r in produced:
         buf = r.buffer
         for k, s in enumerate(items):
@@ -348,16 +408,21 @@ def reverse_compute_at(func, name, loop_var):
         forms = _read_forms(prim, subject, r, block.iter_vars, ana)
         written = []
         region = _region_at(realizes_under(loop.body), outer, buf, want_write=True, ana=ana,
-                            accesses=written)
+                            shapes=shape_vars(func), accesses=written)
         if region is None:
             raise ScheduleError(prim, subject, f"cannot bound the region of {buf.name} written "
                                 f"in one iteration of loop {loop_var.name}", loop)
         if not _writes_whole(written, region):
-            raise ScheduleError(prim, subject, f"the blocks under loop {loop_var.name} write "
-                                f"{buf.name} within {_region_text(region, ana)} in one "
-                                "iteration, but not all of it (a stride, or a T.where): moved "
-                                "there, the block would read what the iteration did not "
-                                "produce", loop)
+            top = next(k for k, n in enumerate(lpath) if n is items[il])
+            nest = None if len(produced) > 1 else _point_by_point(
+                realize, buf, forms, written, [n for n in lpath[top:] if isinstance(n, For)])
+            if nest is None:
+                raise ScheduleError(prim, subject, f"the blocks under loop {loop_var.name} "
+                                    f"write {buf.name} within {_region_text(region, ana)} in "
+                                    "one iteration, but not all of it (a stride, or a T.where):"
+                                    " moved there, the block would read what the iteration did "
+                                    "not produce", loop)
+            continue
         for d, form in enumerate(forms):
             v, got = form[0], _consumed_range(prim, subject, buf, d, form, region[d], loop, ana)
             if v in region_of_iter:
@@ -366,7 +431,8 @@ def reverse_compute_at(func, name, loop_var):
                     raise ScheduleError(prim, subject, "the buffers the block reads are "
                                         "produced over different regions per iteration", loop)
             region_of_iter[v] = got
-    _covers_domain(prim, subject, block, region_of_iter, lpath, items[il], ana)
+    if nest is None:
+        _covers_domain(prim, subject, block, region_of_iter, lpath, items[il], ana)
     for w in block.writes:
         if readers(loop.body, w.buffer) or writers(loop.body, w.buffer):
             raise ScheduleError(prim, subject, f"blocks under loop {loop_var.name} also access "
@@ -376,9 +442,53 @@ def reverse_compute_at(func, name, loop_var):
     check_no_interference(prim, subject, [*_beside((items[il],), realize, *under),
                                           *items[il + 1:ib]],
                           [r.buffer for r in block.reads], [w.buffer for w in block.writes])
-    nest = _new_nest(realize, region_of_iter, ana, None)
+    nest = nest or _new_nest(realize, region_of_iter, ana, None)
     body = replace(bpath[:top_level(bpath) + 1], None)
     return _insert(func, body, loop_var, nest, at_end=True), None
+
+
+def _point_by_point(realize, buf, forms, written, moving):
+    """The consumer ``realize``'s nest computing, in one iteration of the loop, the points of
+    ``buf`` that the one block writing it there (``written``, `_region_at`'s accesses) writes
+    one at a time, in its order, each once over the loops ``moving`` (those of the nest
+    down to the loop) and its own: its loops below the loop again, its predicate, and the
+    consumer's iterators bound to its indices. None unless the consumer is elementwise over
+    ``buf`` (its iterators, spatial, index ``buf`` one per dimension over its extents,
+    ``forms`` of `_read_forms`) and that block's indices are one element of ``buf`` for each
+    offset in ``buf``'s row-major order, an offset they map those loops one-to-one onto
+    (`maps_onto`: a fused loop split in tiles writes ``B[(f_0 * 4 + f_1) // m, (f_0 * 4 +
+    f_1) % m]``, rows the region relaxed over ``f_1`` only bounds)."""
+    block = realize.block
+    if len(written) != 1 or block.init is not None or len(forms) != len(block.iter_vars) \
+            or any(iv.kind != "S" for iv in block.iter_vars) \
+            or any(form[1:] != (1, 0, 1) for form in forms):
+        return None
+    writer, inner, ana, ranges = written[0]
+    extent = {iv.var: iv.extent for iv in block.iter_vars}
+    if not all(is_one(x.extent) for x in ranges) or not all(
+            ana.can_prove_equal(extent[form[0]], e) for form, e in zip(forms, buf.shape)):
+        return None
+    indices = [ana.simplify(x.start) for x in ranges]
+    offset, size = ana.simplify(linear_index(buf.shape, indices)), ana.simplify(product(buf.shape))
+    if not maps_onto([offset], [size], moving + inner, ana, writer.predicate):
+        return None
+    x = Var("offset")
+    with ana.scope():
+        ana.bind(x, Range(IntImm(0), size))
+        at = [rewrite(i, lambda n: x if n == offset else None) for i in indices]
+        if any(vars_of(i) & {lp.loop_var for lp in moving + inner} for i in at) or not (
+                ana.can_prove_equal(linear_index(buf.shape, at), x) and all(
+                    ana.can_prove(ge(i, 0)) and ana.can_prove(lt(i, e))
+                    for i, e in zip(at, buf.shape))):
+            return None
+    fresh = {lp.loop_var: Var(f"ax{k}") for k, lp in enumerate(inner)}
+    value = {form[0]: substitute(i, fresh) for form, i in zip(forms, indices)}
+    nest = BlockRealize(tuple(value[iv.var] for iv in block.iter_vars),
+                        substitute(writer.predicate, fresh), block)
+    for lp in reversed(inner):
+        nest = For(fresh[lp.loop_var], substitute(lp.start, fresh), substitute(lp.extent, fresh),
+                   "serial", nest)
+    return nest
 
 
 def _writes_whole(writes, region):

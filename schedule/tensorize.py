@@ -405,6 +405,14 @@ def _call(intrin, strides, bases):
                                 f"the kernel's buffer {kb.name} has shape {_shape(kb.shape)}, "
                                 f"the description's {db.name} {_shape(db.shape)}: the kernel "
                                 "would touch other memory than the description says")
+        stride = next((d for d in kb.shape if isinstance(d, Var)
+                       and d not in template.value.args), None)
+        if stride is not None:
+            raise ScheduleError("tensorize", f"intrinsic \"{intrin.name}\"",
+                                f"the kernel's buffer {kb.name} has rows {stride.name} apart, "
+                                f"but the kernel does not take {stride.name}: declare "
+                                f"{stride.name}: T.int64 as a parameter of "
+                                f"{intrin.impl_name!r}")
         if db not in bases:
             raise ScheduleError("tensorize", f"intrinsic \"{intrin.name}\"",
                                 f"the description's buffer {db.name} is not accessed by its "

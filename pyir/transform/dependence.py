@@ -2,16 +2,20 @@
 `Schedule.parallel` and `Schedule.vectorize` (`pyir.schedule`), and behind the loops the
 default schedule makes parallel or vectorized (`pyir.transform.default_schedule`), with the
 helpers it stands on: block instances under a statement, their accesses in terms of loops,
-and regions relaxed over loops (`pyir.arith`).
+and regions relaxed over loops (`pyir.arith`), each loop over the range where the block's
+``T.where`` lets it run (`narrowed_by_predicate`).
 
 A loop's iterations may run in another order when every buffer written below it is accessed,
 in each iteration, at one region by every block touching it; they may run at the same time
 when, in addition, the iterations write disjoint parts of each buffer.
 """
 
-from ..arith import Analyzer, IntBound, tiles_apart
-from ..ir import (BlockRealize, BufferLoad, Call, For, IntImm, Range, Var, ge, stmt_children,
-                  substitute, walk)
+import dataclasses
+
+from ..arith import Analyzer, IntBound, detect_linear, tiles_apart, vars_of
+from ..ir import (Binary, BlockRealize, BufferLoad, Call, For, IntImm, Range, Var, conjuncts,
+                  ge, le, stmt_children, substitute, walk)
+from ..ir import dtype as dt
 from ..ir.stmt import find_paths
 from .linear import coefficient
 
@@ -59,6 +63,73 @@ def relax_range(rng, ana, relax_vars):
     return Range(lo, ana.simplify(hi - lo + 1))
 
 
+def narrow_loops(ana, loops, predicate, outer=()):
+    """Bind in ``ana`` the ranges of ``loops`` that ``predicate`` narrows
+    (`narrowed_by_predicate`, the loops ``outer`` around them fixed), where a block with that
+    predicate runs; return the loops so narrowed."""
+    narrowed, _ = narrowed_by_predicate(loops, predicate, ana, outer)
+    for lp, cut in zip(loops, narrowed):
+        if cut is not lp:
+            ana.bind(cut.loop_var, Range(cut.start, cut.extent))
+    return narrowed
+
+
+def narrowed_by_predicate(loops, predicate, ana, outer=()):
+    """``(loops, left)``: ``loops`` (For nodes) each with its range cut to where the
+    conjuncts of ``predicate`` that bound it alone hold (``T.where(i >= 3)``: ``i`` from 3
+    on), and the conjuncts that narrow no loop so, in order: those bounding no single loop
+    of ``loops`` with coefficient 1 or -1 by bounds free of the loops and of ``outer`` (a
+    split tail's guard ``i_0 * 4 + i_1 < n`` moves with its outer loop ``i_0``), and those
+    ``ana`` cannot place within the loop's range. A conjunct the range implies is in
+    neither. Over the loops returned, ``left`` holds exactly where ``predicate`` did over
+    ``loops``."""
+    by_var = {lp.loop_var: lp for lp in loops}
+    fixed = {lp.loop_var for lp in outer}
+    left = []
+    for cond in conjuncts(predicate):
+        found = _bound_of(cond, by_var, fixed, ana)
+        if found is None:
+            left.append(cond)
+            continue
+        var, lo, end = found
+        lp = by_var[var]
+        start, stop = lp.start, ana.simplify(lp.start + lp.extent)
+        if lo is not None and ana.can_prove(le(lo, start)) or \
+                end is not None and ana.can_prove(ge(end, stop)):
+            continue   # the loop's range implies it
+        cut = lo if lo is not None else end
+        if not (ana.can_prove(ge(cut, start)) and ana.can_prove(le(cut, stop))):
+            left.append(cond)
+            continue
+        start, stop = (cut, stop) if lo is not None else (start, cut)
+        by_var[var] = dataclasses.replace(lp, start=start, extent=ana.simplify(stop - start))
+    return [by_var[lp.loop_var] for lp in loops], left
+
+
+def _bound_of(cond, loop_vars, fixed, ana):
+    """``(var, lo, end)`` where ``cond`` says ``var >= lo`` (``end`` None) or ``var < end``
+    (``lo`` None) for one of ``loop_vars``, with bounds that use none of them nor of
+    ``fixed``; else None."""
+    if not (isinstance(cond, Binary) and cond.op in ("lt", "le", "gt", "ge")
+            and dt.is_int(cond.a.dtype)):
+        return None
+    loops = [v for v in vars_of(cond) if v in loop_vars or v in fixed]
+    if len(loops) != 1 or loops[0] in fixed:
+        return None
+    a, b = cond.a, cond.b
+    at_least_0 = ana.simplify({"ge": a - b, "gt": a - b - 1, "le": b - a,
+                               "lt": b - a - 1}[cond.op])   # cond: at_least_0 >= 0
+    found = detect_linear(at_least_0, loops[0], ana)
+    if found is None or not isinstance(found[0], IntImm) or uses(found[1], loops):
+        return None
+    coeff, rest = found
+    if coeff.value == 1:      # var + rest >= 0
+        return loops[0], ana.simplify(IntImm(0) - rest), None
+    if coeff.value == -1:     # rest - var >= 0
+        return loops[0], None, ana.simplify(rest + 1)
+    return None
+
+
 def region_in_loops(realize, region):
     """A block's BufferRegion with its iterators replaced by their bindings."""
     return substitute(region, bindings(realize))
@@ -97,7 +168,7 @@ def iteration_conflict(root, outer_loops, moved, allow_reduce_reorder):
     for rel in realizes_under(root):
         realize = rel[-1]
         inner = [n for n in rel if isinstance(n, For)]
-        ana = _LazyAnalyzer(list(outer_loops) + inner)   # most checks never need one
+        ana = _LazyAnalyzer(list(outer_loops), inner, realize.predicate)
         relax_vars = [lp.loop_var for lp in inner if lp.loop_var not in moved]
         red = reduce_loop_vars(realize) & moved
         for buf, region, is_write in accesses(realize):
@@ -193,14 +264,16 @@ def _disjoint_steps(region, shape, var, ana):
 
 
 class _LazyAnalyzer:
-    """`analyzer_for` the loops, made on first use."""
+    """`analyzer_for` the loops, made on first use, with the ranges of the ``inner`` ones
+    narrowed by the block's ``predicate`` (`narrow_loops`)."""
 
-    def __init__(self, loops):
-        self.loops, self._ana = loops, None
+    def __init__(self, outer, inner, predicate):
+        self.outer, self.inner, self.predicate, self._ana = outer, inner, predicate, None
 
     def get(self):
         if self._ana is None:
-            self._ana = analyzer_for(self.loops)
+            self._ana = analyzer_for(self.outer + self.inner)
+            narrow_loops(self._ana, self.inner, self.predicate, self.outer)
         return self._ana
 
 

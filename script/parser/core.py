@@ -127,12 +127,17 @@ class Parser:
             node = node.value
         if not isinstance(node, ast.Name) or not parts:
             return None
+        parts.reverse()
         dialect = self.aliases.get(node.id)
         if dialect is None:
+            for k in range(1, len(parts)):   # pyir.script.tensor.grid
+                dialect = self.aliases.get(".".join([node.id] + parts[:k]))
+                if dialect is not None:
+                    return dialect, ".".join(parts[k:])
             if node.id in self.others and not self.scopes.lookup(node.id)[0]:
                 self.not_a_dialect(node)
             return None
-        return dialect, ".".join(reversed(parts))
+        return dialect, ".".join(parts)
 
     def not_a_dialect(self, node):
         """Raise: the name ``node`` is used as a dialect, but the text imports it as another
@@ -142,6 +147,12 @@ class Parser:
         module = DIALECT_NAMES.get(name, "ir, tensor or graph")
         what = (f"{name} is not imported" if bound is None else
                 f"{name} is {bound[0]} (imported at line {bound[1]}), not a pyir.script dialect")
+        dotted = [k for k in self.aliases if k.startswith(name + ".")]
+        if dotted:   # import pyir, and pyir.script.tensr.grid
+            through = f"{', '.join(dotted[:-1])} or {dotted[-1]}"
+            self.error(node, f"{what}: a dialect is named by an import of pyir.script.ir, "
+                             f"pyir.script.tensor or pyir.script.graph, or through {name} as "
+                             f"{through}", through)
         self.error(node, f"{what}: a dialect is named by an import of pyir.script.ir, "
                          "pyir.script.tensor or pyir.script.graph",
                    f"from pyir.script import {module} as {name}")

@@ -11,19 +11,21 @@ import ast
 import copy
 import inspect
 import linecache
+import types
 
 from pyir.errors import Error
 from pyir.ir import GlobalVar, IRModule
 
 from .core import Parser, run_parse
-from .source import DIALECT_MODULES, DIALECT_NAMES, PythonScope, Source
+from .source import DIALECT_MODULES, DIALECT_NAMES, PythonScope, Source, dialects_under
 
 DEFAULT_ALIASES = {"I": "I", "T": "T", "R": "R"}
 
 
 def aliases_from_scope(python):
     """Dialect aliases visible in a Python scope: the defaults unless shadowed, plus any
-    other name bound to a pyir.script dialect module."""
+    other name bound to a pyir.script dialect module, and the dotted names of the dialects
+    a name bound to pyir or pyir.script reaches (`dialects_under`)."""
     aliases = {}
     for name in DEFAULT_ALIASES:
         found, _, _ = python.lookup(name)
@@ -34,14 +36,21 @@ def aliases_from_scope(python):
             dialect = python.module_alias(name)
             if dialect:
                 aliases.setdefault(name, dialect)
+                continue
+            value = python.lookup(name)[1]
+            if isinstance(value, types.ModuleType):
+                for dotted, dialect in dialects_under(name, value.__name__).items():
+                    aliases.setdefault(dotted, dialect)
     return aliases
 
 
 def aliases_from_imports(tree):
     """The names the text's own imports bind: ``{name: dialect}`` for the pyir.script
     dialect modules (``from pyir.script import tensor as R``, ``import pyir.script.graph as
-    G``), and ``{name: (module, line)}`` for anything else (``import numpy as T``), which a
-    dialect name may not be. A later import of a name replaces an earlier one."""
+    G``) and for the dotted names of those a name bound to pyir or pyir.script reaches
+    (``import pyir.script.tensor`` binds pyir: ``{"pyir.script.tensor": "T", ...}``), and
+    ``{name: (module, line)}`` for anything else (``import numpy as T``), which a dialect
+    name may not be. A later import of a name replaces an earlier one."""
     aliases, others = {}, {}
     for node in tree.body:
         if isinstance(node, ast.ImportFrom):
@@ -54,11 +63,13 @@ def aliases_from_imports(tree):
         else:
             continue
         for name, module in bound:
-            aliases.pop(name, None)
+            for key in [k for k in aliases if k == name or k.startswith(name + ".")]:
+                del aliases[key]
             others.pop(name, None)
             if module in DIALECT_MODULES:
                 aliases[name] = DIALECT_MODULES[module]
             else:
+                aliases.update(dialects_under(name, module))
                 others[name] = (module, node.lineno)
     return aliases, others
 
@@ -72,8 +83,12 @@ def decorator_kind(parser, node):
             return name[1]
         if name is not None and name[1] in _DECORATOR_DIALECTS:
             # ``from pyir.script import graph as T`` and ``@T.prim_func``
-            alias = ast.unparse(target).split(".")[0]
+            alias = ast.unparse(target).rsplit(".", 1)[0]
             module = DIALECT_NAMES[_DECORATOR_DIALECTS[name[1]]]
+            if "." in alias:   # @pyir.script.graph.prim_func
+                parser.error(target, f"{alias} has no {name[1]}",
+                             f"the {module} dialect's {name[1]} "
+                             f"({alias.rsplit('.', 1)[0]}.{module}.{name[1]})")
             parser.error(target, f"{alias} is pyir.script.{DIALECT_NAMES[name[0]]} here, "
                                  f"which has no {name[1]}",
                          f"the {module} dialect's {name[1]} (from pyir.script import {module} "
@@ -193,8 +208,9 @@ def from_source(text, filename="<string>"):
 
     The text is only parsed, never run: it may read no Python names but the dialect
     modules it imports, by the names it imports them as (``from pyir.script import tensor
-    as R`` makes ``R.prim_func`` the tensor dialect's); a name used as a dialect that its
-    imports bind to another module, or do not bind, is a ParseError.
+    as R`` makes ``R.prim_func`` the tensor dialect's, and ``import pyir.script.tensor``
+    ``pyir.script.tensor.prim_func``); a name used as a dialect that its imports bind to
+    another module, or do not bind, is a ParseError.
     """
     source = Source.of_text(text, filename)
     aliases, others = aliases_from_imports(source.node)

@@ -188,3 +188,12 @@ class PythonScope:
 #: in pyir.script and by its full name.
 DIALECT_NAMES = {"I": "ir", "T": "tensor", "R": "graph"}
 DIALECT_MODULES = {f"pyir.script.{name}": dialect for dialect, name in DIALECT_NAMES.items()}
+
+
+def dialects_under(name, module):
+    """The dialects a name bound to the module named ``module`` reaches by attributes:
+    ``{"pyir.script.tensor": "T", ...}`` for ``pyir`` bound to pyir (``import pyir`` or
+    ``import pyir.script.tensor``), ``{"script.tensor": "T", ...}`` for ``script`` bound to
+    pyir.script."""
+    return {name + full[len(module):]: dialect for full, dialect in DIALECT_MODULES.items()
+            if full.startswith(module + ".")}

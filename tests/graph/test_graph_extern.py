@@ -284,6 +284,16 @@ def _calling(body_src, params="x: T.Buffer((4,), \"float32\"), d: T.Buffer((1,),
         f"@T.prim_func\ndef f({params}):\n    {body_src}\n")
 
 
+def _undeclared(body, params=None):
+    """The prim function calling ``body`` with the kernel's name unknown when it is parsed
+    (so that only the build checks the call)."""
+    name = re.search(r'T.call_extern\("([^"]+)"', body)[1]
+    unknown = body.replace(f'"{name}"', '"test.undeclared"')
+    func = _calling(unknown) if params is None else _calling(unknown, params)
+    return rewrite(func, lambda n: StringImm(name) if isinstance(n, StringImm)
+                   and n.value == "test.undeclared" else None)
+
+
 #: A call of a name nothing declares: (body, params, what pyir.build says).
 UNKNOWN = ('T.call_extern("test.none", x, dtype="void")', None,
            r"calls T.call_extern\('test.none', ...\), but no kernel 'test.none' is declared "
@@ -333,13 +343,8 @@ def test_a_call_that_does_not_match_the_kernel_is_refused_at_build(saxpy, dot4, 
     or read past the memory passed. The function is put together in code (the parser reports
     the calls it can): its call names a name unknown when it is parsed, renamed after."""
     pyir.ffi.register_func("test.python", lambda *a: None, override=True)
-    name = re.search(r'T.call_extern\("([^"]+)"', body)[1]
-    unknown = body.replace(f'"{name}"', '"test.undeclared"')
-    func = _calling(unknown) if params is None else _calling(unknown, params)
-    func = rewrite(func, lambda n: StringImm(name) if isinstance(n, StringImm)
-                   and n.value == "test.undeclared" else None)
     with pytest.raises(pyir.Error, match=message):
-        pyir.build(func)
+        pyir.build(_undeclared(body, params))
 
 
 @pytest.mark.parametrize("body, params, message", MISMATCHES)
@@ -911,3 +916,64 @@ def test_a_row_stride_from_a_scalar_parameter_must_not_be_negative(rows_sum):
     with pytest.raises(pyir.ArgumentValueError, match=r"kernel 'test.rows_sum' reaches x up to "
                        r"element lda \* 3 - 1: requires 32 >= lda \* 3, but lda = 11"):
         lib["f"](x, d, 11)
+
+
+COPY_N_IR = COPY_IR.replace("@test_copy1", "@test_copy_n")
+
+
+@pytest.fixture(scope="module")
+def copy_n():
+    """A kernel whose buffers have n elements, n not among its parameters: graph code gives
+    it from the arrays' shapes, a prim function's call only by passing a whole buffer."""
+    @pyir.ffi.extern("test.copy_n", llvm_ir=COPY_N_IR, writes="out", override=True)
+    def kernel(x: T.Buffer(("n",), "float32"), out: T.Buffer(("n",), "float32")): ...
+
+    return kernel
+
+
+@pytest.mark.parametrize("body", [
+    'T.call_extern("test.copy_n", x[1], d[0], dtype="void")',
+    'T.call_extern("test.copy_n", x[0], x[2], dtype="void")',
+])
+def test_a_kernel_shape_variable_no_call_argument_gives_is_refused(copy_n, body):
+    """Nothing at the call said what n is: the reach was checked at x[1] alone, and the
+    kernel could touch n elements from there, past x."""
+    words = (r"prim function f: T.call_extern\('test.copy_n', ...\): argument 1 \(x\) has "
+             r"shape \(n\), and nothing at the call says what n is: kernel 'test.copy_n' takes "
+             r"no scalar n and the call passes no whole buffer where its declaration has n as "
+             r"an extent; declare n: T.int64 as a parameter of the kernel \(it then receives "
+             r"n, which graph code fills from the shapes\) or pass a whole buffer there")
+    with pytest.raises(ParseError, match=words):
+        _calling(body, 'x: T.Buffer((4,), "float32"), d: T.Buffer((4,), "float32")')
+    with pytest.raises(pyir.Error, match=words):
+        pyir.build(_undeclared(body, 'x: T.Buffer((4,), "float32"), '
+                               'd: T.Buffer((4,), "float32")'))
+
+
+def test_a_whole_buffer_gives_a_kernel_shape_variable(copy_n):
+    """n is x's extent: the kernel reaches 4 elements of d from d[1], past its end. It was
+    accepted and checked at d[1] alone."""
+    with pytest.raises(ParseError, match=r"argument 2 \(out\) has 4 elements, but the call "
+                       "passes only 3 of d"):
+        _calling('T.call_extern("test.copy_n", x, d[1], dtype="void")',
+                 'x: T.Buffer((4,), "float32"), d: T.Buffer((4,), "float32")')
+    lib = pyir.build(_calling('T.call_extern("test.copy_n", x, d[1], dtype="void")',
+                              'x: T.Buffer(("m",), "float32"), d: T.Buffer(("p",), "float32")'))
+    x, d = np.arange(1, 5, dtype="float32"), np.zeros(5, "float32")
+    lib["f"](x, d)
+    np.testing.assert_array_equal(d, [0, 1, 0, 0, 0])
+    with pytest.raises(pyir.ArgumentValueError, match=r"f: kernel 'test.copy_n' reaches d up "
+                       r"to index m in dimension 0: requires p >= m \+ 1, but p = 4, m = 4"):
+        lib["f"](x, np.zeros(4, "float32"))
+
+
+def test_a_kernel_shape_variable_is_given_by_graph_code(copy_n):
+    @I.ir_module
+    class Mod:
+        @R.function
+        def main(x: R.Tensor(("n",), "float32")):
+            y = R.call_dps_packed("test.copy_n", (x,), out_sinfo=R.Tensor((n,), "float32"))
+            return y
+
+    out = pyir.build(Mod)["main"](np.arange(3, 6, dtype="float32"))
+    assert out.shape == (3,) and out[0] == 3

@@ -583,6 +583,32 @@ def test_tensorize_refuses_a_kernel_that_does_not_write_what_the_description_wri
             sch.tensorize(i1, "test.rows_lying")
 
 
+
+def test_tensorize_refuses_a_kernel_that_does_not_take_a_row_stride():
+    """The kernel's A has rows lda apart, lda not among its parameters: tensorize called it
+    with nothing saying what lda is, and only the build refused the call."""
+    from pyir.ffi import extern
+    from pyir.schedule import register_tensor_intrin
+
+    @extern("test.rows_no_lda", llvm_ir="define void @test_rows_no_lda(ptr %c, ptr %a, "
+            "i64 %ldc) {\n  ret void\n}\n", writes="C", override=True)
+    def kernel(C: T.Buffer((2, "ldc"), "float32"), A: T.Buffer((2, "lda"), "float32"),
+               ldc: T.int64): ...
+
+    register_tensor_intrin("test.rows_no_lda", from_source(ROWS_DESC), "test.rows_no_lda",
+                           override=True)
+    sch = Schedule(_scale)
+    i, j = sch.get_loops(sch.get_block("C"))
+    i0, i1 = sch.split(i, factors=[None, 2])
+    j0, j1 = sch.split(j, factors=[None, 4])
+    sch.reorder(i0, j0, i1, j1)
+    before = sch.mod
+    with pytest.raises(ScheduleError, match="tensorize: intrinsic \"test.rows_no_lda\": the "
+                       "kernel's buffer A has rows lda apart, but the kernel does not take lda: "
+                       "declare lda: T.int64 as a parameter of 'test.rows_no_lda'"):
+        sch.tensorize(i1, "test.rows_no_lda")
+    assert sch.mod is before
+
 #: ROWS_IR adding A's rows into C's, both rows of C loaded before either is stored.
 ACC_ROWS_IR = ROWS_IR.replace("@test_rows2x4", "@test_acc_rows2x4")
 for _r in "01":

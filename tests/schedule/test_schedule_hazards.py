@@ -122,7 +122,9 @@ def f(A: T.Buffer(("n", "m"), "float32"), O: T.Buffer(("n", "m"), "float32")):
 '''
 
 def _refused(src, step, words):
-    sch = Schedule(from_source(src))
+    """``step`` on a schedule of ``src`` (text, or the schedule) raises a ScheduleError
+    matching ``words`` and leaves the schedule as it was."""
+    sch = src if isinstance(src, Schedule) else Schedule(from_source(src))
     before = sch.mod
     with pytest.raises(ScheduleError, match=words):
         step(sch)
@@ -455,20 +457,50 @@ def test_cache_write_of_a_block_writing_every_other_element_is_refused():
     (12, "i < 10", "vi", True),
     (12, "i < 9", "vi", False),
     (10, "i % 2 == 0", "vi", False),
+    # A lower bound: B[vi - 3] for i from 3 writes all of a 7-element B. It was refused.
+    (10, "i >= 3", "vi - 3", True),
+    (10, "3 <= i", "vi - 3", True),
+    (12, "i > 2 and i < 10", "vi - 3", True),
+    (10, "i >= 4", "vi - 3", False),
+    (12, "i >= 3", "vi - 3", False),
 ])
 def test_cache_write_of_a_block_whose_where_keeps_it_in_the_buffer(loop, where, index,
                                                                   covers):
     """T.where(i < 10) over i < 12 writes all of a 10-element B: refused, as any block with
     a T.where, though its predicate keeps it inside; one writing part of B still is."""
-    sch = Schedule(_writes(10, loop, where, index))
+    size = 7 if "- 3" in index else 10
+    sch = Schedule(_writes(size, loop, where, index))
     if not covers:
         with pytest.raises(ScheduleError, match="the block writes only part of B"):
             sch.cache_write(sch.get_block("B"), 0, "global")
         return
     sch.cache_write(sch.get_block("B"), 0, "global")
-    a, b = np.arange(10, dtype="float32"), np.full(10, -1, "float32")
+    a, b = np.arange(size, dtype="float32"), np.full(size, -1, "float32")
     pyir.build(sch.mod, opt_level="none")["f"](a, b)
     np.testing.assert_array_equal(b, 2 * a)
+
+
+SHIFTED_WRITES = '''
+from pyir.script import tensor as T
+
+@T.prim_func
+def f(A: T.Buffer(("n",), "float32"), B: T.Buffer(("n",), "float32")):
+    for i in range(n + 3):
+        with T.block("B"):
+            vi = T.axis.spatial(n + 3, i)
+            T.where(i >= 3)
+            B[vi - 3] = A[vi - 3] * T.float32(2)
+'''
+
+
+def test_cache_write_of_a_symbolic_block_whose_where_cuts_off_its_first_iterations():
+    sch = Schedule(from_source(SHIFTED_WRITES))
+    sch.cache_write(sch.get_block("B"), 0, "global")
+    lib = pyir.build(sch.mod, opt_level="none")
+    for n in (0, 1, 3, 7):
+        a, b = np.arange(n, dtype="float32"), np.full(n, -1, "float32")
+        lib["f"](a, b)
+        np.testing.assert_array_equal(b, 2 * a)
 
 
 def _fused_split(sch, block, factor=4):
@@ -485,18 +517,91 @@ def test_compute_at_into_a_split_of_a_fused_symbolic_loop():
     check_results(sch, "chain")
 
 
-def test_compute_at_of_a_decomposed_reduction_into_a_split_of_a_fused_loop_is_refused():
+def test_reverse_compute_at_into_a_split_of_a_fused_symbolic_loop():
+    """B's rows and columns fused and split by 4: an iteration writes 4 elements in
+    row-major order, which the relaxed region (rows (f * 4) // m to (f * 4 + 3) // m, whole)
+    only bounds, and reverse_compute_at was refused. C now computes those 4 points, as B
+    wrote them."""
+    sch = fresh("chain")
+    sch.reverse_compute_at(sch.get_block("C"), _fused_split(sch, "B"))
+    check_results(sch, "chain")
+    lib = pyir.build(sch.mod, opt_level="none")
+    for n, m in ((1, 1), (3, 5), (5, 3), (2, 1), (0, 3), (3, 0)):
+        a = np.arange(n * m, dtype="float32").reshape(n, m)
+        c = np.full((n, m), -1, "float32")
+        lib["chain"](a, c)
+        np.testing.assert_array_equal(c, 2 * a + 1)
+
+
+SQUARE = '''
+from pyir.script import tensor as T
+
+@T.prim_func
+def f(A: T.Buffer(("n", "n"), "float32"), C: T.Buffer(("n", "n"), "float32")):
+    B = T.alloc_buffer((n, n), "float32")
+    for i, j in T.grid(n, n):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            B[vi, vj] = A[vi, vj] + T.float32(1)
+    for i, j in T.grid(n, n):
+        with T.block("C"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            C[vi, vj] = CONSUMED
+'''
+
+
+def test_reverse_compute_at_into_a_split_of_a_fused_loop_reading_a_transpose():
+    """Each iteration's 4 points of B are read by 4 points of C, transposed."""
+    sch = Schedule(from_source(SQUARE.replace("CONSUMED", "B[vj, vi]")))
+    sch.reverse_compute_at(sch.get_block("C"), _fused_split(sch, "B"))
+    lib = pyir.build(sch.mod, opt_level="none")
+    for n in (0, 1, 3, 5):
+        a = np.arange(n * n, dtype="float32").reshape(n, n)
+        c = np.full((n, n), -1, "float32")
+        lib["f"](a, c)
+        np.testing.assert_array_equal(c, a.T + 1)
+
+
+def test_reverse_compute_at_into_a_split_of_a_fused_loop_reading_other_points_is_refused():
+    """C reads column 0 of rows the iteration writes only in part."""
+    sch = Schedule(from_source(SQUARE.replace("CONSUMED", "B[vi, vj] + B[vi, 0]")))
+    f0 = _fused_split(sch, "B")
+    _refused(sch, lambda s: s.reverse_compute_at(s.get_block("C"), f0),
+             r"reverse_compute_at: block \"C\" at loop i_j_fused_0: the consumed buffer B must "
+             "be indexed by distinct block iterators")
+
+
+def test_compute_at_of_a_decomposed_reduction_into_a_split_of_a_fused_loop():
     """Four points of O in one iteration share their row of S with the next iteration's:
-    the update would run again there."""
+    the update would run again there, and compute_at was refused. Each iteration now
+    updates only the rows no earlier one needed."""
     sch = Schedule(from_source(ROW_NORM_PER_COLUMN))
     sch.decompose_reduction(sch.get_block("S"), _first_loop(sch, "S"))
+    sch.compute_at(sch.get_block("S"), _fused_split(sch, "O"))
+    lib = pyir.build(sch.mod)
+    for n, m in ((1, 1), (3, 5), (5, 3), (2, 4), (7, 2), (4, 1), (0, 3), (3, 0)):
+        a = np.random.default_rng(n * 10 + m).random((n, m), dtype="float32")
+        o = np.full((n, m), -1, "float32")
+        lib["f"](a, o)
+        np.testing.assert_allclose(o, a - (a * a).sum(1, keepdims=True), rtol=1e-5)
+
+
+@pytest.mark.parametrize("read, parallel", [("S[n - 1 - vi]", False), ("S[vi]", True)])
+def test_compute_at_of_a_decomposed_reduction_read_in_reverse_or_in_parallel_is_refused(
+        read, parallel):
+    """The rows consecutive iterations need run down: which of them an earlier iteration
+    computed is not the range up to where the previous one ended. Or the iterations run at
+    once, and one would read rows another is computing."""
+    sch = Schedule(from_source(ROW_NORM_PER_COLUMN.replace("A[vi, vj] - S[vi]",
+                                                           f"A[vi, vj] - {read}")))
+    sch.decompose_reduction(sch.get_block("S"), _first_loop(sch, "S"))
     f0 = _fused_split(sch, "O")
-    before = sch.mod
-    with pytest.raises(ScheduleError, match=r"compute_at: block \"S\" at loop i_j_fused_0: the "
-                       r"block updates S in place \(it reads it and has no init\), and "
-                       "consecutive iterations of loop i_j_fused_0 need the same elements"):
-        sch.compute_at(sch.get_block("S"), f0)
-    assert sch.mod is before
+    if parallel:
+        sch.parallel(f0)
+    _refused(sch, lambda s: s.compute_at(s.get_block("S"), f0),
+             r"compute_at: block \"S\" at loop i_j_fused_0: the block updates S in place \(it "
+             r"reads it and has no init\), and consecutive iterations of loop i_j_fused_0 need "
+             "the same elements")
 
 
 STRIDED_PRODUCER = '''
@@ -516,11 +621,18 @@ def f(A: T.Buffer((16,), "float32"), C: T.Buffer((16,), "float32")):
 '''
 
 
-def test_reverse_compute_at_under_a_loop_producing_a_strided_region_is_refused():
+def test_reverse_compute_at_under_a_loop_producing_a_strided_region():
     """Iteration i0 writes B[i0], B[i0 + 4], ... B[i0 + 12]: C, moved under i0, consumed the
     13 elements those span in each iteration, reading B before it was written and adding
-    B[vi] into C[vi] up to 4 times."""
-    _refused(STRIDED_PRODUCER,
+    B[vi] into C[vi] up to 4 times. It was then refused; C now computes the 4 points the
+    iteration writes. Reading B[vi + 1] too, it still is refused."""
+    sch = Schedule(from_source(STRIDED_PRODUCER))
+    sch.reverse_compute_at(sch.get_block("C"), _first_loop(sch, "B"))
+    a, c = np.arange(16, dtype="float32"), np.ones(16, "float32")
+    pyir.build(sch.mod, opt_level="none")["f"](a, c)
+    np.testing.assert_array_equal(c, 1 + 2 * a)
+    _refused(STRIDED_PRODUCER.replace("B = T.alloc_buffer((16,)", "B = T.alloc_buffer((17,)")
+             .replace("C[vi] + B[vi]", "C[vi] + B[vi] + B[vi + 1]"),
              lambda s: s.reverse_compute_at(s.get_block("C"), _first_loop(s, "B")),
              r"reverse_compute_at: block \"C\" at loop i0: the blocks under loop i0 write B "
              r"within \[i0:i0 \+ 13\] in one iteration, but not all of it \(a stride, or a "
@@ -531,3 +643,64 @@ def test_reverse_compute_at_under_a_loop_producing_a_strided_region_is_refused()
     a, c = np.arange(16, dtype="float32"), np.ones(16, "float32")
     pyir.build(sch.mod, opt_level="none")["f"](a, c)
     np.testing.assert_array_equal(c, 1 + 2 * a)
+
+
+SHIFTED_PRODUCER = '''
+from pyir.script import tensor as T
+
+@T.prim_func
+def f(A: T.Buffer(("n", "m + 4"), "float32"), C: T.Buffer(("n", "m"), "float32")):
+    B = T.alloc_buffer((n, m), "float32")
+    for i, j in T.grid(n, m + 4):
+        with T.block("B"):
+            vi = T.axis.spatial(n, i)
+            vj = T.axis.spatial(m, j - 4)
+            T.where(j >= 4)
+            B[vi, vj] = A[vi, vj + 4] * T.float32(2)
+    for i, j in T.grid(n, m):
+        with T.block("C"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            C[vi, vj] = B[vi, vj] + T.float32(1)
+'''
+
+
+def test_reverse_compute_at_under_a_loop_whose_producer_runs_where_its_predicate_holds():
+    """B runs for j from 4 and writes row i of B whole in iteration i; its region was
+    relaxed over all of j ([-4, m)), not where T.where(j >= 4) lets it run, and the
+    schedule was refused as writing only part of it."""
+    sch = Schedule(from_source(SHIFTED_PRODUCER))
+    sch.reverse_compute_at(sch.get_block("C"), _first_loop(sch, "B"))
+    lib = pyir.build(sch.mod, opt_level="none")
+    for n, m in ((1, 1), (3, 5), (2, 0)):
+        a = np.arange(n * (m + 4), dtype="float32").reshape(n, m + 4)
+        c = np.full((n, m), -1, "float32")
+        lib["f"](a, c)
+        np.testing.assert_array_equal(c, 2 * a[:, 4:] + 1)
+
+
+SPREAD_WRITES = '''
+from pyir.script import tensor as T
+
+@T.prim_func
+def f(A: T.Buffer((8,), "float32"), B: T.Buffer((11,), "float32")):
+    for i, j in T.grid(8, 4):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            T.where(WHERE)
+            B[vi + vj] = A[vi] * T.float32(2)
+'''
+
+
+def test_parallel_over_iterations_a_predicate_keeps_apart():
+    """Under T.where(j < 1) iteration i writes B[i] alone: its region was relaxed over all
+    of j (B[i:i + 4]), shared with the next iterations, and parallel was refused. Where
+    j < 2 lets iterations share elements, it still is."""
+    sch = Schedule(from_source(SPREAD_WRITES.replace("WHERE", "j < 1")))
+    sch.parallel(_first_loop(sch, "B"))
+    a, b = np.arange(8, dtype="float32"), np.full(11, -1, "float32")
+    pyir.build(sch.mod, opt_level="none")["f"](a, b)
+    np.testing.assert_array_equal(b, np.r_[2 * a, [-1] * 3])
+    _refused(SPREAD_WRITES.replace("WHERE", "j < 2"),
+             lambda s: s.parallel(_first_loop(s, "B")),
+             r"parallel: loop i \(around block 'B'\): block \"B\" writes parts of B that "
+             "iterations of loop i share")

@@ -238,7 +238,15 @@ class Module:
     ("from pyir.script import ir as M, tensor as R, graph as G", "MRG"),
     ("import pyir.script.ir as R\nimport pyir.script.tensor as I\nimport pyir.script.graph as T",
      "RIT"),
-    ("import numpy as T\nfrom pyir.script import ir, tensor as T, graph", ("ir", "T", "graph"))])
+    ("import numpy as T\nfrom pyir.script import ir, tensor as T, graph", ("ir", "T", "graph")),
+    # Named through the package, these were "pyir is pyir (imported at line 1), not a
+    # pyir.script dialect".
+    ("import pyir.script.ir\nimport pyir.script.tensor\nimport pyir.script.graph",
+     ("pyir.script.ir", "pyir.script.tensor", "pyir.script.graph")),
+    ("import pyir", ("pyir.script.ir", "pyir.script.tensor", "pyir.script.graph")),
+    ("import pyir.script.tensor as T\nimport pyir.script", ("pyir.script.ir", "T",
+                                                            "pyir.script.graph")),
+    ("from pyir import script as S", ("S.ir", "S.tensor", "S.graph"))])
 def test_from_source_takes_dialects_from_its_own_imports(imports, names):
     text = imports + "\n" + ALIASED.format(I=names[0], T=names[1], R=names[2])
     mod = from_source(text)
@@ -278,6 +286,49 @@ def test_from_source_refuses_a_dialect_name_that_its_imports_bind_elsewhere(impo
         f"{line:>5} | @T.prim_func\n"
         f"         ^\n"
         f"expected: {hint}")
+
+
+def test_a_decorated_module_may_name_its_dialects_through_the_package():
+    """Parsing it raised "pyir is pyir, not a pyir.script dialect"."""
+    @pyir.script.ir.ir_module
+    class _Dotted:
+        @pyir.script.tensor.prim_func
+        def plus_one(A: pyir.script.tensor.Buffer(("n",), "float32"),
+                     B: pyir.script.tensor.Buffer(("n",), "float32")):
+            for i in pyir.script.tensor.grid(n):
+                with pyir.script.tensor.block("B"):
+                    vi = pyir.script.tensor.axis.remap("S", [i])
+                    B[vi] = A[vi] + pyir.script.tensor.float32(1)
+
+    text = ("from pyir.script import ir as I, tensor as T\n\n@I.ir_module\nclass _Dotted:\n"
+            "    @T.prim_func\n    def plus_one(A: T.Buffer((\"n\",), \"float32\"), "
+            "B: T.Buffer((\"n\",), \"float32\")):\n        for i in range(n):\n"
+            "            with T.block(\"B\"):\n                vi = T.axis.remap(\"S\", [i])\n"
+            "                B[vi] = A[vi] + T.float32(1)\n")
+    assert_structural_equal(_Dotted, from_source(text))
+    out = np.zeros(3, "float32")
+    pyir.build(_Dotted)["plus_one"](np.arange(3, dtype="float32"), out)
+    np.testing.assert_array_equal(out, [1, 2, 3])
+
+
+@pytest.mark.parametrize("imports, decorator, message, hint", [
+    ("import pyir", "pyir.script.tensr.prim_func",
+     "pyir is pyir (imported at line 1), not a pyir.script dialect: a dialect is named by an "
+     "import of pyir.script.ir, pyir.script.tensor or pyir.script.graph, or through pyir as "
+     "pyir.script.ir, pyir.script.tensor or pyir.script.graph",
+     "pyir.script.ir, pyir.script.tensor or pyir.script.graph"),
+    ("import pyir.script.graph", "pyir.script.graph.prim_func",
+     "pyir.script.graph has no prim_func",
+     "the tensor dialect's prim_func (pyir.script.tensor.prim_func)"),
+])
+def test_from_source_refuses_a_dotted_name_that_is_no_dialect(imports, decorator, message,
+                                                             hint):
+    text = f"{imports}\n\n@{decorator}\ndef f(A: pyir.script.tensor.Buffer((4,), \"float32\")):\n" \
+        "    A[0] = pyir.script.tensor.float32(1)\n"
+    with pytest.raises(ParseError) as e:
+        from_source(text)
+    assert (e.value.line, e.value.col) == (3, 1)
+    assert e.value.message == message and e.value.hint == hint
 
 
 def test_from_source_refuses_a_dialect_imported_under_another_dialects_name():
