@@ -37,7 +37,7 @@ Runs on loop-level IR with multi-dimensional buffers (after lowering blocks, bef
 flattening).
 """
 
-from functools import reduce
+from functools import cached_property, reduce
 
 from .. import arith
 from ..arith import vars_of
@@ -98,9 +98,7 @@ class _Collector:
         dims = shape_vars(func)
         self.allowed = set(dims) | {
             p for p in func.params if isinstance(p, E.Var) and dt.is_int(p.dtype)}
-        self.scope = Scope()
-        for v in dims:   # dimensions: never negative
-            self.scope.nonnegative(v)
+        self.scope = _shape_scope(dims)
         self.ranges = {}  # loop var -> (start, extent)
         self.loop_vars = []
         self.lets = {}
@@ -555,16 +553,44 @@ class _Collector:
         runs no access when ``n`` is 0, so unless ``cond`` holds then too it becomes
         ``n < 1 or cond`` (``A[max(i - 1, 0)]`` for ``i < n`` needs ``n >= 1`` only if it
         runs); a loop over an expression of shapes and scalar parameters (``n // 4``) runs
-        none when that is below 1, and ``n // 4 < 1 or cond`` is what it needs."""
+        none when that is below 1, and ``n // 4 < 1 or cond`` is what it needs. An extent
+        that is at least 1 for every shape (``n + 1``) gives no such escape, nor does one
+        whose escape another's implies (``n`` beside ``n // 4``, which is at most ``n``;
+        the same extent twice)."""
+        extents, wrapped = [], cond
         for var in self.loop_vars:
             extent = self.ranges[var][1]
             if isinstance(extent, E.Var):
-                if extent in self.allowed and not self.scope.can_prove(
-                        substitute(cond, {extent: E.IntImm(0)})):
-                    cond = E.or_(E.lt(extent, E.IntImm(1)), cond)
-            elif not isinstance(extent, E.IntImm) and vars_of(extent) <= self.allowed:
-                cond = E.or_(E.lt(extent, E.IntImm(1)), cond)
+                escapes = extent in self.allowed and not self.scope.can_prove(
+                    substitute(wrapped, {extent: E.IntImm(0)}))
+            else:
+                escapes = not isinstance(extent, E.IntImm) and vars_of(extent) <= self.allowed
+            if escapes:
+                extents.append(extent)
+                wrapped = E.or_(E.lt(extent, E.IntImm(1)), wrapped)
+        kept = []
+        for extent in extents:
+            if self.shapes.can_prove(E.ge(extent, E.IntImm(1))) or any(
+                    self.shapes.can_prove(E.le(other, extent)) for other in kept):
+                continue
+            kept = [other for other in kept if not self.shapes.can_prove(E.le(extent, other))]
+            kept.append(extent)
+        for extent in kept:
+            cond = E.or_(E.lt(extent, E.IntImm(1)), cond)
         return cond
+
+    @cached_property
+    def shapes(self):
+        """A `Scope` of no loops: it knows only what holds at every call."""
+        return _shape_scope(shape_vars(self.func))
+
+
+def _shape_scope(dims):
+    """A `Scope` that knows the dimensions ``dims`` are never negative."""
+    scope = Scope()
+    for v in dims:
+        scope.nonnegative(v)
+    return scope
 
 
 def _narrow_signed(dtype):

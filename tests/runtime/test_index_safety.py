@@ -205,6 +205,66 @@ def test_a_loop_over_an_expression_that_runs_no_access_needs_no_bounds(func, ext
 
 
 @T.prim_func
+def nested_quarters(S: T.Buffer(("k",), "float32"), B: T.Buffer(("n", "n"), "float32")):
+    for i, j in T.grid(n, n // 4):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            B[vi, vj] = S[k - 1]
+
+
+@T.prim_func
+def nested_tails(S: T.Buffer(("k",), "float32"), B: T.Buffer(("n", "n"), "float32")):
+    for i, j in T.grid(n - 2, n - 2):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            B[vi, vj] = S[k - 1]
+
+
+@T.prim_func
+def one_more(S: T.Buffer(("k",), "float32"), X: T.Buffer(("n",), "float32"),
+             B: T.Buffer(("n + 1",), "float32")):
+    for i in range(n + 1):
+        with T.block("B"):
+            vi = T.axis.spatial(n + 1, i)
+            B[vi] = S[k - 1]
+
+
+@pytest.mark.parametrize("func, requires, empty", [
+    (nested_quarters, "n // 4 < 1 or k >= 1", (0, 1, 3)),
+    (nested_tails, "n - 2 < 1 or k >= 1", (0, 1, 2))])
+def test_a_condition_names_each_loop_that_may_run_nothing_once(func, requires, empty):
+    """A condition needed where the loops run escapes only through extents below 1, each
+    once: a loop over ``n // 4`` inside one over ``n`` runs nothing where ``n < 1`` too, and
+    the condition read "n // 4 < 1 or (n < 1 or k >= 1)"; two loops over ``n - 2`` gave
+    "n - 2 < 1 or (n - 2 < 1 or k >= 1)"."""
+    lib = pyir.build(func)
+    for n in empty:   # nothing is read
+        b = np.full((n, n), -1, np.float32)
+        lib[func.name](np.zeros(0, np.float32), b)
+        np.testing.assert_array_equal(b, np.full((n, n), -1, np.float32))
+    b = np.zeros((5, 5), np.float32)
+    lib[func.name](np.array([2, 7], np.float32), b)
+    assert (b == 7).sum() == (5 if func is nested_quarters else 9)
+    with pytest.raises(ArgumentValueError) as e:
+        lib[func.name](np.zeros(0, np.float32), b)
+    assert str(e.value) == (f"{func.name}: S is read at index k - 1 in dimension 0 of S: "
+                            f"requires {requires}, but n = 5, k = 0")
+
+
+def test_a_condition_does_not_name_a_loop_that_always_runs():
+    """A loop over ``n + 1`` runs for every n: its condition read "n + 1 < 1 or k >= 1"."""
+    lib = pyir.build(one_more)
+    for n in (0, 3):
+        b = np.zeros(n + 1, np.float32)
+        lib["one_more"](np.array([2, 7], np.float32), np.zeros(n, np.float32), b)
+        np.testing.assert_array_equal(b, np.full(n + 1, 7, np.float32))
+        with pytest.raises(ArgumentValueError) as e:
+            lib["one_more"](np.zeros(0, np.float32), np.zeros(n, np.float32), b)
+        assert str(e.value) == ("one_more: S is read at index k - 1 in dimension 0 of S: "
+                                f"requires k >= 1, but k = 0")
+
+
+@T.prim_func
 def shift32(A: T.Buffer(("n",), "float32"), B: T.Buffer(("m",), "float32"), off: T.int64):
     for i in range(m):
         with T.block("B"):
