@@ -309,6 +309,31 @@ def test_an_index_computed_in_int32_is_bounded_where_it_does_not_wrap():
         lib["shift32"](a, b, -1)
 
 
+def test_an_index_computed_in_int32_under_a_tail_guard_is_bounded_by_the_guard():
+    """Split by 8, the int32 sum ``i_0 * 8 + i_1 + off`` runs up to ``off + m - 1`` under
+    the tail guard; the condition that it does not wrap around took the loops' reach
+    (``off + (m + 7) // 8 * 8 - 1``), so a call with ``off + m - 1`` at the largest int32
+    was refused as wrapping (here A is too short for it anyway)."""
+    sch = Schedule(shift32)
+    (i,) = sch.get_loops(sch.get_block("B"))
+    sch.split(i, [None, 8])
+    lib = pyir.build(sch.mod)
+    a, b = np.arange(10, dtype=np.float32), np.zeros(6, np.float32)
+    lib["shift32"](a, b, 4)
+    np.testing.assert_array_equal(b, a[4:])
+    with pytest.raises(ArgumentValueError) as e:
+        lib["shift32"](a, np.zeros(3, np.float32), 2**31 - 3)
+    assert str(e.value) == ("shift32: A is read up to index off + m - 1 in dimension 0 of A: "
+                            "requires (m + 7) // 8 < 1 or n >= off + m, but m = 3, n = 10, "
+                            "off = 2147483645")
+    with pytest.raises(ArgumentValueError) as e:
+        lib["shift32"](a, np.zeros(3, np.float32), 2**31 - 2)
+    assert str(e.value).startswith(
+        "shift32: A is read at index int64(int32(i_0 * 8 + i_1) + int32(off)) in dimension 0 "
+        "of A, computed in int32 without wrapping around: requires (m + 7) // 8 < 1 or ")
+    assert str(e.value).endswith("off + m - 1 <= 2147483647, but m = 3, off = 2147483646")
+
+
 OVERFLOW = """
 import numpy as np, pyir, sys
 sys.path.insert(0, {here!r})
