@@ -385,6 +385,9 @@ class Analyzer:
         """Whether the Poly ``p`` is provably >= 0."""
         if self._bounder.poly(p)[0] >= 0 or self._nonneg_through_divisions(p):
             return True
+        sides = self._sides(p)
+        if sides is not None:
+            return all(self._prove_nonneg(q) for q in sides)
         if self._depth >= _MAX_DEPTH:
             return False
         relax = self._ranged(symbolic_only=True)
@@ -423,6 +426,18 @@ class Analyzer:
             scaled._add_term(mono, -k)
             s *= t
         return self._bounder.poly(scaled)[0] > -s
+
+    def _sides(self, p):
+        """For ``p`` with a term ``k * max(a, b)``, ``k < 0`` (or ``k * min(a, b)``, ``k > 0``):
+        ``p`` with ``a`` and with ``b`` in its place, both >= 0 exactly where ``p`` is (it
+        is the smaller of the two); else None."""
+        for mono, k in p.terms.items():
+            atom = mono[0]
+            if len(mono) == 1 and type(atom) is Binary and atom.op == ("max" if k < 0 else "min"):
+                rest = p.copy()
+                del rest.terms[mono]
+                return [rest.add(Poly.from_expr(side), k) for side in (atom.a, atom.b)]
+        return None
 
     # -- symbolic bounds -------------------------------------------------------------------
     def _ranged(self, symbolic_only=False):

@@ -89,6 +89,23 @@ def test_a_floor_division_by_a_constant_is_bounded_by_its_dividend():
     assert not ana.can_prove(lt(i * 5, n))
 
 
+def test_a_bound_below_a_max_is_proven_for_each_of_its_sides():
+    """``p - k * max(a, b) >= 0`` (``k > 0``) holds where it holds for ``a`` and for ``b``
+    (likewise ``p + k * min(a, b)``): ``A[max(i - 1, 0)]`` for ``i < n`` reads up to
+    ``max(n - 2, 0)``, below n for n >= 1, which was not proven and stayed a condition
+    checked at every call."""
+    ana = Analyzer()
+    ana.bind(n, IntBound(1, None))
+    for cond in (ge(n, max_(n - 2, 0) + 1), le(min_(n, 0) * 3 + 2, n + 1),
+                 le(max_(n - 2, 0) + max_(n - 3, 1), n * 2 - 1), ge(n, min_(n + 1, 0)),
+                 lt(max_(n // 4, n - 5), n)):
+        assert ana.can_prove(cond), cond
+        assert all(evaluate(cond, {n: v}) for v in range(1, 40))
+    for cond in (ge(n, max_(n - 2, 1) + 1), le(max_(n - 2, 0) + max_(n - 3, 1), n * 2 - 2),
+                 lt(min_(n, m), m - 1)):
+        assert not ana.can_prove(cond), cond
+
+
 def test_loop_bound_proofs():
     ana = Analyzer()
     ana.bind(i, Range(0, n))

@@ -151,8 +151,8 @@ def _lookback(A: T.Buffer(("n",), "float32"), C: T.Buffer(("n",), "float32")):
 
 
 def test_a_call_that_runs_no_access_needs_no_bounds():
-    """n = 0: the loop runs no access, so the condition derived from A[max(i - 1, 0)]
-    (n >= 1) holds only where it runs ("n < 1 or ...")."""
+    """n = 0: the loop runs no access, so A[max(i - 1, 0)], which needs n >= 1, may not
+    refuse the call (its bound is needed only where the loop runs)."""
     lib = pyir.build(_lookback)
     c = np.zeros(0, np.float32)
     lib["_lookback"](np.zeros(0, np.float32), c)
@@ -160,6 +160,14 @@ def test_a_call_that_runs_no_access_needs_no_bounds():
     c = np.zeros(5, np.float32)
     lib["_lookback"](a, c)
     np.testing.assert_array_equal(c, a + np.maximum(np.arange(5) - 1, 0))
+
+
+def test_a_read_up_to_a_max_below_the_extent_needs_no_condition():
+    """``A[max(i - 1, 0)]`` for ``i < n`` reads up to ``max(n - 2, 0)``, below n wherever
+    the loop runs: it was the condition ``n < 1 or n >= max(n - 2, 0) + 1``, always true,
+    checked at every call."""
+    lowered = pyir.transform.lower(pyir.ir.IRModule.from_dict({"_lookback": _lookback}))
+    assert lowered["_lookback"].attr("entry_conditions") == ()
 
 
 @T.prim_func
