@@ -8,6 +8,7 @@ simplifies and tries again; that second step is how ``i * 8 + j < n`` is proven.
 """
 
 import contextlib
+import math
 
 from ..errors import Error
 from ..ir import Binary, IntImm, PrimExpr, Range, Select, Var, convert, dtype as dt
@@ -382,8 +383,11 @@ class Analyzer:
 
     def _prove_nonneg(self, p):
         """Whether the Poly ``p`` is provably >= 0."""
-        if self._bounder.poly(p)[0] >= 0:
+        if self._bounder.poly(p)[0] >= 0 or self._nonneg_through_divisions(p):
             return True
+        sides = self._sides(p)
+        if sides is not None:
+            return all(self._prove_nonneg(q) for q in sides)
         if self._depth >= _MAX_DEPTH:
             return False
         relax = self._ranged(symbolic_only=True)
@@ -392,11 +396,48 @@ class Analyzer:
         self._depth += 1
         try:
             lower = self._relax(p, False, relax)
-            return lower is not None and self._bounder.poly(lower)[0] >= 0
+            return lower is not None and (self._bounder.poly(lower)[0] >= 0
+                                          or self._nonneg_through_divisions(lower))
         except Unrepresentable:
             return False
         finally:
             self._depth -= 1
+
+    def _nonneg_through_divisions(self, p):
+        """Whether the constant bounds of ``s * p`` (``s >= 1``) with each term
+        ``k * (x // c)`` (a constant ``c > 0``) bounded through ``x`` show ``p >= 0``:
+        ``c * (x // c)`` lies in ``[x - c + 1, x]``, so ``n // 4 <= n`` for ``n >= 0``.
+        ``s * p`` above ``-s`` is enough: ``p`` is an integer."""
+        divisions = [m for m in p.terms if len(m) == 1 and type(m[0]) is Binary
+                     and m[0].op == "floordiv" and type(m[0].b) is IntImm and m[0].b.value > 0]
+        if not divisions:
+            return False
+        scaled, s = p, 1
+        for mono in divisions:
+            k = scaled.terms.get(mono)
+            if k is None:
+                continue
+            c = mono[0].b.value
+            t = c // math.gcd(k, c)
+            k *= t
+            x = Poly.from_expr(mono[0].a)
+            scaled = scaled.scale(t).add(x if k < 0 else x.add(Poly(x.dtype, const=1 - c)),
+                                         k // c)
+            scaled._add_term(mono, -k)
+            s *= t
+        return self._bounder.poly(scaled)[0] > -s
+
+    def _sides(self, p):
+        """For ``p`` with a term ``k * max(a, b)``, ``k < 0`` (or ``k * min(a, b)``, ``k > 0``):
+        ``p`` with ``a`` and with ``b`` in its place, both >= 0 exactly where ``p`` is (it
+        is the smaller of the two); else None."""
+        for mono, k in p.terms.items():
+            atom = mono[0]
+            if len(mono) == 1 and type(atom) is Binary and atom.op == ("max" if k < 0 else "min"):
+                rest = p.copy()
+                del rest.terms[mono]
+                return [rest.add(Poly.from_expr(side), k) for side in (atom.a, atom.b)]
+        return None
 
     # -- symbolic bounds -------------------------------------------------------------------
     def _ranged(self, symbolic_only=False):

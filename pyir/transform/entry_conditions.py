@@ -17,7 +17,8 @@ around the access run: ``n < 1 or ...`` for a loop over ``n`` (or over ``n // 4`
 
 An int64 cast of an index computed in a narrower integer (``T.int64(T.int32(i) + off)``)
 is read as that computation in int64, under one more entry condition: that no part of it
-wraps around (`_Collector.without_narrow_casts`).
+wraps around where the access runs (bounded as indices are, guards included;
+`_Collector.without_narrow_casts`).
 
 A kernel a call passes an element's address to (``T.call_extern``) reaches elements from
 there, in row-major order, up to the last its declared shape reaches (rows a stride apart
@@ -37,7 +38,7 @@ Runs on loop-level IR with multi-dimensional buffers (after lowering blocks, bef
 flattening).
 """
 
-from functools import reduce
+from functools import cached_property, reduce
 
 from .. import arith
 from ..arith import vars_of
@@ -98,9 +99,7 @@ class _Collector:
         dims = shape_vars(func)
         self.allowed = set(dims) | {
             p for p in func.params if isinstance(p, E.Var) and dt.is_int(p.dtype)}
-        self.scope = Scope()
-        for v in dims:   # dimensions: never negative
-            self.scope.nonnegative(v)
+        self.scope = _shape_scope(dims)
         self.ranges = {}  # loop var -> (start, extent)
         self.loop_vars = []
         self.lets = {}
@@ -212,13 +211,9 @@ class _Collector:
         if self.in_bounds_by_intervals(index, extent):
             return None
         index = self.without_narrow_casts(index, message)
-        if any(isinstance(n, E.BufferLoad) for n in walk(index)):
-            relaxed = None   # bounded by what memory holds, not by the shapes
-        else:
-            relaxed = self.scope.relax(index, self.loop_vars)
-        lo, hi = relaxed if relaxed is not None else (None, None)
-        if self.guards and not (self.within(lo, hi, extent)):
-            lo, hi = self.guarded_bounds(index, lo, hi, extent)
+        # An index read from memory is bounded by what memory holds, not by the shapes.
+        lo, hi = self.relaxed_bounds(index, extent, any(
+            isinstance(n, E.BufferLoad) for n in walk(index)))
         if _divides_by_a_variable(index) and not self.within(lo, hi, extent):
             # Bounds through a division by a variable are loose: as a condition they
             # could refuse calls that stay in bounds.
@@ -229,21 +224,20 @@ class _Collector:
         """``index`` with each int64 cast of a narrower signed integer computation
         (``T.int64(T.int32(i) + off)``) read as that computation done in int64, which it
         equals when no part of it wraps around: that is recorded as an entry condition
-        (``off + m <= 2**31``), with ``message`` and "computed in int32 without wrapping
-        around". Where it cannot be stated, the cast stays (its value: any of the narrower
-        dtype's)."""
+        (``off + m <= 2**31``; each part bounded as an index is, under the guards in scope),
+        with ``message`` and "computed in int32 without wrapping around". Where it cannot be
+        stated, the cast stays (its value: any of the narrower dtype's)."""
         if not any(_narrow_cast(n) for n in walk(index)):
             return index
         fits = []   # (int64 expression, dtype whose range must hold it)
         wide = rewrite(index, lambda n: _widened(n.value, fits) if _narrow_cast(n) else None)
         need = {}
         for x, dtype in fits:
-            relaxed = self.scope.relax(x, self.loop_vars)
-            if relaxed is None:
-                return index
             smallest, largest = dt.int_range(dtype)
-            for cond in (E.ge(relaxed[0], E.IntImm(smallest)),
-                         E.le(relaxed[1], E.IntImm(largest))):
+            lo, hi = self.relaxed_bounds(x, E.IntImm(largest + 1))
+            if lo is None or hi is None:
+                return index
+            for cond in (E.ge(lo, E.IntImm(smallest)), E.le(hi, E.IntImm(largest))):
                 if not self.scope.can_prove(cond):
                     need[cond] = None
         dtypes = " and ".join(sorted({dtype for _, dtype in fits}))
@@ -321,10 +315,7 @@ class _Collector:
         end = substitute(linear_index(buf.shape, load.indices) + last, self.lets)
         if self.in_bounds_by_intervals(end, total):
             return
-        relaxed = self.scope.relax(end, self.loop_vars)
-        lo, hi = relaxed if relaxed is not None else (None, None)
-        if self.guards and not self.within(lo, hi, total):
-            lo, hi = self.guarded_bounds(end, lo, hi, total)
+        hi = self.relaxed_bounds(end, total)[1]
         size = expr_text(self.scope.simplify(last + 1))
         where = f"{where} reaches {size} elements of {buf.name} from {expr_text(load)}"
         self.require_reach(hi, total,
@@ -373,6 +364,16 @@ class _Collector:
             return False
         lo, hi = self.scope.analyzer.const_int_bound(index, simplify=False)
         return lo is not None and hi is not None and lo >= 0 and hi < extent.value
+
+    def relaxed_bounds(self, index, extent, guards_only=False):
+        """``(lo, hi)`` of ``index`` over the loops in scope (``guards_only``: from the
+        guards alone), tightened by the guards where that does not put it in ``[0, extent)``;
+        None for a side that cannot be bounded by the shapes."""
+        relaxed = None if guards_only else self.scope.relax(index, self.loop_vars)
+        lo, hi = relaxed if relaxed is not None else (None, None)
+        if self.guards and not self.within(lo, hi, extent):
+            lo, hi = self.guarded_bounds(index, lo, hi, extent)
+        return lo, hi
 
     def within(self, lo, hi, extent):
         """Whether ``[lo, hi]`` provably lies in ``[0, extent)`` (the guards need no look)."""
@@ -555,16 +556,44 @@ class _Collector:
         runs no access when ``n`` is 0, so unless ``cond`` holds then too it becomes
         ``n < 1 or cond`` (``A[max(i - 1, 0)]`` for ``i < n`` needs ``n >= 1`` only if it
         runs); a loop over an expression of shapes and scalar parameters (``n // 4``) runs
-        none when that is below 1, and ``n // 4 < 1 or cond`` is what it needs."""
+        none when that is below 1, and ``n // 4 < 1 or cond`` is what it needs. An extent
+        that is at least 1 for every shape (``n + 1``) gives no such escape, nor does one
+        whose escape another's implies (``n`` beside ``n // 4``, which is at most ``n``;
+        the same extent twice)."""
+        extents, wrapped = [], cond
         for var in self.loop_vars:
             extent = self.ranges[var][1]
             if isinstance(extent, E.Var):
-                if extent in self.allowed and not self.scope.can_prove(
-                        substitute(cond, {extent: E.IntImm(0)})):
-                    cond = E.or_(E.lt(extent, E.IntImm(1)), cond)
-            elif not isinstance(extent, E.IntImm) and vars_of(extent) <= self.allowed:
-                cond = E.or_(E.lt(extent, E.IntImm(1)), cond)
+                escapes = extent in self.allowed and not self.scope.can_prove(
+                    substitute(wrapped, {extent: E.IntImm(0)}))
+            else:
+                escapes = not isinstance(extent, E.IntImm) and vars_of(extent) <= self.allowed
+            if escapes:
+                extents.append(extent)
+                wrapped = E.or_(E.lt(extent, E.IntImm(1)), wrapped)
+        kept = []
+        for extent in extents:
+            if self.shapes.can_prove(E.ge(extent, E.IntImm(1))) or any(
+                    self.shapes.can_prove(E.le(other, extent)) for other in kept):
+                continue
+            kept = [other for other in kept if not self.shapes.can_prove(E.le(extent, other))]
+            kept.append(extent)
+        for extent in kept:
+            cond = E.or_(E.lt(extent, E.IntImm(1)), cond)
         return cond
+
+    @cached_property
+    def shapes(self):
+        """A `Scope` of no loops: it knows only what holds at every call."""
+        return _shape_scope(shape_vars(self.func))
+
+
+def _shape_scope(dims):
+    """A `Scope` that knows the dimensions ``dims`` are never negative."""
+    scope = Scope()
+    for v in dims:
+        scope.nonnegative(v)
+    return scope
 
 
 def _narrow_signed(dtype):

@@ -64,6 +64,48 @@ def test_split_with_tail_is_not_proven():
     assert ana.can_prove(lt(i * 8 + j, n + 7))
 
 
+def test_a_floor_division_by_a_constant_is_bounded_by_its_dividend():
+    """``c * (x // c)`` lies in ``[x - c + 1, x]``: so ``n // 4 <= n`` for ``n >= 0`` (it
+    stayed an entry condition of every loop over ``n // 4`` writing ``B[i]`` for ``B: (n,)``),
+    and the like; what does not hold stays unproven."""
+    ana = Analyzer()
+    ana.bind(n, IntBound(0, None))
+    for cond in (ge(n, n // 4), le(n // 4, n), ge(n - n // 4, 0), le(n // 4 * 4, n),
+                 le((n + 3) // 4, n),
+                 le(n // 4 + n // 2, n), ge(n * 3, (n + 6) // 4 * 4 + n - 6),
+                 le(n // 4 + m // 8, n + m // 8)):
+        assert ana.can_prove(cond), cond
+        assert all(evaluate(cond, {n: v, m: w}) for v in range(40) for w in range(-9, 9))
+    for cond in (lt(n // 4, n), le(n // 4 + n // 2 + n // 4, n - 1), ge(n // 4, n),
+                 le((n + 4) // 4, n), le(n // 4 + m // 8, n)):
+        assert not ana.can_prove(cond), cond
+    with ana.scope():
+        ana.bind(n, IntBound(1, None))
+        assert ana.can_prove(le((n + 4) // 4, n))
+        assert ana.can_prove(lt(n // 4, n))                # 4 * (n - n // 4 - 1) >= -3
+        assert not ana.can_prove(lt((n + 3) // 4, n))      # n = 1
+    ana.bind(i, Range(0, n // 4))
+    assert ana.can_prove(lt(i, n))             # n - i - 1 >= n - n // 4
+    assert not ana.can_prove(lt(i * 5, n))
+
+
+def test_a_bound_below_a_max_is_proven_for_each_of_its_sides():
+    """``p - k * max(a, b) >= 0`` (``k > 0``) holds where it holds for ``a`` and for ``b``
+    (likewise ``p + k * min(a, b)``): ``A[max(i - 1, 0)]`` for ``i < n`` reads up to
+    ``max(n - 2, 0)``, below n for n >= 1, which was not proven and stayed a condition
+    checked at every call."""
+    ana = Analyzer()
+    ana.bind(n, IntBound(1, None))
+    for cond in (ge(n, max_(n - 2, 0) + 1), le(min_(n, 0) * 3 + 2, n + 1),
+                 le(max_(n - 2, 0) + max_(n - 3, 1), n * 2 - 1), ge(n, min_(n + 1, 0)),
+                 lt(max_(n // 4, n - 5), n)):
+        assert ana.can_prove(cond), cond
+        assert all(evaluate(cond, {n: v}) for v in range(1, 40))
+    for cond in (ge(n, max_(n - 2, 1) + 1), le(max_(n - 2, 0) + max_(n - 3, 1), n * 2 - 2),
+                 lt(min_(n, m), m - 1)):
+        assert not ana.can_prove(cond), cond
+
+
 def test_loop_bound_proofs():
     ana = Analyzer()
     ana.bind(i, Range(0, n))

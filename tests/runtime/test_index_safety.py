@@ -151,8 +151,8 @@ def _lookback(A: T.Buffer(("n",), "float32"), C: T.Buffer(("n",), "float32")):
 
 
 def test_a_call_that_runs_no_access_needs_no_bounds():
-    """n = 0: the loop runs no access, so the condition derived from A[max(i - 1, 0)]
-    (n >= 1) holds only where it runs ("n < 1 or ...")."""
+    """n = 0: the loop runs no access, so A[max(i - 1, 0)], which needs n >= 1, may not
+    refuse the call (its bound is needed only where the loop runs)."""
     lib = pyir.build(_lookback)
     c = np.zeros(0, np.float32)
     lib["_lookback"](np.zeros(0, np.float32), c)
@@ -160,6 +160,14 @@ def test_a_call_that_runs_no_access_needs_no_bounds():
     c = np.zeros(5, np.float32)
     lib["_lookback"](a, c)
     np.testing.assert_array_equal(c, a + np.maximum(np.arange(5) - 1, 0))
+
+
+def test_a_read_up_to_a_max_below_the_extent_needs_no_condition():
+    """``A[max(i - 1, 0)]`` for ``i < n`` reads up to ``max(n - 2, 0)``, below n wherever
+    the loop runs: it was the condition ``n < 1 or n >= max(n - 2, 0) + 1``, always true,
+    checked at every call."""
+    lowered = pyir.transform.lower(pyir.ir.IRModule.from_dict({"_lookback": _lookback}))
+    assert lowered["_lookback"].attr("entry_conditions") == ()
 
 
 @T.prim_func
@@ -205,6 +213,66 @@ def test_a_loop_over_an_expression_that_runs_no_access_needs_no_bounds(func, ext
 
 
 @T.prim_func
+def nested_quarters(S: T.Buffer(("k",), "float32"), B: T.Buffer(("n", "n"), "float32")):
+    for i, j in T.grid(n, n // 4):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            B[vi, vj] = S[k - 1]
+
+
+@T.prim_func
+def nested_tails(S: T.Buffer(("k",), "float32"), B: T.Buffer(("n", "n"), "float32")):
+    for i, j in T.grid(n - 2, n - 2):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            B[vi, vj] = S[k - 1]
+
+
+@T.prim_func
+def one_more(S: T.Buffer(("k",), "float32"), X: T.Buffer(("n",), "float32"),
+             B: T.Buffer(("n + 1",), "float32")):
+    for i in range(n + 1):
+        with T.block("B"):
+            vi = T.axis.spatial(n + 1, i)
+            B[vi] = S[k - 1]
+
+
+@pytest.mark.parametrize("func, requires, empty", [
+    (nested_quarters, "n // 4 < 1 or k >= 1", (0, 1, 3)),
+    (nested_tails, "n - 2 < 1 or k >= 1", (0, 1, 2))])
+def test_a_condition_names_each_loop_that_may_run_nothing_once(func, requires, empty):
+    """A condition needed where the loops run escapes only through extents below 1, each
+    once: a loop over ``n // 4`` inside one over ``n`` runs nothing where ``n < 1`` too, and
+    the condition read "n // 4 < 1 or (n < 1 or k >= 1)"; two loops over ``n - 2`` gave
+    "n - 2 < 1 or (n - 2 < 1 or k >= 1)"."""
+    lib = pyir.build(func)
+    for n in empty:   # nothing is read
+        b = np.full((n, n), -1, np.float32)
+        lib[func.name](np.zeros(0, np.float32), b)
+        np.testing.assert_array_equal(b, np.full((n, n), -1, np.float32))
+    b = np.zeros((5, 5), np.float32)
+    lib[func.name](np.array([2, 7], np.float32), b)
+    assert (b == 7).sum() == (5 if func is nested_quarters else 9)
+    with pytest.raises(ArgumentValueError) as e:
+        lib[func.name](np.zeros(0, np.float32), b)
+    assert str(e.value) == (f"{func.name}: S is read at index k - 1 in dimension 0 of S: "
+                            f"requires {requires}, but n = 5, k = 0")
+
+
+def test_a_condition_does_not_name_a_loop_that_always_runs():
+    """A loop over ``n + 1`` runs for every n: its condition read "n + 1 < 1 or k >= 1"."""
+    lib = pyir.build(one_more)
+    for n in (0, 3):
+        b = np.zeros(n + 1, np.float32)
+        lib["one_more"](np.array([2, 7], np.float32), np.zeros(n, np.float32), b)
+        np.testing.assert_array_equal(b, np.full(n + 1, 7, np.float32))
+        with pytest.raises(ArgumentValueError) as e:
+            lib["one_more"](np.zeros(0, np.float32), np.zeros(n, np.float32), b)
+        assert str(e.value) == ("one_more: S is read at index k - 1 in dimension 0 of S: "
+                                f"requires k >= 1, but k = 0")
+
+
+@T.prim_func
 def shift32(A: T.Buffer(("n",), "float32"), B: T.Buffer(("m",), "float32"), off: T.int64):
     for i in range(m):
         with T.block("B"):
@@ -247,6 +315,31 @@ def test_an_index_computed_in_int32_is_bounded_where_it_does_not_wrap():
                                                  r"requires m < 1 or off >= 0, but m = 6, "
                                                  r"off = -1"):
         lib["shift32"](a, b, -1)
+
+
+def test_an_index_computed_in_int32_under_a_tail_guard_is_bounded_by_the_guard():
+    """Split by 8, the int32 sum ``i_0 * 8 + i_1 + off`` runs up to ``off + m - 1`` under
+    the tail guard; the condition that it does not wrap around took the loops' reach
+    (``off + (m + 7) // 8 * 8 - 1``), so a call with ``off + m - 1`` at the largest int32
+    was refused as wrapping (here A is too short for it anyway)."""
+    sch = Schedule(shift32)
+    (i,) = sch.get_loops(sch.get_block("B"))
+    sch.split(i, [None, 8])
+    lib = pyir.build(sch.mod)
+    a, b = np.arange(10, dtype=np.float32), np.zeros(6, np.float32)
+    lib["shift32"](a, b, 4)
+    np.testing.assert_array_equal(b, a[4:])
+    with pytest.raises(ArgumentValueError) as e:
+        lib["shift32"](a, np.zeros(3, np.float32), 2**31 - 3)
+    assert str(e.value) == ("shift32: A is read up to index off + m - 1 in dimension 0 of A: "
+                            "requires (m + 7) // 8 < 1 or n >= off + m, but m = 3, n = 10, "
+                            "off = 2147483645")
+    with pytest.raises(ArgumentValueError) as e:
+        lib["shift32"](a, np.zeros(3, np.float32), 2**31 - 2)
+    assert str(e.value).startswith(
+        "shift32: A is read at index int64(int32(i_0 * 8 + i_1) + int32(off)) in dimension 0 "
+        "of A, computed in int32 without wrapping around: requires (m + 7) // 8 < 1 or ")
+    assert str(e.value).endswith("off + m - 1 <= 2147483647, but m = 3, off = 2147483646")
 
 
 OVERFLOW = """

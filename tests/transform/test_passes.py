@@ -312,6 +312,27 @@ def test_entry_conditions_start_a_loop_where_a_guard_does():
         lib["_quarter_back"](np.zeros(1, "float32"), np.zeros(9, "float32"))
 
 
+@T.prim_func
+def _quads(A: T.Buffer(("n",), "float32"), B: T.Buffer(("n",), "float32")):
+    for i in range(n // 4):
+        with T.block("B"):
+            vi = T.axis.spatial(n // 4, i)
+            B[vi] = A[4 * vi + 3]
+
+
+def test_entry_conditions_know_a_quarter_of_a_shape_is_within_it():
+    """``B[i]`` for ``i < n // 4`` stays below n: it was an entry condition
+    ``n // 4 < 1 or n >= n // 4``, checked at every call."""
+    assert transform.lower(K.module(_quads))["_quads"].attr("entry_conditions") == ()
+    lib = pyir.build(_quads)
+    for n in (0, 3, 4, 9, 16):
+        a, out = np.arange(n, dtype="float32"), np.full(n, -1, "float32")
+        lib["_quads"](a, out)
+        want = np.full(n, -1, "float32")
+        want[:n // 4] = a[3::4][:n // 4]
+        np.testing.assert_array_equal(out, want)
+
+
 def test_entry_conditions_narrow_loops_by_their_guards():
     """Split by [1, None], then the outer loop (extent 1) by [None, 2]: the index is
     ``(i_0_0 * 2 + i_0_1) * n + i_1`` under ``if i_0_0 * 2 + i_0_1 < 1``, which keeps
