@@ -4,7 +4,7 @@ consumer dependences with `pyir.arith`."""
 
 import dataclasses
 
-from pyir.arith import detect_linear, vars_of
+from pyir.arith import detect_linear, non_decreasing, vars_of
 from pyir.ir import (Binary, Block, BlockRealize, BufferStore, For, IntImm, Range, SeqStmt, Var,
                      and_, ge, le, lt, max_, min_, seq, substitute, walk)
 from pyir.ir.node import rewrite
@@ -226,7 +226,7 @@ def _first_needed(region, loop, ana):
     d = moving[0]
     start, extent = region[d]
     end = ana.simplify(start + extent)
-    if not (_non_decreasing(start, var, ana) and _non_decreasing(end, var, ana)):
+    if not (non_decreasing(start, var, ana) and non_decreasing(end, var, ana)):
         return None
     before = ana.simplify(substitute(end, {var: var - 1}))
     first = {var: loop.start}
@@ -234,26 +234,6 @@ def _first_needed(region, loop, ana):
         return None
     new = ana.simplify(max_(start, before))
     return [*region[:d], (new, ana.simplify(end - new)), *region[d + 1:]]
-
-
-def _non_decreasing(e, var, ana):
-    """Whether ``e`` never decreases as ``var`` grows: ``var`` and terms free of it joined
-    by ``+``, ``-`` a term free of it, ``min`` and ``max``, times a constant at least 0,
-    and floor divided by a divisor free of it that ``ana`` proves positive (the rows
-    ``(f * 4 + 3) // m`` of a fused loop's tiles)."""
-    if not uses(e, [var]) or e is var:
-        return True
-    if not isinstance(e, Binary):
-        return False
-    if e.op in ("add", "min", "max"):
-        return _non_decreasing(e.a, var, ana) and _non_decreasing(e.b, var, ana)
-    if e.op == "sub":
-        return _non_decreasing(e.a, var, ana) and not uses(e.b, [var])
-    if e.op == "mul":
-        return any(isinstance(c, IntImm) and c.value >= 0 and _non_decreasing(x, var, ana)
-                   for c, x in ((e.a, e.b), (e.b, e.a)))
-    return (e.op == "floordiv" and not uses(e.b, [var]) and ana.can_prove(ge(e.b, 1))
-            and _non_decreasing(e.a, var, ana))
 
 
 def compute_at(func, name, loop_var):

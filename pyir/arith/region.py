@@ -2,11 +2,12 @@
 
 `relax_region` answers "which part of a buffer does this access touch while these
 variables run over their ranges" (block read/write regions, bounds checks);
-`detect_linear` splits an expression into ``coeff * var + rest``.
+`detect_linear` splits an expression into ``coeff * var + rest``; `non_decreasing` says
+whether an expression never decreases as a variable grows.
 """
 
 from ..errors import Error
-from ..ir import IntImm, PrimExpr, Range, Var, convert, dtype as dt
+from ..ir import Binary, IntImm, PrimExpr, Range, Var, convert, dtype as dt
 from ..ir.node import walk
 from .analyzer import Analyzer
 from .canonical import Poly, mono_contains
@@ -58,6 +59,28 @@ def detect_linear(expr, var, analyzer=None):
         else:
             rest = rest.add(Poly(p.dtype, {mono: c}))
     return coeff.to_expr(), rest.to_expr()
+
+
+def non_decreasing(expr, var, analyzer):
+    """Whether ``expr`` never decreases as ``var`` grows, as written: ``var`` and terms free
+    of it joined by ``+``, ``-`` a term free of it, ``min`` and ``max``, times a constant at
+    least 0, and floor divided by a divisor free of it that ``analyzer`` proves positive
+    (the rows ``(f * 4 + 3) // m`` of a fused loop's tiles). False where it cannot tell."""
+    if not _uses(expr, var) or expr is var:
+        return True
+    if not isinstance(expr, Binary):
+        return False
+    a, b = expr.a, expr.b
+    if expr.op in ("add", "min", "max"):
+        return non_decreasing(a, var, analyzer) and non_decreasing(b, var, analyzer)
+    if expr.op == "sub":
+        return non_decreasing(a, var, analyzer) and not _uses(b, var)
+    if expr.op == "mul":
+        return any(isinstance(c, IntImm) and c.value >= 0 and non_decreasing(x, var, analyzer)
+                   for c, x in ((a, b), (b, a)))
+    return (expr.op == "floordiv" and not _uses(b, var)
+            and analyzer.can_prove(Binary("ge", b, IntImm(1, b.dtype)))
+            and non_decreasing(a, var, analyzer))
 
 
 def _uses(expr, var):

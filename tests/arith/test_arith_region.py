@@ -1,10 +1,11 @@
-"""relax_region, detect_linear and known_multiple."""
+"""relax_region, detect_linear, non_decreasing and known_multiple."""
 
 import pytest
 
 import pyir
-from pyir.arith import Analyzer, detect_linear, known_multiple, relax_region
-from pyir.ir import IntImm, Range, Var, min_
+from pyir.arith import (Analyzer, IntBound, detect_linear, known_multiple, non_decreasing,
+                        relax_region)
+from pyir.ir import IntImm, Range, Var, max_, min_, substitute
 
 from arith_helpers import fmt
 
@@ -76,3 +77,27 @@ def test_detect_linear():
 ])
 def test_known_multiple(expr, multiple):
     assert known_multiple(expr) == multiple
+
+
+@pytest.mark.parametrize("expr, holds", [
+    (i, True),
+    (n, True),                                  # free of i
+    (i * 4 + 3, True),
+    ((i * 4 + 3) // n, True),                   # n >= 1 is known
+    ((i * 4 + 3) // p, False),                  # p may be 0 or negative
+    (min_(i * 4, n) - 2, True),
+    (max_(i, n - i), False),
+    (n - i, False),
+    (i * -1, False),
+    ((i * 4) % 7, False),                       # wraps around
+    (i * i, False),                             # not as written
+])
+def test_non_decreasing_as_written(expr, holds):
+    ana = Analyzer()
+    ana.bind(n, IntBound(1, None))
+    assert non_decreasing(expr, i, ana) is holds
+    if holds:   # and so it is, on values
+        for nv in (1, 3, 8):
+            values = [pyir.arith.simplify(substitute(expr, {n: IntImm(nv), i: IntImm(iv)})).value
+                      for iv in range(-3, 12)]
+            assert values == sorted(values)
