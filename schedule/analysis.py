@@ -4,11 +4,16 @@ dependences between iterations that decide whether loops may be reordered or run
 parallel, loop ranges and relaxed regions are `pyir.transform.dependence` (the default
 schedule asks the same questions)."""
 
+import dataclasses
+from functools import reduce
+
 from pyir.arith import detect_iter_map, vars_of
 from pyir.arith.region import detect_linear
-from pyir.ir import Binary, IntImm, Range, Var, conjuncts, substitute
+from pyir.ir import (Binary, BufferLoad, Call, For, IntImm, Range, Var, and_, binary, conjuncts,
+                     dtype, substitute, walk)
 from pyir.script.parser.tensor_regions import infer_regions as infer
-from pyir.transform.dependence import realizes_under, uses
+from pyir.transform.dependence import (analyzer_for, narrowed_by_predicate, realizes_under,
+                                       uses)
 
 
 def is_true(expr):
@@ -111,14 +116,8 @@ def maps_onto(exprs, extents, loops, ana, predicate=None):
     """Whether ``exprs`` map the iterations of ``loops`` (under ``predicate``) one-to-one
     onto ``[0, extents[0]) x [0, extents[1]) x ...`` (`pyir.arith.detect_iter_map`, with
     each loop counted from 0: a loop ``v`` from ``s`` is a new ``v0`` from 0, plus ``s``)."""
-    shift, ranges = {}, {}
-    for lp in loops:   # outer first: a loop's bounds use only the loops outside it
-        start, extent = substitute(lp.start, shift), substitute(lp.extent, shift)
-        var = lp.loop_var
-        if not ana.can_prove_equal(start, 0):
-            var = Var(var.name, var.dtype)
-            shift[lp.loop_var] = var + start
-        ranges[var] = Range(IntImm(0), extent)
+    shift, counted = _from_zero(loops, ana)
+    ranges = {var: Range(IntImm(0), extent) for var, extent in counted}
     if shift:
         exprs = [substitute(e, shift) for e in exprs]
         predicate = None if predicate is None else substitute(predicate, shift)
@@ -126,6 +125,20 @@ def maps_onto(exprs, extents, loops, ana, predicate=None):
     return found is not None and found.bijective and all(
         ana.can_prove_equal(r.start, 0) and ana.can_prove_equal(r.extent, e)
         for r, e in zip(found.ranges, extents))
+
+
+def _from_zero(loops, ana):
+    """``loops`` each counted from 0: ``(shift, [(var, extent)])``, a loop ``v`` from ``s``
+    a new ``v0`` from 0, with ``shift`` mapping ``v`` to ``v0 + s``."""
+    shift, out = {}, []
+    for lp in loops:   # outer first: a loop's bounds use only the loops outside it
+        start, extent = substitute(lp.start, shift), substitute(lp.extent, shift)
+        var = lp.loop_var
+        if not ana.can_prove_equal(start, 0):
+            var = Var(var.name, var.dtype)
+            shift[lp.loop_var] = var + start
+        out.append((var, extent))
+    return shift, out
 
 
 def extra_predicate(realize, ana):
@@ -137,6 +150,72 @@ def extra_predicate(realize, ana):
             if not any(_is_guard(g, v, e, ana) or _is_lower_guard(g, v, ana)
                        for v, e in sorted(tails, key=lambda t: not _compares(g, t[0])))
             and not ana.can_prove(g)]
+
+
+def where_over_iterators(realize, loops, extra, ana):
+    """The conjuncts ``extra`` of ``realize``'s predicate (`extra_predicate`) rewritten over
+    the block's iterators, so that a block moved to a new nest can keep them: each must be
+    a comparison whose sides differ by an affine function of ``loops`` made of the
+    bindings (``j_0 * 16 + j_1 < m`` with ``vj_0 = j_0``, ``vj_1 = j_1`` is ``vj_0 * 16 +
+    vj_1 < m``; ``j >= 4`` with ``vj = j - 4`` is ``vj >= 0``), and read no memory (what it
+    reads could change before the new place). None if one is not."""
+    forms = affine_bindings(realize, loops, ana)
+    if forms is None:
+        return None
+    out = []
+    for cond in extra:
+        if not (isinstance(cond, Binary) and cond.op in ("lt", "le", "gt", "ge", "eq", "ne")
+                and dtype.is_int(cond.a.dtype)) or any(
+                    isinstance(n, (BufferLoad, Call)) for n in walk(cond)):
+            return None
+        form = linear_form(cond.a - cond.b, [lp.loop_var for lp in loops], ana)
+        if form is None:
+            return None
+        coeffs, rest = form
+        lhs, rhs = IntImm(0), IntImm(0)   # the iterators with positive and negative factors
+        for iv in realize.block.iter_vars:
+            own, offset = forms[iv.var]
+            if not own:
+                continue
+            first = next(iter(own))
+            k, r = divmod(coeffs.get(first, 0), own[first])
+            if r or any(coeffs.pop(v, 0) != k * c for v, c in own.items()):
+                return None
+            if k > 0:
+                lhs = lhs + iv.var * k
+            elif k < 0:
+                rhs = rhs + iv.var * -k
+            rest = rest - offset * k
+        if coeffs:
+            return None
+        out.append(binary(cond.op, ana.simplify(lhs), ana.simplify(rhs - rest)))
+    return out
+
+
+def complete_where_narrowed(realize, loops, extra, shapes):
+    """`complete_binding` for a block whose predicate has conjuncts ``extra`` beyond split
+    tails, the other conjuncts as the guards: over ``loops``, or else over ``loops`` cut to
+    where the predicate lets them run (`narrowed_by_predicate`, the function's shape
+    variables ``shapes`` at least 0) and each then counted from 0 (``T.where(j >= 4)`` with
+    ``vj = j - 4``). The block then runs at the points of its domain where ``extra`` holds,
+    each once."""
+    ana = analyzer_for(loops, shapes)
+    guards = [g for g in conjuncts(realize.predicate) if g not in extra]
+    if complete_binding(_guarded(realize, guards, {}), loops, ana):
+        return True
+    narrowed, left = narrowed_by_predicate(loops, realize.predicate, ana)
+    shift, counted = _from_zero(narrowed, ana)
+    zeroed = [For(var, IntImm(0), extent, lp.kind, lp.body)
+              for (var, extent), lp in zip(counted, narrowed)]
+    moved = _guarded(realize, [g for g in left if g not in extra], shift)
+    return complete_binding(moved, zeroed, analyzer_for(zeroed, shapes))
+
+
+def _guarded(realize, guards, shift):
+    """``realize`` with ``guards`` as its predicate, each loop of ``shift`` replaced."""
+    pred = substitute(reduce(and_, guards), shift) if guards else IntImm(1, "bool")
+    return dataclasses.replace(realize, predicate=pred, iter_values=tuple(
+        substitute(v, shift) for v in realize.iter_values))
 
 
 def _compares(cond, value):

@@ -15,7 +15,8 @@ from pyir.transform.dependence import (analyzer_for, narrow_loops, realizes_unde
                                        reduce_loop_vars, region_in_loops, relax_range, uses)
 from pyir.transform.flatten import linear_index, product
 
-from .analysis import complete_binding, extra_predicate, is_true, maps_onto
+from .analysis import (complete_binding, complete_where_narrowed, extra_predicate, is_true,
+                       maps_onto, where_over_iterators)
 from .common import (check_no_interference, drop_buffer, index_vars, inline_path, item_index,
                      kernel_taking, only_block, readers, realize_path, refresh_reads,
                      replace_loads, same_scope, writers)
@@ -24,6 +25,11 @@ from .tree import find_block, find_loop, loops_of, replace, top_level, with_body
 
 
 def _loop_checks(prim, func, name, loop_var):
+    """The checks compute_at and reverse_compute_at share, and the block's path, the loop's,
+    the items of their scope, the indices of theirs there, the subject of errors and the
+    block's ``T.where`` beyond split tails over its iterators (`where_over_iterators`),
+    which the block keeps in its new nest: its loops bind the iterators one-to-one over
+    their domains, so it runs at the points of its domain where those hold, each once."""
     bpath = realize_path(func, name, prim)
     lpath = find_loop(func.body, loop_var)
     subject = f"block \"{name}\" at loop {loop_var.name}"
@@ -38,17 +44,20 @@ def _loop_checks(prim, func, name, loop_var):
         raise ScheduleError(prim, subject, "the block and the loop share an outer loop; move the "
                             "block to a loop of another loop nest", items[ib])
     only_block(prim, subject, items[ib], bpath[-1])
-    ana = analyzer_for(loops_of(bpath))
+    loops = loops_of(bpath)
+    ana = analyzer_for(loops)
     extra = extra_predicate(bpath[-1], ana)
-    if extra:
+    where = where_over_iterators(bpath[-1], loops, extra, ana) if extra else []
+    if where is None:
         raise ScheduleError(prim, subject, f"the block runs only where "
                             f"{expr_text(extra[0])} (T.where); moving it would compute the "
                             "other points too", items[ib])
-    if not complete_binding(bpath[-1], loops_of(bpath), ana):
+    if not (complete_where_narrowed(bpath[-1], loops, extra, shape_vars(func)) if extra
+            else complete_binding(bpath[-1], loops, ana)):
         raise ScheduleError(prim, subject, "the block's loops do not bind its iterators "
                             "one-to-one over their domains (affine splits of loops starting "
                             "at 0)", items[ib])
-    return bpath, lpath, items, ib, il, subject
+    return bpath, lpath, items, ib, il, subject, where
 
 
 def _union(ranges_list, ana):
@@ -94,11 +103,12 @@ def _region_at(realizes_rel, outer, buffer, want_write, ana, shapes=(), accesses
     return _union(ranges, ana)
 
 
-def _new_nest(realize, ranges, ana, loop_var_names):
+def _new_nest(realize, ranges, ana, loop_var_names, where=()):
     """Fresh loops binding ``realize``'s iterators: an iterator in ``ranges`` runs over its
     (start, extent) there, any other over its whole domain; a guard keeps each inside its
-    domain unless that is proven (under the loop ranges ``ana`` knows, `analyzer_for` the
-    loops the nest goes into; the new loops are bound in a scope)."""
+    domain, and the conditions ``where`` (over the iterators, `_loop_checks`) hold, unless
+    that is proven (under the loop ranges ``ana`` knows, `analyzer_for` the loops the nest
+    goes into; the new loops are bound in a scope)."""
     block = realize.block
     new_vars, values, extents = [], [], []
     for k, iv in enumerate(block.iter_vars):
@@ -113,6 +123,9 @@ def _new_nest(realize, ranges, ana, loop_var_names):
         values = [ana.simplify(v) for v in values]
         guards = [cond for iv, v in zip(block.iter_vars, values)
                   for cond in (ge(v, 0), lt(v, iv.extent)) if not ana.can_prove(cond)]
+        at = {iv.var: v for iv, v in zip(block.iter_vars, values)}
+        guards += [c for c in (ana.simplify(substitute(w, at)) for w in where)
+                   if not ana.can_prove(c)]
         extents = [ana.simplify(e) for e in extents]
     pred = None
     for g in guards:
@@ -264,16 +277,18 @@ def compute_at(func, name, loop_var):
 
     Legal when the block writes one intermediate buffer (not a parameter) with indices that
     are its iterators (or ``v // c`` and ``v % c`` of one: a layout from ``transform_layout``),
-    has no ``T.where`` but the guards of split tails, every reader of the buffer is under
-    the loop, and nothing between the old and the new place (nor beside the loop in its nest,
-    nor under the loop: those blocks ran after it) touches what the block reads or writes. A
+    its loops bind its iterators one-to-one and its ``T.where`` beyond the guards of split
+    tails is affine in them (it moves with the block, `_loop_checks`), every reader of the
+    buffer is under the loop, and nothing between the old and the new place (nor beside the
+    loop in its nest, nor under the loop: those blocks ran after it) touches what the block
+    reads or writes. A
     block updating its buffer in place (a reduction after decompose_reduction) must need
     disjoint elements in consecutive iterations of each loop around the new place, or, in
     those of the loop it moves to, a range of one dimension whose start and end never
     decrease: each iteration then updates the elements no earlier one needed.
     """
     prim = "compute_at"
-    bpath, lpath, items, ib, il, subject = _loop_checks(prim, func, name, loop_var)
+    bpath, lpath, items, ib, il, subject, where = _loop_checks(prim, func, name, loop_var)
     realize, loop = bpath[-1], lpath[-1]
     block = realize.block
     if ib > il:
@@ -316,7 +331,7 @@ def compute_at(func, name, loop_var):
                             f"iteration of loop {loop_var.name}", loop)
     if block.init is None and any(r.buffer is buf for r in block.reads):
         region = _once_per_point(prim, subject, buf, region, outer, ana)
-    nest = _new_nest(realize, _iterator_ranges(forms, region, ana), ana, None)
+    nest = _new_nest(realize, _iterator_ranges(forms, region, ana), ana, None, where)
     body = replace(bpath[:top_level(bpath) + 1], None)
     return _insert(func, body, loop_var, nest, at_end=False), None
 
@@ -353,13 +368,13 @@ def reverse_compute_at(func, name, loop_var):
     it) and, over all iterations, the block's whole domain -- or, for an elementwise block
     reading the one buffer that one block under the loop writes a point at a time, each
     element once (a fused loop split in tiles), the block then computing those points as
-    they were written (`_point_by_point`) -- the block has no ``T.where`` but
-    the guards of split tails, no block under the loop accesses what it writes, and nothing
-    between the loop and the block (nor beside the loop in its nest) touches what the block
-    reads or writes.
+    they were written (`_point_by_point`) -- its ``T.where`` beyond the guards of split
+    tails moves with it (`_loop_checks`), no block under the loop accesses what it writes,
+    and nothing between the loop and the block (nor beside the loop in its nest) touches
+    what the block reads or writes.
     """
     prim = "reverse_compute_at"
-    bpath, lpath, items, ib, il, subject = _loop_checks(prim, func, name, loop_var)
+    bpath, lpath, items, ib, il, subject, where = _loop_checks(prim, func, name, loop_var)
     realize, loop = bpath[-1], lpath[-1]
     block = realize.block
     if ib < il:
@@ -395,7 +410,8 @@ def reverse_compute_at(func, name, loop_var):
         if not _writes_whole(written, region):
             top = next(k for k, n in enumerate(lpath) if n is items[il])
             nest = None if len(produced) > 1 else _point_by_point(
-                realize, buf, forms, written, [n for n in lpath[top:] if isinstance(n, For)])
+                realize, buf, forms, written, [n for n in lpath[top:] if isinstance(n, For)],
+                where)
             if nest is None:
                 raise ScheduleError(prim, subject, f"the blocks under loop {loop_var.name} "
                                     f"write {buf.name} within {_region_text(region, ana)} in "
@@ -422,20 +438,21 @@ def reverse_compute_at(func, name, loop_var):
     check_no_interference(prim, subject, [*_beside((items[il],), realize, *under),
                                           *items[il + 1:ib]],
                           [r.buffer for r in block.reads], [w.buffer for w in block.writes])
-    nest = nest or _new_nest(realize, region_of_iter, ana, None)
+    nest = nest or _new_nest(realize, region_of_iter, ana, None, where)
     body = replace(bpath[:top_level(bpath) + 1], None)
     return _insert(func, body, loop_var, nest, at_end=True), None
 
 
-def _point_by_point(realize, buf, forms, written, moving):
+def _point_by_point(realize, buf, forms, written, moving, where):
     """The consumer ``realize``'s nest computing, in one iteration of the loop, the points of
     ``buf`` that the one block writing it there (``written``, `_region_at`'s accesses) writes
     one at a time, in its order, each once over the loops ``moving`` (those of the nest
-    down to the loop) and its own: its loops below the loop again, its predicate, and the
-    consumer's iterators bound to its indices. None unless the consumer is elementwise over
-    ``buf`` (its iterators, spatial, index ``buf`` one per dimension over its extents,
-    ``forms`` of `_read_forms`) and that block's indices are one element of ``buf`` for each
-    offset in ``buf``'s row-major order, an offset they map those loops one-to-one onto
+    down to the loop) and its own: its loops below the loop again, its predicate and the
+    consumer's conditions ``where`` (`_loop_checks`), and the consumer's iterators bound to
+    its indices. None unless the consumer is elementwise over ``buf`` (its iterators,
+    spatial, index ``buf`` one per dimension over its extents, ``forms`` of `_read_forms`)
+    and that block's indices are one element of ``buf`` for each offset in ``buf``'s
+    row-major order, an offset they map those loops one-to-one onto
     (`maps_onto`: a fused loop split in tiles writes ``B[(f_0 * 4 + f_1) // m, (f_0 * 4 +
     f_1) % m]``, rows the region relaxed over ``f_1`` only bounds)."""
     block = realize.block
@@ -463,8 +480,11 @@ def _point_by_point(realize, buf, forms, written, moving):
             return None
     fresh = {lp.loop_var: Var(f"ax{k}") for k, lp in enumerate(inner)}
     value = {form[0]: substitute(i, fresh) for form, i in zip(forms, indices)}
-    nest = BlockRealize(tuple(value[iv.var] for iv in block.iter_vars),
-                        substitute(writer.predicate, fresh), block)
+    pred = substitute(writer.predicate, fresh)
+    for w in where:
+        w = substitute(w, value)
+        pred = w if is_true(pred) else and_(pred, w)
+    nest = BlockRealize(tuple(value[iv.var] for iv in block.iter_vars), pred, block)
     for lp in reversed(inner):
         nest = For(fresh[lp.loop_var], substitute(lp.start, fresh), substitute(lp.extent, fresh),
                    "serial", nest)

@@ -144,11 +144,36 @@ def _first_loop(sch, block):
     return sch.get_loops(sch.get_block(block))[0]
 
 
-def test_compute_at_of_a_predicated_block_is_refused():
-    _refused(PREDICATED_PRODUCER,
+def _vectors_match(sch, want):
+    """The scheduled (n,) -> (n,) function computes ``want(a)``, for n empty up to past the
+    predicates' cuts."""
+    lib = pyir.build(sch.mod, opt_level="none")
+    for n in (0, 1, 3, 4, 5, 9):
+        a, c = np.arange(n, dtype="float32"), np.full(n, -1, "float32")
+        lib["f"](a, c)
+        np.testing.assert_array_equal(c, want(a))
+
+
+@pytest.mark.parametrize("where, moved, runs", [
+    ("i < 4", "i + ax0 < 4", lambda i: i < 4),
+    ("i >= 3", "i + ax0 >= 3", lambda i: i >= 3),
+    ("i >= 2 and i < 5", "i + ax0 >= 2 and i + ax0 < 5", lambda i: (i >= 2) & (i < 5)),
+])
+def test_compute_at_of_a_block_whose_where_is_over_its_iterators(where, moved, runs):
+    """B2 runs where vi < 4 (T.where(i < 4), vi = i): it was refused; it moves with its
+    predicate, over the new bindings, and overwrites the same elements of B."""
+    sch = Schedule(from_source(PREDICATED_PRODUCER.replace("i < 4", where)))
+    sch.compute_at(sch.get_block("B2"), _first_loop(sch, "C"))
+    assert f"T.where({moved})" in sch.mod.script()
+    assert structural_equal(from_source(sch.mod.script()), sch.mod)
+    _vectors_match(sch, lambda a: np.where(runs(np.arange(len(a))), 3 * a, a) + 1)
+
+
+def test_compute_at_of_a_block_whose_where_is_not_affine_is_refused():
+    _refused(PREDICATED_PRODUCER.replace("i < 4", "i % 2 == 0"),
              lambda s: s.compute_at(s.get_block("B2"), _first_loop(s, "C")),
-             r"compute_at: block \"B2\" at loop i: the block runs only where i < 4 \(T.where\); "
-             "moving it would compute the other points too")
+             r"compute_at: block \"B2\" at loop i: the block runs only where i % 2 == 0 "
+             r"\(T.where\); moving it would compute the other points too")
 
 
 def test_cache_write_of_a_predicated_block_is_refused():
@@ -156,10 +181,17 @@ def test_cache_write_of_a_predicated_block_is_refused():
              "cache_write: block \"B2\", buffer B: the block writes only part of B")
 
 
-def test_reverse_compute_at_of_a_predicated_block_is_refused():
-    _refused(PREDICATED_CONSUMER,
+def test_reverse_compute_at_of_a_block_whose_where_is_over_its_iterators():
+    sch = Schedule(from_source(PREDICATED_CONSUMER))
+    sch.reverse_compute_at(sch.get_block("C"), _first_loop(sch, "B"))
+    assert structural_equal(from_source(sch.mod.script()), sch.mod)
+    _vectors_match(sch, lambda a: np.where(np.arange(len(a)) < 4, 2 * a + 1, -1))
+
+
+def test_reverse_compute_at_of_a_block_whose_where_is_not_affine_is_refused():
+    _refused(PREDICATED_CONSUMER.replace("i < 4", "i % 2 == 0"),
              lambda s: s.reverse_compute_at(s.get_block("C"), _first_loop(s, "B")),
-             r"the block runs only where i < 4 \(T.where\)")
+             r"the block runs only where i % 2 == 0 \(T.where\)")
 
 
 def test_reverse_compute_at_under_a_loop_producing_part_of_the_domain_is_refused():
@@ -676,6 +708,82 @@ def test_reverse_compute_at_under_a_loop_whose_producer_runs_where_its_predicate
         c = np.full((n, m), -1, "float32")
         lib["f"](a, c)
         np.testing.assert_array_equal(c, 2 * a[:, 4:] + 1)
+
+
+SHIFTED_BOTH = SHIFTED_PRODUCER.replace("""    for i, j in T.grid(n, m):
+        with T.block("C"):
+            vi, vj = T.axis.remap("SS", [i, j])""", """    for i, j in T.grid(n, m + 4):
+        with T.block("C"):
+            vi = T.axis.spatial(n, i)
+            vj = T.axis.spatial(m, j - 4)
+            T.where(j >= 4)""")
+
+
+@pytest.mark.parametrize("src, block, other, depth", [
+    (SHIFTED_PRODUCER, "B", "C", 0), (SHIFTED_PRODUCER, "B", "C", 1),
+    (SHIFTED_BOTH, "B", "C", 0), (SHIFTED_BOTH, "B", "C", 1),
+    (SHIFTED_BOTH, "C", "B", 0)])
+def test_compute_at_of_a_block_whose_where_narrows_its_loops(src, block, other, depth):
+    """T.where(j >= 4) with vj = j - 4 runs j from 4, binding vj over all its domain: the
+    block was refused as running only where j >= 4 (compute_at) or as not bound one-to-one
+    (the loop starting at 0); it moves, its new loops over vj alone."""
+    sch = Schedule(from_source(src))
+    loop = sch.get_loops(sch.get_block(other))[depth]
+    if block == "B":
+        sch.compute_at(sch.get_block(block), loop)
+    else:
+        sch.reverse_compute_at(sch.get_block(block), loop)
+    assert structural_equal(from_source(sch.mod.script()), sch.mod)
+    lib = pyir.build(sch.mod, opt_level="none")
+    for n, m in ((1, 1), (3, 5), (2, 0), (2, 17), (0, 3)):
+        a = np.arange(n * (m + 4), dtype="float32").reshape(n, m + 4)
+        c = np.full((n, m), -1, "float32")
+        lib["f"](a, c)
+        np.testing.assert_array_equal(c, 2 * a[:, 4:] + 1)
+
+
+def test_reverse_compute_at_point_by_point_of_a_block_whose_where_is_over_its_iterators():
+    """C, under T.where(j <= i), computes the points of B a split of B's fused loop writes,
+    where its predicate holds."""
+    src = SQUARE.replace("C[vi, vj] = CONSUMED",
+                         "T.where(j <= i)\n            C[vi, vj] = B[vi, vj]")
+    sch = Schedule(from_source(src))
+    sch.reverse_compute_at(sch.get_block("C"), _fused_split(sch, "B"))
+    assert structural_equal(from_source(sch.mod.script()), sch.mod)
+    lib = pyir.build(sch.mod, opt_level="none")
+    for n in (0, 1, 3, 5):
+        a = np.arange(n * n, dtype="float32").reshape(n, n)
+        c = np.full((n, n), -1, "float32")
+        lib["f"](a, c)
+        np.testing.assert_array_equal(c, np.where(np.tri(n, dtype=bool), a + 1, -1))
+
+
+SOFTMAX = ROW_NORM_PER_COLUMN.replace("A[vi, vk] * A[vi, vk]", "T.exp(A[vi, vk])").replace(
+    "A[vi, vj] - S[vi]", "T.exp(A[vi, vj]) / S[vi]")
+
+
+def test_compute_at_of_an_rfactor_of_a_reduction_split_with_a_tail():
+    """A softmax's row sum S split by 16 over a symbolic m, then rfactor: S_rf runs where
+    vk_0 * 16 + vk_1 < m, a predicate over two of its iterators, and compute_at into the
+    consumer's rows was refused. It moves with that predicate, and S_rf_init after it (all
+    of S_rf, the points the predicate skips included)."""
+    sch = Schedule(from_source(SOFTMAX))
+    steps = [
+        lambda: sch.split(sch.get_loops(sch.get_block("S"))[1], factors=[None, 16]),
+        lambda: sch.rfactor(sch.get_loops(sch.get_block("S"))[2], 0),
+        *(lambda b=b: sch.compute_at(sch.get_block(b), _first_loop(sch, "O"))
+          for b in ("S", "S_rf", "S_rf_init")),
+    ]
+    for step in steps:
+        step()
+        assert structural_equal(from_source(sch.mod.script()), sch.mod)
+    assert "T.where(ax1 + ax2 * 16 < m)" in sch.mod.script()
+    lib = pyir.build(sch.mod)
+    rng = np.random.default_rng(0)
+    for n, m in ((2, 0), (1, 1), (3, 15), (2, 16), (3, 17), (2, 1000), (0, 5)):
+        a, o = rng.random((n, m), dtype="float32"), np.full((n, m), -1, "float32")
+        lib["f"](a, o)
+        np.testing.assert_allclose(o, np.exp(a) / np.exp(a).sum(1, keepdims=True), rtol=1e-5)
 
 
 SPREAD_WRITES = '''
