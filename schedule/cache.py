@@ -5,9 +5,10 @@ import dataclasses
 
 from pyir.arith import vars_of
 from pyir.ir import (Allocate, Block, BlockRealize, Buffer, BufferLoad, BufferRegion,
-                     BufferStore, IterVar, Var)
+                     BufferStore, IfThenElse, IterVar, Var)
 from pyir.ir.node import rewrite
 from pyir.ir.ops import is_one
+from pyir.ir.stmt import find_paths
 from pyir.transform.dependence import analyzer_for, region_in_loops
 
 from .analysis import complete_binding, extra_predicate, maps_onto
@@ -188,7 +189,11 @@ def _covers(realize, path, buf):
     element again), or the written indices mapping the loops they use one-to-one onto the
     buffer under the block's predicate (``T.where(i < 10)`` over ``i`` in ``[0, 12)``
     writes all of a 10-element buffer; ``B[vi * 2]`` over 5 points is half of 9 elements,
-    though their bounds span them all)."""
+    though their bounds span them all). A block that stores to ``buf`` only under an
+    ``if`` writes no element for sure."""
+    stores = find_paths(realize.block, lambda s: isinstance(s, BufferStore) and s.buffer is buf)
+    if all(any(isinstance(s, IfThenElse) for s in p) for p in stores):
+        return False
     loops = loops_of(path)
     ana = analyzer_for(loops)
     region = next(w for w in realize.block.writes if w.buffer is buf)

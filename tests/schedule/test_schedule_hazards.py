@@ -451,6 +451,27 @@ def test_cache_write_of_a_block_writing_every_other_element_is_refused():
     assert structural_equal(sch.mod, before)
 
 
+CONDITIONAL_WRITE = '''
+from pyir.script import tensor as T
+
+@T.prim_func
+def f(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32")):
+    for i in range(8):
+        with T.block("B"):
+            vi = T.axis.spatial(8, i)
+            if vi % 2 == 0:
+                B[vi] = A[vi]
+'''
+
+
+def test_cache_write_of_a_block_storing_under_an_if_is_refused():
+    """B[vi] stored only where vi is even: its region is all of B, and the copy back wrote
+    the cache's unwritten odd elements into B (zeros at opt_level "none")."""
+    _refused(CONDITIONAL_WRITE, lambda s: s.cache_write(s.get_block("B"), 0, "global"),
+             "cache_write: block \"B\", buffer B: the block writes only part of B; copying "
+             "the cache back would overwrite the rest")
+
+
 @pytest.mark.parametrize("loop, where, index, covers", [
     (12, "i < 10", "vi", True),
     (12, "i < 9", "vi", False),
