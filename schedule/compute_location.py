@@ -185,20 +185,19 @@ def _insert(func, body, loop_var, nest, at_end):
     return with_body(func, replace(lpath, new_loop))
 
 
-def _check_once_per_point(prim, subject, buf, region, outer, ana):
-    """A block updating ``buf`` in place (it reads it, with no init) computed at the loops
-    ``outer`` must write disjoint regions in consecutive iterations of each: a point computed
-    again would be updated twice."""
+def _check_once_per_point(prim, subject, buf, region, outer, ana, why, harm):
+    """A block computed at the loops ``outer`` that must not run twice for a point of
+    ``buf`` (``why``: it updates ``buf`` in place, or a block under the loop does) must write
+    disjoint regions in consecutive iterations of each: a point computed again would be
+    ``harm``."""
     for lp in outer:
         step = {lp.loop_var: lp.loop_var + 1}
         if not is_one(lp.extent) and not any(
                 ana.can_prove(ge(substitute(start, step), start + extent))
                 for start, extent in region):
-            raise ScheduleError(prim, subject, f"the block updates {buf.name} in place (it "
-                                f"reads it and has no init), and consecutive iterations of "
-                                f"loop {lp.loop_var.name} need the same elements of "
-                                f"{buf.name}: they would be updated again (compute_at before "
-                                "decompose_reduction)", lp)
+            raise ScheduleError(prim, subject, f"{why}, and consecutive iterations of loop "
+                                f"{lp.loop_var.name} need the same elements of {buf.name}: "
+                                f"{harm}", lp)
 
 
 def compute_at(func, name, loop_var):
@@ -277,8 +276,17 @@ def compute_at(func, name, loop_var):
     if region is None:
         raise ScheduleError(prim, subject, f"cannot bound the region of {buf.name} read in one "
                             f"iteration of loop {loop_var.name}", loop)
+    updaters = [r.block.name for r in under if any(w.buffer is buf for w in r.block.writes)]
     if block.init is None and any(r.buffer is buf for r in block.reads):
-        _check_once_per_point(prim, subject, buf, region, outer, ana)
+        _check_once_per_point(prim, subject, buf, region, outer, ana,
+                              f"the block updates {buf.name} in place (it reads it and has no "
+                              "init)", "they would be updated again (compute_at before "
+                              "decompose_reduction)")
+    elif updaters:
+        _check_once_per_point(prim, subject, buf, region, outer, ana,
+                              f"block \"{updaters[0]}\" under loop {loop_var.name} updates "
+                              f"{buf.name} in place", "computed again, they would overwrite "
+                              "its updates")
     nest = _new_nest(realize, _iterator_ranges(forms, region, ana), ana, None)
     body = replace(bpath[:top_level(bpath) + 1], None)
     return _insert(func, body, loop_var, nest, at_end=False), None

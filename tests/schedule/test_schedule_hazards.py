@@ -520,6 +520,30 @@ def test_compute_at_of_a_decomposed_reduction_into_a_split_of_a_fused_loop_is_re
     assert sch.mod is before
 
 
+def _blockized_init(sch):
+    """mm_relu with Y's nest blockized and its reduction decomposed inside the block: Y_init
+    and Y are the only users of Y in their scope."""
+    sch.blockize(_first_loop(sch, "Y"))
+    y = sch.get_block("Y")
+    return sch.decompose_reduction(y, sch.get_loops(y)[0])
+
+
+def test_compute_at_of_an_init_into_the_loop_its_reduction_runs_over_is_refused():
+    """Y_init computed at r, the reduction loop of Y, ran in every iteration of r and reset
+    Y[i, j] between Y's updates: Y was the last product alone."""
+    sch = fresh("mm_relu")
+    init = _blockized_init(sch)
+    before = sch.mod
+    with pytest.raises(ScheduleError, match=r"compute_at: block \"Y_init\" at loop r: block "
+                       r"\"Y\" under loop r updates Y in place, and consecutive iterations of "
+                       "loop r need the same elements of Y: computed again, they would "
+                       "overwrite its updates"):
+        sch.compute_at(init, sch.get_loops(sch.get_block("Y"))[2])
+    assert sch.mod is before
+    sch.compute_at(init, sch.get_loops(sch.get_block("Y"))[1])
+    check_results(sch, "mm_relu")
+
+
 STRIDED_PRODUCER = '''
 from pyir.script import tensor as T
 
@@ -552,3 +576,4 @@ def test_reverse_compute_at_under_a_loop_producing_a_strided_region_is_refused()
     a, c = np.arange(16, dtype="float32"), np.ones(16, "float32")
     pyir.build(sch.mod, opt_level="none")["f"](a, c)
     np.testing.assert_array_equal(c, 1 + 2 * a)
+
