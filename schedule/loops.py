@@ -8,7 +8,9 @@ import math
 import numbers
 from functools import reduce
 
-from pyir.ir import For, IntImm, Range, Var, and_, ge, lt, substitute
+from pyir import arith
+from pyir.ir import For, IntImm, Range, Var, and_, ge, lt
+from pyir.ir.node import IdentityNode, rewrite
 from pyir.transform.register_tiles import FUSED_TAILS_KEY, TAIL_KEY
 from pyir.transform.dependence import analyzer_for, iteration_conflict, realizes_under, uses
 from pyir.transform.lower_blocks import init_may_not_run
@@ -103,7 +105,7 @@ def split(func, var, factors):
     for v, e in zip(new_vars[1:], exts[1:]):
         fused = fused * e + v
     value = fused if _is_zero(loop.start) else loop.start + fused
-    body = substitute(loop.body, {var: value})
+    body = _substitute(loop.body, {var: value}, new_vars)
     if guard:
         body = add_predicate(body, lt(fused, extent))
     for v, e in reversed(list(zip(new_vars, exts))):
@@ -112,6 +114,21 @@ def split(func, var, factors):
         inner = ana.simplify(reduce(lambda a, b: a * b, exts[1:]))
         body = dataclasses.replace(body, annotations=((TAIL_KEY, _int(inner)),))
     return with_body(func, replace(path, body)), new_vars
+
+
+def _substitute(body, mapping, new_vars):
+    """``body`` with the loop variables of ``mapping`` replaced by their values in terms of
+    ``new_vars``, and the extent of each loop inside that comes to depend on them in the form
+    the parser reads a loop extent in (`arith.simplify`), so that the module prints and
+    parses back to itself (``range((i + 1) // 2)`` with ``i`` split by 4 is
+    ``range(i_0 * 2 + (i_1 + 1) // 2)``)."""
+    def fn(n):
+        if isinstance(n, IdentityNode):
+            return mapping.get(n)
+        if isinstance(n, For) and uses(n.extent, new_vars):
+            return dataclasses.replace(n, extent=arith.simplify(n.extent))
+        return None
+    return rewrite(body, fn)
 
 
 def _int(e):
@@ -203,7 +220,7 @@ def fuse(func, vars_):
             value = value % exts[k]
         value = ana.simplify(value)
         mapping[lp.loop_var] = value if _is_zero(lp.start) else lp.start + value
-    body = substitute(loops[-1].body, mapping)
+    body = _substitute(loops[-1].body, mapping, [fused])
     tails = any(key in (TAIL_KEY, FUSED_TAILS_KEY) for lp in loops for key, _ in lp.annotations)
     new = For(fused, IntImm(0), total, "serial", body,
               ((FUSED_TAILS_KEY, 1),) if tails else ())
