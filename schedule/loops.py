@@ -276,10 +276,34 @@ def reorder(func, vars_):
     by_var = {lp.loop_var: lp for lp in chain}
     for pos, v in zip(positions, vars_):
         placed[pos] = by_var[v]
+    moved = [lp.loop_var for lp, was in zip(placed, chain) if lp is not was]
+    for realize in (p[-1] for p in realizes_under(chain[-1].body)):
+        mixed = _drives_init_order(realize, moved)
+        if mixed:
+            raise ScheduleError("reorder", subject, f"loop {mixed.name} drives both spatial "
+                                f"and reduction iterators of block \"{realize.block.name}\", "
+                                "whose init runs where its reduction iterators are 0: in "
+                                "another order it would run after some of the updates "
+                                "(decompose_reduction first)", chain[0])
     body = chain[-1].body
     for lp in reversed(placed):
         body = dataclasses.replace(lp, body=body)
     return with_body(func, replace(top, body)), None
+
+
+def _drives_init_order(realize, moved):
+    """The loop of ``moved`` that drives both a spatial and a reduction iterator of
+    ``realize``'s block, if the block has an init (it runs first only in the loops' own
+    order: a fused ``j * 5 + r`` split and reordered reaches ``r == 0`` of a row after
+    other points of it), else None."""
+    if realize.block.init is None:
+        return None
+    for v in moved:
+        kinds = {iv.kind for iv, value in zip(realize.block.iter_vars, realize.iter_values)
+                 if uses(value, [v])}
+        if kinds >= {"S", "R"}:
+            return v
+    return None
 
 
 _KINDS = {"parallel": "parallel", "vectorize": "vectorized", "unroll": "unroll"}

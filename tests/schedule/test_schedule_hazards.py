@@ -577,3 +577,29 @@ def test_reverse_compute_at_under_a_loop_producing_a_strided_region_is_refused()
     pyir.build(sch.mod, opt_level="none")["f"](a, c)
     np.testing.assert_array_equal(c, 1 + 2 * a)
 
+
+def _split_fused_row(sch):
+    """static_mm's j and r fused (j * 48 + r) and split by 5."""
+    _, j, r = sch.get_loops(sch.get_block("C"))
+    return sch.split(sch.fuse(j, r), [None, 5])
+
+
+def test_reorder_of_a_split_fused_spatial_and_reduction_loop_is_refused():
+    """The two parts of static_mm's fused j * 48 + r swapped: a row's first points ran at
+    r = 2, 7, ... before r = 0, where the init reset C[i, j]: most of C was wrong.
+    Decomposed first, the reduction reorders freely."""
+    sch = fresh("static_mm")
+    f0, f1 = _split_fused_row(sch)
+    before = sch.mod
+    with pytest.raises(ScheduleError, match=r"reorder: loops j_r_fused_1, j_r_fused_0: loop "
+                       r"j_r_fused_1 drives both spatial and reduction iterators of block "
+                       r"\"C\", whose init runs where its reduction iterators are 0: in another "
+                       r"order it would run after some of the updates \(decompose_reduction "
+                       r"first\)"):
+        sch.reorder(f1, f0)
+    assert sch.mod is before
+    sch = fresh("static_mm")
+    sch.decompose_reduction(sch.get_block("C"), sch.get_loops(sch.get_block("C"))[0])
+    f0, f1 = _split_fused_row(sch)
+    sch.reorder(f1, f0)
+    check_results(sch, "static_mm")
