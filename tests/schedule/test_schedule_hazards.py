@@ -603,3 +603,26 @@ def test_reorder_of_a_split_fused_spatial_and_reduction_loop_is_refused():
     f0, f1 = _split_fused_row(sch)
     sch.reorder(f1, f0)
     check_results(sch, "static_mm")
+
+
+def test_reverse_compute_at_of_a_reduction_into_a_vectorized_loop_is_refused():
+    """matmul's r factored out and C_rf's r vectorized: C, moved under it, reduced over the
+    vectorized iterations, each lane updating C[i, j] at the same time (all of C wrong once
+    C_rf's init was decomposed at j). An elementwise consumer still moves under a vectorized
+    loop."""
+    sch = fresh("matmul")
+    rf = sch.rfactor(sch.get_loops(sch.get_block("C"))[2], 0)
+    r = sch.get_loops(rf)[2]
+    sch.vectorize(r)
+    before = sch.mod
+    with pytest.raises(ScheduleError, match=r"reverse_compute_at: block \"C\" at loop r: block "
+                       r"\"C\" reduces into C over loop r, so its iterations depend on each "
+                       "other; loop r is vectorized, and its iterations cannot run at the "
+                       "same time"):
+        sch.reverse_compute_at(sch.get_block("C"), r)
+    assert sch.mod is before
+    sch = fresh("chain")
+    j = sch.get_loops(sch.get_block("B"))[1]
+    sch.vectorize(j)
+    sch.reverse_compute_at(sch.get_block("C"), j)
+    check_results(sch, "chain")
