@@ -6,9 +6,10 @@ from functools import reduce
 
 from pyir.arith import vars_of
 from pyir.ir import (Allocate, Block, BlockRealize, Buffer, BufferLoad, BufferRegion,
-                     BufferStore, IterVar, Var, and_)
+                     BufferStore, IfThenElse, IterVar, Var, and_)
 from pyir.ir.node import rewrite
 from pyir.ir.ops import is_one
+from pyir.ir.stmt import find_paths
 from pyir.transform.common import shape_vars
 from pyir.transform.dependence import analyzer_for, narrowed_by_predicate, region_in_loops
 
@@ -191,8 +192,12 @@ def _covers(realize, path, buf, shapes):
     buffer under the block's predicate (``T.where(i < 10)`` over ``i`` in ``[0, 12)``
     writes all of a 10-element buffer; ``B[vi * 2]`` over 5 points is half of 9 elements,
     though their bounds span them all; ``T.where(i >= 3)`` writing ``B[vi - 3]`` all of
-    B if its loop ends at B's extent plus 3). ``shapes`` are the function's shape variables
-    (each at least 0)."""
+    B if its loop ends at B's extent plus 3). A block that stores to ``buf`` only under an
+    ``if`` writes no element for sure. ``shapes`` are the function's shape variables (each
+    at least 0)."""
+    stores = find_paths(realize.block, lambda s: isinstance(s, BufferStore) and s.buffer is buf)
+    if all(any(isinstance(s, IfThenElse) for s in p) for p in stores):
+        return False
     loops = loops_of(path)
     ana = analyzer_for(loops, shapes)
     region = next(w for w in realize.block.writes if w.buffer is buf)

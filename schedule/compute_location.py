@@ -11,8 +11,9 @@ from pyir.ir.node import rewrite
 from pyir.ir.ops import is_one
 from pyir.runtime.exprtext import expr_text
 from pyir.transform.common import shape_vars
-from pyir.transform.dependence import (analyzer_for, narrow_loops, realizes_under,
-                                       reduce_loop_vars, region_in_loops, relax_range, uses)
+from pyir.transform.dependence import (analyzer_for, iteration_conflict, narrow_loops,
+                                       realizes_under, reduce_loop_vars, region_in_loops,
+                                       relax_range, uses)
 from pyir.transform.flatten import linear_index, product
 
 from .analysis import (complete_binding, complete_where_narrowed, extra_predicate, is_true,
@@ -191,6 +192,23 @@ def _zero(e):
     return isinstance(e, IntImm) and e.value == 0
 
 
+def _checked_kinds(prim, subject, func, loop_var):
+    """``func`` after the block moved under loop ``loop_var``, if each parallel or vectorized
+    loop around its new place still runs iterations that do not depend on each other (as
+    `parallel` and `vectorize` require): a block reducing over such a loop, moved there,
+    would update one element from several iterations at the same time."""
+    path = find_loop(func.body, loop_var)
+    for k, lp in enumerate(path):
+        if isinstance(lp, For) and lp.kind in ("parallel", "vectorized"):
+            why = iteration_conflict(lp, loops_of(path[:k + 1]), [lp.loop_var],
+                                     allow_reduce_reorder=False)
+            if why:
+                raise ScheduleError(prim, subject, f"{why}; loop {lp.loop_var.name} is "
+                                    f"{lp.kind}, and its iterations cannot run at the same "
+                                    "time", lp)
+    return func
+
+
 def _insert(func, body, loop_var, nest, at_end):
     """``body`` with ``nest`` first (or, ``at_end``, last) in the body of loop ``loop_var``."""
     lpath = find_loop(body, loop_var)
@@ -200,13 +218,14 @@ def _insert(func, body, loop_var, nest, at_end):
     return with_body(func, replace(lpath, new_loop))
 
 
-def _once_per_point(prim, subject, buf, region, outer, ana):
-    """The ``region`` a block updating ``buf`` in place (it reads it, with no init) computes
-    in one iteration of the loops ``outer`` (the last of them the new place): each point
-    must be computed once. Consecutive iterations of each loop must need disjoint elements,
-    but where those of the last loop share some (rows of a fused loop split in tiles), it
-    computes in each iteration only those no earlier one needed (`_first_needed`), if its
-    iterations run one after another."""
+def _once_per_point(prim, subject, buf, region, outer, ana, why, harm):
+    """The ``region`` of ``buf`` a block computes in one iteration of the loops ``outer``
+    (the last of them the new place) where it must not run twice for a point (``why``: it
+    updates ``buf`` in place, or a block under the loop does; a point computed again would
+    be ``harm``). Consecutive iterations of each loop must need disjoint elements, but where
+    those of the last loop share some (rows of a fused loop split in tiles), it computes in
+    each iteration only those no earlier one needed (`_first_needed`), if its iterations run
+    one after another."""
     for lp in outer:
         step = {lp.loop_var: lp.loop_var + 1}
         if is_one(lp.extent) or any(ana.can_prove(ge(substitute(start, step), start + extent))
@@ -215,11 +234,9 @@ def _once_per_point(prim, subject, buf, region, outer, ana):
         cut = _first_needed(region, lp, ana) if lp is outer[-1] and lp.kind in (
             "serial", "unroll") else None
         if cut is None:
-            raise ScheduleError(prim, subject, f"the block updates {buf.name} in place (it "
-                                f"reads it and has no init), and consecutive iterations of "
-                                f"loop {lp.loop_var.name} need the same elements of "
-                                f"{buf.name}: they would be updated again (compute_at before "
-                                "decompose_reduction)", lp)
+            raise ScheduleError(prim, subject, f"{why}, and consecutive iterations of loop "
+                                f"{lp.loop_var.name} need the same elements of {buf.name}: "
+                                f"{harm}", lp)
         region = cut
     return region
 
@@ -329,11 +346,21 @@ def compute_at(func, name, loop_var):
     if region is None:
         raise ScheduleError(prim, subject, f"cannot bound the region of {buf.name} read in one "
                             f"iteration of loop {loop_var.name}", loop)
+    updaters = [r.block.name for r in under if any(w.buffer is buf for w in r.block.writes)]
     if block.init is None and any(r.buffer is buf for r in block.reads):
-        region = _once_per_point(prim, subject, buf, region, outer, ana)
+        region = _once_per_point(prim, subject, buf, region, outer, ana,
+                                 f"the block updates {buf.name} in place (it reads it and has "
+                                 "no init)", "they would be updated again (compute_at before "
+                                 "decompose_reduction)")
+    elif updaters:
+        region = _once_per_point(prim, subject, buf, region, outer, ana,
+                                 f"block \"{updaters[0]}\" under loop {loop_var.name} updates "
+                                 f"{buf.name} in place", "computed again, they would overwrite "
+                                 "its updates")
     nest = _new_nest(realize, _iterator_ranges(forms, region, ana), ana, None, where)
     body = replace(bpath[:top_level(bpath) + 1], None)
-    return _insert(func, body, loop_var, nest, at_end=False), None
+    return _checked_kinds(prim, subject, _insert(func, body, loop_var, nest, at_end=False),
+                          loop_var), None
 
 
 def reverse_compute_at(func, name, loop_var):
@@ -440,7 +467,8 @@ def reverse_compute_at(func, name, loop_var):
                           [r.buffer for r in block.reads], [w.buffer for w in block.writes])
     nest = nest or _new_nest(realize, region_of_iter, ana, None, where)
     body = replace(bpath[:top_level(bpath) + 1], None)
-    return _insert(func, body, loop_var, nest, at_end=True), None
+    return _checked_kinds(prim, subject, _insert(func, body, loop_var, nest, at_end=True),
+                          loop_var), None
 
 
 def _point_by_point(realize, buf, forms, written, moving, where):

@@ -8,7 +8,9 @@ import math
 import numbers
 from functools import reduce
 
-from pyir.ir import For, IntImm, Range, Var, and_, ge, lt, substitute
+from pyir import arith
+from pyir.ir import For, IntImm, Range, Var, and_, ge, lt
+from pyir.ir.node import IdentityNode, rewrite
 from pyir.transform.register_tiles import FUSED_TAILS_KEY, TAIL_KEY
 from pyir.transform.dependence import analyzer_for, iteration_conflict, realizes_under, uses
 from pyir.transform.lower_blocks import init_may_not_run
@@ -103,7 +105,7 @@ def split(func, var, factors):
     for v, e in zip(new_vars[1:], exts[1:]):
         fused = fused * e + v
     value = fused if _is_zero(loop.start) else loop.start + fused
-    body = substitute(loop.body, {var: value})
+    body = _substitute(loop.body, {var: value}, new_vars)
     if guard:
         body = add_predicate(body, lt(fused, extent))
     for v, e in reversed(list(zip(new_vars, exts))):
@@ -112,6 +114,21 @@ def split(func, var, factors):
         inner = ana.simplify(reduce(lambda a, b: a * b, exts[1:]))
         body = dataclasses.replace(body, annotations=((TAIL_KEY, _int(inner)),))
     return with_body(func, replace(path, body)), new_vars
+
+
+def _substitute(body, mapping, new_vars):
+    """``body`` with the loop variables of ``mapping`` replaced by their values in terms of
+    ``new_vars``, and the extent of each loop inside that comes to depend on them in the form
+    the parser reads a loop extent in (`arith.simplify`), so that the module prints and
+    parses back to itself (``range((i + 1) // 2)`` with ``i`` split by 4 is
+    ``range(i_0 * 2 + (i_1 + 1) // 2)``)."""
+    def fn(n):
+        if isinstance(n, IdentityNode):
+            return mapping.get(n)
+        if isinstance(n, For) and uses(n.extent, new_vars):
+            return dataclasses.replace(n, extent=arith.simplify(n.extent))
+        return None
+    return rewrite(body, fn)
 
 
 def _int(e):
@@ -203,7 +220,7 @@ def fuse(func, vars_):
             value = value % exts[k]
         value = ana.simplify(value)
         mapping[lp.loop_var] = value if _is_zero(lp.start) else lp.start + value
-    body = substitute(loops[-1].body, mapping)
+    body = _substitute(loops[-1].body, mapping, [fused])
     tails = any(key in (TAIL_KEY, FUSED_TAILS_KEY) for lp in loops for key, _ in lp.annotations)
     new = For(fused, IntImm(0), total, "serial", body,
               ((FUSED_TAILS_KEY, 1),) if tails else ())
@@ -259,10 +276,34 @@ def reorder(func, vars_):
     by_var = {lp.loop_var: lp for lp in chain}
     for pos, v in zip(positions, vars_):
         placed[pos] = by_var[v]
+    moved = [lp.loop_var for lp, was in zip(placed, chain) if lp is not was]
+    for realize in (p[-1] for p in realizes_under(chain[-1].body)):
+        mixed = _drives_init_order(realize, moved)
+        if mixed:
+            raise ScheduleError("reorder", subject, f"loop {mixed.name} drives both spatial "
+                                f"and reduction iterators of block \"{realize.block.name}\", "
+                                "whose init runs where its reduction iterators are 0: in "
+                                "another order it would run after some of the updates "
+                                "(decompose_reduction first)", chain[0])
     body = chain[-1].body
     for lp in reversed(placed):
         body = dataclasses.replace(lp, body=body)
     return with_body(func, replace(top, body)), None
+
+
+def _drives_init_order(realize, moved):
+    """The loop of ``moved`` that drives both a spatial and a reduction iterator of
+    ``realize``'s block, if the block has an init (it runs first only in the loops' own
+    order: a fused ``j * 5 + r`` split and reordered reaches ``r == 0`` of a row after
+    other points of it), else None."""
+    if realize.block.init is None:
+        return None
+    for v in moved:
+        kinds = {iv.kind for iv, value in zip(realize.block.iter_vars, realize.iter_values)
+                 if uses(value, [v])}
+        if kinds >= {"S", "R"}:
+            return v
+    return None
 
 
 _KINDS = {"parallel": "parallel", "vectorize": "vectorized", "unroll": "unroll"}

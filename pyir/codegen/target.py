@@ -36,6 +36,9 @@ class Target:
         per process and string: 0.35 ms a time, at every build)."""
         if isinstance(text, Target):
             return text
+        if not isinstance(text, str):
+            raise TargetError(f"target {text!r}: a target is a string such as 'llvm' or "
+                              "'llvm -mcpu=znver4 -mattr=+avx512f'")
         return _parse(text)
 
     def __str__(self):

@@ -317,6 +317,14 @@ def test_explicit_target_and_vector_width():
         Target.from_string("llvm -O3")
 
 
+@pytest.mark.parametrize("target", [None, ["llvm"], 3])
+def test_a_target_that_is_not_a_string_is_a_target_error(target):
+    """target=None was an AttributeError from inside the parsing of the string (a list, a
+    TypeError: unhashable)."""
+    with pytest.raises(TargetError, match=r"a target is a string such as 'llvm'"):
+        pyir.build(K.module(K.matmul()), target=target)
+
+
 def test_unlowered_function_is_an_error():
     with pytest.raises(Error, match="matmul still has blocks"):
         codegen(K.module(K.matmul()))

@@ -485,6 +485,27 @@ def test_cache_write_of_a_block_writing_every_other_element_is_refused():
     assert structural_equal(sch.mod, before)
 
 
+CONDITIONAL_WRITE = '''
+from pyir.script import tensor as T
+
+@T.prim_func
+def f(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32")):
+    for i in range(8):
+        with T.block("B"):
+            vi = T.axis.spatial(8, i)
+            if vi % 2 == 0:
+                B[vi] = A[vi]
+'''
+
+
+def test_cache_write_of_a_block_storing_under_an_if_is_refused():
+    """B[vi] stored only where vi is even: its region is all of B, and the copy back wrote
+    the cache's unwritten odd elements into B (zeros at opt_level "none")."""
+    _refused(CONDITIONAL_WRITE, lambda s: s.cache_write(s.get_block("B"), 0, "global"),
+             "cache_write: block \"B\", buffer B: the block writes only part of B; copying "
+             "the cache back would overwrite the rest")
+
+
 @pytest.mark.parametrize("loop, where, index, covers", [
     (12, "i < 10", "vi", True),
     (12, "i < 9", "vi", False),
@@ -634,6 +655,30 @@ def test_compute_at_of_a_decomposed_reduction_read_in_reverse_or_in_parallel_is_
              r"compute_at: block \"S\" at loop i_j_fused_0: the block updates S in place \(it "
              r"reads it and has no init\), and consecutive iterations of loop i_j_fused_0 need "
              "the same elements")
+
+
+def _blockized_init(sch):
+    """mm_relu with Y's nest blockized and its reduction decomposed inside the block: Y_init
+    and Y are the only users of Y in their scope."""
+    sch.blockize(_first_loop(sch, "Y"))
+    y = sch.get_block("Y")
+    return sch.decompose_reduction(y, sch.get_loops(y)[0])
+
+
+def test_compute_at_of_an_init_into_the_loop_its_reduction_runs_over_is_refused():
+    """Y_init computed at r, the reduction loop of Y, ran in every iteration of r and reset
+    Y[i, j] between Y's updates: Y was the last product alone."""
+    sch = fresh("mm_relu")
+    init = _blockized_init(sch)
+    before = sch.mod
+    with pytest.raises(ScheduleError, match=r"compute_at: block \"Y_init\" at loop r: block "
+                       r"\"Y\" under loop r updates Y in place, and consecutive iterations of "
+                       "loop r need the same elements of Y: computed again, they would "
+                       "overwrite its updates"):
+        sch.compute_at(init, sch.get_loops(sch.get_block("Y"))[2])
+    assert sch.mod is before
+    sch.compute_at(init, sch.get_loops(sch.get_block("Y"))[1])
+    check_results(sch, "mm_relu")
 
 
 STRIDED_PRODUCER = '''
@@ -812,3 +857,53 @@ def test_parallel_over_iterations_a_predicate_keeps_apart():
              lambda s: s.parallel(_first_loop(s, "B")),
              r"parallel: loop i \(around block 'B'\): block \"B\" writes parts of B that "
              "iterations of loop i share")
+
+
+def _split_fused_row(sch):
+    """static_mm's j and r fused (j * 48 + r) and split by 5."""
+    _, j, r = sch.get_loops(sch.get_block("C"))
+    return sch.split(sch.fuse(j, r), [None, 5])
+
+
+def test_reorder_of_a_split_fused_spatial_and_reduction_loop_is_refused():
+    """The two parts of static_mm's fused j * 48 + r swapped: a row's first points ran at
+    r = 2, 7, ... before r = 0, where the init reset C[i, j]: most of C was wrong.
+    Decomposed first, the reduction reorders freely."""
+    sch = fresh("static_mm")
+    f0, f1 = _split_fused_row(sch)
+    before = sch.mod
+    with pytest.raises(ScheduleError, match=r"reorder: loops j_r_fused_1, j_r_fused_0: loop "
+                       r"j_r_fused_1 drives both spatial and reduction iterators of block "
+                       r"\"C\", whose init runs where its reduction iterators are 0: in another "
+                       r"order it would run after some of the updates \(decompose_reduction "
+                       r"first\)"):
+        sch.reorder(f1, f0)
+    assert sch.mod is before
+    sch = fresh("static_mm")
+    sch.decompose_reduction(sch.get_block("C"), sch.get_loops(sch.get_block("C"))[0])
+    f0, f1 = _split_fused_row(sch)
+    sch.reorder(f1, f0)
+    check_results(sch, "static_mm")
+
+
+def test_reverse_compute_at_of_a_reduction_into_a_vectorized_loop_is_refused():
+    """matmul's r factored out and C_rf's r vectorized: C, moved under it, reduced over the
+    vectorized iterations, each lane updating C[i, j] at the same time (all of C wrong once
+    C_rf's init was decomposed at j). An elementwise consumer still moves under a vectorized
+    loop."""
+    sch = fresh("matmul")
+    rf = sch.rfactor(sch.get_loops(sch.get_block("C"))[2], 0)
+    r = sch.get_loops(rf)[2]
+    sch.vectorize(r)
+    before = sch.mod
+    with pytest.raises(ScheduleError, match=r"reverse_compute_at: block \"C\" at loop r: block "
+                       r"\"C\" reduces into C over loop r, so its iterations depend on each "
+                       "other; loop r is vectorized, and its iterations cannot run at the "
+                       "same time"):
+        sch.reverse_compute_at(sch.get_block("C"), r)
+    assert sch.mod is before
+    sch = fresh("chain")
+    j = sch.get_loops(sch.get_block("B"))[1]
+    sch.vectorize(j)
+    sch.reverse_compute_at(sch.get_block("C"), j)
+    check_results(sch, "chain")

@@ -454,3 +454,42 @@ def test_rfactor_inside_a_blockized_block_declares_the_partial_results_there():
     assert "T.writes(C[0:n, 0:m], C_rf[0:k, 0:n, 0:m])" in text
     check_roundtrip(sch, "matmul")
     check_results(sch, "matmul")
+
+
+TRIANGLE = '''
+from pyir.script import tensor as T
+
+@T.prim_func
+def f(A: T.Buffer((8, 4), "float32"), O: T.Buffer((8, 4), "float32")):
+    for i in range(8):
+        for j in range((i + 1) // 2):
+            with T.block("O"):
+                vi = T.axis.spatial(8, i)
+                vj = T.axis.spatial(4, j)
+                O[vi, vj] = A[vi, vj] + T.float32(1)
+'''
+
+
+@pytest.mark.parametrize("step", ["split", "fuse"])
+def test_loops_whose_extent_depends_on_a_split_or_fused_loop_print_back(step):
+    """j's extent (i + 1) // 2 with i split by 4 was (i_0 * 4 + i_1 + 1) // 2, which the
+    parser reads as i_0 * 2 + (i_1 + 1) // 2 (it simplifies loop extents): the module did
+    not parse back to itself. The extents the split or fuse changes are now in that form."""
+    import numpy as np
+
+    import pyir
+    from pyir.ir import assert_structural_equal
+    from pyir.schedule import Schedule
+    from pyir.script import from_source
+
+    sch = Schedule(from_source(TRIANGLE))
+    i = sch.get_loops(sch.get_block("O"))[0]
+    if step == "split":
+        sch.split(i, factors=[None, 4])
+    else:
+        sch.fuse(*sch.split(i, factors=[None, 4]))
+    assert_structural_equal(from_source(sch.mod.script()), sch.mod)
+    a, o = np.arange(32, dtype="float32").reshape(8, 4), np.zeros((8, 4), "float32")
+    pyir.build(sch.mod)["f"](a, o)
+    want = np.where(np.arange(4) < (np.arange(8)[:, None] + 1) // 2, a + 1, 0)
+    np.testing.assert_array_equal(o, want)
