@@ -269,7 +269,7 @@ def test_a_condition_does_not_name_a_loop_that_always_runs():
         with pytest.raises(ArgumentValueError) as e:
             lib["one_more"](np.zeros(0, np.float32), np.zeros(n, np.float32), b)
         assert str(e.value) == ("one_more: S is read at index k - 1 in dimension 0 of S: "
-                                f"requires k >= 1, but k = 0")
+                                "requires k >= 1, but k = 0")
 
 
 @T.prim_func
