@@ -244,10 +244,6 @@ def read_buffers(stmt):
     return {r.buffer for p in realizes_under(stmt, nested=True) for r in p[-1].block.reads}
 
 
-def block_touches(stmt, buffer):
-    return buffer in written_buffers(stmt) or buffer in read_buffers(stmt)
-
-
 def infer_regions(block):
     """(reads, writes) of ``block`` inferred from its body as the parser infers them."""
     return infer(block.body, block.init, block.alloc_buffers)
