@@ -421,7 +421,7 @@ def check_call(caller, kernel, args, dtype):
     declared = kernel.prim.body.value.args[1:]
     where = f"prim function {caller}: T.call_extern({kernel.name!r}, ...)"
     if dtype != "void":
-        raise Error(f"{where} takes a {dtype} result, but a kernel declared with "
+        raise Error(f"{where} has result dtype {dtype}, but a kernel declared with "
                     "pyir.ffi.extern returns nothing: call it with dtype=\"void\"")
     if len(args) != len(declared):
         raise Error(f"{where} passes {len(args)} argument(s); the kernel takes {len(declared)} "

@@ -13,7 +13,8 @@ import operator
 
 import numpy as np
 
-from pyir.ffi.extern import check_extern_call
+from pyir.ffi.extern import ExternKernel, check_extern_call
+from pyir.ffi.registry import get_global_func
 from pyir.ir import (INTRINSICS, Binary, Buffer, BufferLoad, Call, Cast, FloatImm, IntImm, Not,
                      PrimExpr, Select, StringImm, Var)
 from pyir.ir import dtype as dt
@@ -448,9 +449,11 @@ def intrinsic(parser, node, name):
 def call_extern(parser, node):
     """``T.call_extern("name", *args, dtype="int32")``; a bare buffer passes its data;
     ``dtype="void"`` calls a kernel that returns nothing (an int32 result is a status).
-    The call is checked as the build checks it (`pyir.ffi.extern.check_extern_call`) when
-    its name is a kernel, a Python function or a C function of the process; another name
-    may be a kernel declared later, and is left to the build."""
+    Without ``dtype``, a kernel declared with `pyir.ffi.extern` (which returns nothing) is
+    called as void, any other name for an int32. The call is checked as the build checks it
+    (`pyir.ffi.extern.check_extern_call`) when its name is a kernel, a Python function or a
+    C function of the process; another name may be a kernel declared later, and is left to
+    the build."""
     if not node.args:
         parser.error(node, "T.call_extern needs the kernel name first",
                      "T.call_extern(\"name\", A, B, n)")
@@ -458,7 +461,8 @@ def call_extern(parser, node):
     if not isinstance(name, str):
         parser.error(node.args[0], "the first argument of T.call_extern must be the kernel "
                                    "name, a string", "T.call_extern(\"name\", A, B, n)")
-    dtype = "int32"
+    dtype = "void" if isinstance(get_global_func(name, allow_missing=True), ExternKernel) \
+        else "int32"
     for kw in node.keywords:
         if kw.arg != "dtype":
             parser.error(kw.value, f"T.call_extern has no argument {kw.arg!r}", "dtype=...")

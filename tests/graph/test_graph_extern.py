@@ -130,6 +130,27 @@ def test_kernels_from_a_prim_function_via_call_extern(saxpy, dot4, build_as):
     assert pyir.script.from_source(Both.script()).script() == Both.script()
 
 
+def test_a_declared_kernel_is_called_as_void_without_a_dtype(saxpy, dot4):
+    """``T.call_extern(name, ...)`` as DESIGN.md writes it: a kernel declared with
+    pyir.ffi.extern returns nothing. It defaulted to an int32 result and was refused."""
+    src = Both.script().replace(', dtype="void")', ")")
+    assert src.count("T.call_extern(") == 2 and 'dtype="void"' not in src
+    mod = pyir.script.from_source(src)
+    assert pyir.ir.structural_equal(mod, Both)
+    lib = pyir.build(mod)
+    x, y = np.arange(8, dtype="float32"), np.ones(8, "float32")
+    out, d = np.empty(8, "float32"), np.empty(1, "float32")
+    lib["both"](x, y, out, d)
+    np.testing.assert_array_equal(out, 2 * x + 1)
+    assert d[0] == 6
+
+
+def test_an_undeclared_name_is_called_for_an_int32_status():
+    f = _calling('T.call_extern("test.declared_later", x)')
+    (call,) = [n for n in pyir.ir.walk(f.body) if isinstance(n, pyir.ir.Call)]
+    assert call.dtype == "int32"
+
+
 def test_a_graph_call_that_does_not_fit_the_kernel_is_reported_at_the_call(dot4):
     """It was reported only by pyir.build, without the line."""
     with pytest.raises(ParseError) as info:
@@ -328,11 +349,11 @@ MISMATCHES = [
      "T.call_extern passes by address"),
     ('T.call_extern("test.saxpy", T.float32(1), T.float32(1), x, x, T.int64(4), dtype="void")',
      None, r"argument 2 \(x\) is a buffer, but the call passes a float32 value"),
-    # T.call_extern's default result, an int32 status, was read from a kernel returning
-    # nothing: whatever the register held, and a nonzero value failed the call.
-    ('T.call_extern("test.dot4", x, x, d)', None,
-     r"T.call_extern\('test.dot4', ...\) takes a int32 result, but a kernel declared with "
-     r'pyir.ffi.extern returns nothing: call it with dtype="void"'),
+    # An int32 result, a status, was read from a kernel returning nothing: whatever the
+    # register held, and a nonzero value failed the call.
+    ('T.call_extern("test.dot4", x, x, d, dtype="int32")', None,
+     r"T.call_extern\('test.dot4', ...\) has result dtype int32, but a kernel declared "
+     r'with pyir.ffi.extern returns nothing: call it with dtype="void"'),
 ]
 
 
