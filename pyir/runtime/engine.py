@@ -110,6 +110,16 @@ def _background_thread():
     return _background or None
 
 
+def _forget_background():
+    """In a child made by ``fork``: the parent's thread did not come along, and its executor
+    would queue units that nothing compiles (the child's first build waited forever)."""
+    global _background
+    _background = None
+
+
+os.register_at_fork(after_in_child=_forget_background)
+
+
 class JitEngine:
     """Machine code for LLVM IR in this process; ``address(name)`` of its functions.
 

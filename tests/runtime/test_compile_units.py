@@ -185,6 +185,38 @@ def test_compiled_units_survive_the_garbage_collector():
     assert done.stdout.strip() == "ok"
 
 
+FORK = """
+import importlib.util, os, sys
+import numpy as np
+import pyir
+spec = importlib.util.spec_from_file_location("m", sys.argv[1])
+M = importlib.util.module_from_spec(spec); spec.loader.exec_module(M)
+def built_and_right():
+    lib = pyir.build(M.schedule_matmul(M.matmul_func(None)).mod, opt_level="fast",
+                     use_cache=False)
+    a = np.ones((9, 9), np.float32); c = np.empty_like(a)
+    lib["matmul"](a, a, c)
+    return bool((c == 9).all())
+assert built_and_right()
+pid = os.fork()
+if pid == 0:
+    os._exit(0 if built_and_right() else 1)
+_, status = os.waitpid(pid, 0)
+assert os.waitstatus_to_exitcode(status) == 0
+assert built_and_right()
+print("ok")
+"""
+
+
+def test_a_child_made_by_fork_builds():
+    """The child's first build waited forever for the parent's compiling thread, which a
+    fork does not copy."""
+    done = subprocess.run([sys.executable, "-c", FORK, str(_PATH)], check=False,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "ok"
+
+
 def test_builds_from_two_threads_take_turns_and_both_work():
     import threading
     libs, errors = {}, []
