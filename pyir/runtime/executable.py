@@ -9,10 +9,10 @@ import os
 
 from ..codegen.abi import entry_symbol
 from ..errors import ArgumentTypeError, Error
-from .function import PrimFunction
+from .function import NativeCode, PrimFunction
 
 
-class Executable:
+class Executable(NativeCode):
     """``lib["name"]`` is a `PrimFunction`; see also `benchmark`, `source`, `export_library`.
 
     ``resolve(symbol)`` gives the native address of a function's entry symbol

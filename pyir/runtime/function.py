@@ -19,7 +19,7 @@ import struct
 import numpy as np
 
 from ..codegen.abi import SLOT_BYTES
-from ..errors import Error
+from ..errors import ArgumentTypeError, Error
 from ..ir import expr as E
 from . import checks
 from .exprtext import expr_text
@@ -64,7 +64,25 @@ def native_function(address):
     return _NATIVE_SIGNATURE(address)
 
 
-class PrimFunction:
+class NativeCode:
+    """What holds native code of this process (an `Executable` and its functions): a copy is
+    the object itself, as the code cannot change; pickling is refused, as the code cannot
+    travel (`export_library` and `pyir.load_module` do that)."""
+
+    def __copy__(self):
+        return self
+
+    def __deepcopy__(self, memo):
+        return self
+
+    def __reduce__(self):
+        raise ArgumentTypeError(
+            f"cannot pickle {self!r}: it holds native code loaded in this process; save the "
+            "executable with lib.export_library(path) and load it elsewhere with "
+            "pyir.load_module(path)")
+
+
+class PrimFunction(NativeCode):
     """``lib["name"]``: call it with one argument per parameter (outputs included), by
     position or by the parameter's name.
 

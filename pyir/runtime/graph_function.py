@@ -28,7 +28,7 @@ from ..ir.ops import show
 from ..transform.graph_plan import leaves_of, never_negative
 from . import checks
 from .exprtext import expr_text, vars_in
-from .function import _SLOT_CODE, compile_binder, data_pointer, slot_layout
+from .function import _SLOT_CODE, NativeCode, compile_binder, data_pointer, slot_layout
 
 _NATIVE = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p)
 _CALLBACK = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_int64, ctypes.c_void_p)
@@ -41,7 +41,7 @@ class _CallState:
         self.frame, self.held, self.late, self.error = frame, {}, {}, None
 
 
-class GraphFunction:
+class GraphFunction(NativeCode):
     """``lib["name"]`` of a graph function: call it with its inputs, by position or by name
     (tuples for tuple parameters, by position); it returns new numpy arrays (a tuple for a
     tuple)."""

@@ -280,3 +280,45 @@ def test_bad_llvm_ir_is_a_pyir_error():
     from pyir.runtime import Executable
     with pytest.raises(pyir.Error, match="LLVM rejected the IR of module"):
         Executable.jit("define i32 @f(ptr %s) { ret i64 0 }", [], "llvm")
+
+
+def test_native_code_is_copied_as_itself_and_not_pickled(tmp_path):
+    """``copy.deepcopy`` of an executable half-copied its LLVM objects and failed deep in
+    ctypes (whose finalizers then complained); pickling did the same."""
+    import copy
+    import pickle
+
+    from pyir.script import graph as R
+    from pyir.script import ir as I
+    from pyir.script import tensor as T
+
+    @I.ir_module
+    class Mod:
+        @T.prim_func
+        def inc(x: T.Buffer(("n",), "float32"), y: T.Buffer(("n",), "float32")):
+            for i in range(n):
+                with T.block("y"):
+                    vi = T.axis.spatial(n, i)
+                    y[vi] = x[vi] + T.float32(1)
+
+        @R.function
+        def main(x: R.Tensor(("n",), "float32")):
+            y = R.call_tir(cls.inc, (x,), out_sinfo=R.Tensor((n,), "float32"))
+            return y
+
+    built = pyir.build(Mod)
+    path = tmp_path / "inc.so"
+    built.export_library(path)
+    x = np.arange(4, dtype=np.float32)
+    for lib in (built, pyir.load_module(path)):
+        for obj in (lib, lib["inc"], lib["main"]):
+            assert copy.copy(obj) is obj
+            assert copy.deepcopy({"held": obj})["held"] is obj
+            with pytest.raises(TypeError) as info:
+                pickle.dumps(obj)
+            assert isinstance(info.value, pyir.Error)
+            assert str(info.value) == (
+                f"cannot pickle {obj!r}: it holds native code loaded in this process; save "
+                "the executable with lib.export_library(path) and load it elsewhere with "
+                "pyir.load_module(path)")
+        np.testing.assert_array_equal(copy.deepcopy(lib)["main"](x), x + 1)
