@@ -380,8 +380,10 @@ class Schedule:
     def _prim_funcs(self, func_name, kind):
         if func_name is not None:
             if func_name not in self._mod or not isinstance(self._mod[func_name], PrimFunc):
+                names = [n for n, f in self._mod.functions if isinstance(f, PrimFunc)]
                 raise ScheduleError(kind, f"function {func_name}",
-                                    "the module has no prim function of that name")
+                                    "the module has no prim function of that name; it has "
+                                    + (", ".join(names) or "none"))
             return [(func_name, self._mod[func_name])]
         return [(n, f) for n, f in self._mod.functions if isinstance(f, PrimFunc)]
 

@@ -217,7 +217,7 @@ def test_get_block_errors():
     sch = fresh("chain")
     with pytest.raises(ScheduleError, match="no such block.*blocks: B, C"):
         sch.get_block("X")
-    with pytest.raises(ScheduleError, match="no prim function"):
+    with pytest.raises(ScheduleError, match="no prim function of that name; it has chain$"):
         sch.get_block("B", func_name="nope")
 
 
