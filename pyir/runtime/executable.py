@@ -8,7 +8,7 @@ the LLVM IR of the compile units and can show code and export a library) or by
 import os
 
 from ..codegen.abi import entry_symbol
-from ..errors import ArgumentTypeError, Error
+from ..errors import ArgumentTypeError, ArgumentValueError, Error
 from .function import NativeCode, PrimFunction
 
 
@@ -117,6 +117,12 @@ class Executable(NativeCode):
         if self._units is None:
             raise Error(f"cannot export an executable loaded from {self._origin}")
         path = library_path("export_library", path)
+        if os.path.isdir(path):
+            raise ArgumentValueError(f"export_library: {path} is a directory; give the path "
+                                     "of the file to write")
+        if not os.path.isdir(os.path.dirname(path)):
+            raise ArgumentValueError(f"export_library: cannot write {path}: the directory "
+                                     f"{os.path.dirname(path)} does not exist")
         from .export import export_library
         export_library(path, self._units, list(self._infos.values()), self._target,
                        self._opt_level, [g.plan for g in self._graphs.values()], self._symbols)

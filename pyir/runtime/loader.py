@@ -8,6 +8,7 @@ Packed Python functions that graph code calls are looked up in the registry at t
 import ctypes
 import os
 import shutil
+import struct
 import tempfile
 
 from ..codegen import abi
@@ -22,6 +23,7 @@ _loaded = {}
 def load_module(path):
     path = library_path("load_module", path)
     try:
+        _check_whole(path)
         lib = _open(path)
     except OSError as e:
         raise Error(f"cannot load {path}: {e}") from None
@@ -47,6 +49,33 @@ def load_module(path):
     for data in graphs:
         exe.add_graph_function(GraphPlan.from_json(data))
     return exe
+
+
+def _check_whole(path):
+    """Refuse a 64-bit ELF file cut short (a copy or download that stopped): the dynamic
+    loader maps each loadable segment from the file, and touching a page past its end
+    killed the process with SIGBUS. Other files are left to the loader, which reports them."""
+    with open(path, "rb") as f:
+        header = f.read(64)
+        size = os.fstat(f.fileno()).st_size
+        if len(header) < 64 or header[:5] != b"\x7fELF\x02" or header[5] not in (1, 2):
+            return
+        order = "<" if header[5] == 1 else ">"
+        phoff, = struct.unpack_from(order + "Q", header, 32)
+        phentsize, phnum = struct.unpack_from(order + "HH", header, 54)
+        needed = phoff + phentsize * phnum
+        if needed <= size:
+            f.seek(phoff)
+            table = f.read(phentsize * phnum)
+            for k in range(phnum):
+                kind, = struct.unpack_from(order + "I", table, k * phentsize)
+                offset, = struct.unpack_from(order + "Q", table, k * phentsize + 8)
+                filesz, = struct.unpack_from(order + "Q", table, k * phentsize + 32)
+                if kind == 1:    # PT_LOAD
+                    needed = max(needed, offset + filesz)
+    if needed > size:
+        raise OSError(f"the file is cut short: it has {size} bytes, but its headers describe "
+                      f"{needed}")
 
 
 def _open(path):

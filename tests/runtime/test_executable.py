@@ -2,6 +2,7 @@
 source, export to a shared object and loading it in a fresh process."""
 
 import pathlib
+import re
 import subprocess
 import sys
 import textwrap
@@ -219,6 +220,43 @@ def test_paths_and_benchmark_counts_are_checked(lib):
         with pytest.raises(pyir.ArgumentValueError, match=r"benchmark of add: number must be "
                            rf"a whole number, at least 1, got {bad}"):
             lib.benchmark("add", a, b, c, number=bad)
+
+
+def test_export_to_a_directory_or_into_a_missing_one_is_refused_before_linking(lib, tmp_path):
+    """The linker's own complaint came back, after a whole compile."""
+    with pytest.raises(pyir.ArgumentValueError, match=f"export_library: {tmp_path} is a "
+                       "directory; give the path of the file to write"):
+        lib.export_library(tmp_path)
+    missing = tmp_path / "missing"
+    with pytest.raises(pyir.ArgumentValueError, match=f"export_library: cannot write "
+                       f"{missing}/k.so: the directory {missing} does not exist"):
+        lib.export_library(missing / "k.so")
+    assert not missing.exists()
+
+
+LOAD_CUT = """
+import sys
+import pyir
+try:
+    pyir.load_module(sys.argv[1])
+except pyir.Error as e:
+    print(e)
+"""
+
+
+@pytest.mark.parametrize("keep", [100, 1000, 5000])
+def test_a_library_cut_short_is_refused(lib, tmp_path, keep):
+    """The dynamic loader mapped the missing part of the file, and the process died of
+    SIGBUS (a subprocess: the old behaviour kills the interpreter)."""
+    whole = tmp_path / "k.so"
+    lib.export_library(whole)
+    cut = tmp_path / "cut.so"
+    cut.write_bytes(whole.read_bytes()[:keep])
+    done = subprocess.run([sys.executable, "-c", LOAD_CUT, str(cut)], check=False,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert re.fullmatch(rf"cannot load {cut}: the file is cut short: it has {keep} bytes, but "
+                        r"its headers describe \d+\n", done.stdout), done.stdout
 
 
 def test_a_function_with_a_non_ascii_name_is_found():
