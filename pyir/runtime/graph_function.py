@@ -197,10 +197,16 @@ class GraphFunction(NativeCode):
         return np.frombuffer(raw, dtype).reshape(shape)
 
     def _argument(self, a, state, frame, env):
+        """An input of a packed call; an array as a read-only view: a function that wrote
+        into it wrote into the caller's array, or into memory a later binding reads."""
         if isinstance(a, tuple):
             return tuple(self._argument(x, state, frame, env) for x in a)
         if isinstance(a, int):
-            return self._view(a, state, frame, env)
+            value = self._view(a, state, frame, env)
+            if isinstance(value, np.ndarray):
+                value = value.view()
+                value.flags.writeable = False
+            return value
         return evaluate(a, env)
 
     def _site_dps(self, step, state, frame):
