@@ -199,15 +199,16 @@ class JitEngine:
 _thread_machines = threading.local()
 
 
-def _machine(target):
-    """This thread's `pyir.codegen.compile.Machine` for ``target``, made once: a fresh
-    TargetMachine for every unit cost ~1 ms more per unit (its subtarget is built at its
-    first use), and each llvmlite call of the background thread waits for the GIL."""
+def _machine(target, opt):
+    """This thread's `pyir.codegen.compile.Machine` for ``target`` at machine-code level
+    ``opt``, made once: a fresh TargetMachine for every unit cost ~1 ms more per unit (its
+    subtarget is built at its first use), and each llvmlite call of the background thread
+    waits for the GIL."""
     from ..codegen.compile import Machine
     machines = _thread_machines.__dict__.setdefault("by_target", {})
-    if target not in machines:
-        machines[target] = Machine(target)
-    return machines[target]
+    if (target, opt) not in machines:
+        machines[target, opt] = Machine(target, opt=opt)
+    return machines[target, opt]
 
 
 def _compile(llvm_ir, target, level, what):
@@ -216,8 +217,8 @@ def _compile(llvm_ir, target, level, what):
     freed first, and with it the modules LLVM keeps in it."""
     import llvmlite.binding as llvm
 
-    from ..codegen.compile import emit_object_unlocked
-    machine = _machine(target)
+    from ..codegen.compile import emit_object_unlocked, machine_level
+    machine = _machine(target, machine_level(llvm_ir))
     with ir_rejected(what):
         mod = machine.prepare(llvm_ir, level, llvm.create_context())
     try:

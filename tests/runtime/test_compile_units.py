@@ -75,6 +75,23 @@ def test_units_compiled_on_one_or_two_threads_compute_the_same(monkeypatch, thre
         _check(lib, n)
 
 
+def test_only_units_of_glue_get_machine_code_without_optimization():
+    """The entry unit of a kernel whose work is all in outlined loops (argument checks,
+    allocation, launches: `optnone`) goes through LLVM's O0 machine-code pipeline; every unit
+    with code that computes, through O3."""
+    from pyir.codegen.compile import machine_level
+    units = []
+    llvm_codegen.codegen_units(transform.lower(_matmul()), units.append)
+    assert [machine_level(u) for u in units] == [0, 3, 3, 3]
+    assert "optnone" in units[0] and "define i32 @\"matmul.split0.main\"" in units[2]
+    glue = 'define i32 @"f"(ptr %"s") noinline optnone\n{\nentry:\n  ret i32 0\n}\n'
+    inlined = 'define internal i32 @"g"() alwaysinline\n{\nentry:\n  ret i32 0\n}\n'
+    hot = 'define i32 @"h"(ptr %"s")\n{\nentry:\n  ret i32 0\n}\n'
+    assert machine_level(glue + inlined) == 0
+    assert machine_level(glue + inlined + hot) == 3
+    assert machine_level(inlined.replace("internal ", "")) == 3
+
+
 def test_sources_show_every_unit():
     lib = pyir.build(_matmul(), opt_level="fast", use_cache=False)
     for kind in ("llvm", "llvm-opt", "asm"):
