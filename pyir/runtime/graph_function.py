@@ -116,18 +116,30 @@ class GraphFunction(NativeCode):
                 f"{self.name} takes {len(self.plan.params)} argument(s), {len(args)} given")
         out = []
         for k, (p, a) in enumerate(zip(self.plan.params, args)):
-            self._flatten_one(p, a, out, f"argument {k}")
+            self._flatten_one(p, a, out, k, "")
         return out
 
-    def _flatten_one(self, structure, a, out, where):
+    def _argument_name(self, k, path):
+        """How a message names parameter ``k`` or its part ``path`` (``"[1][0]"``): by the
+        name its leaves have (``'t[1]'``), or by position for a tuple without leaves."""
+        first = self.plan.params[k]
+        while isinstance(first, tuple) and first:
+            first = first[0]
+        if isinstance(first, tuple):
+            return f"argument {k + 1}{path}"
+        return f"argument {self.plan.leaves[first].name.split('[')[0] + path!r}"
+
+    def _flatten_one(self, structure, a, out, k, path):
         if not isinstance(structure, tuple):
             out.append(a)
             return
         if not isinstance(a, (tuple, list)) or len(a) != len(structure):
-            raise ArgumentTypeError(f"{self.name}: {where} expects a tuple of "
-                                    f"{len(structure)} value(s), got {type(a).__name__}")
+            came = f"a {type(a).__name__} of {len(a)}" if isinstance(a, (tuple, list)) \
+                else type(a).__name__
+            raise ArgumentTypeError(f"{self.name}: {self._argument_name(k, path)} expects a "
+                                    f"tuple of {len(structure)} value(s), got {came}")
         for j, (s, x) in enumerate(zip(structure, a)):
-            self._flatten_one(s, x, out, f"{where}[{j}]")
+            self._flatten_one(s, x, out, k, f"{path}[{j}]")
 
     def _finish(self, outs, flat, state):
         return self._assemble(self.plan.ret, outs, flat, state)

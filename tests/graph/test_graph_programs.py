@@ -162,6 +162,18 @@ def test_inputs_by_name(lib):
         lib["tuple_in"](t=(x, y))
 
 
+def test_a_tuple_argument_of_the_wrong_length_is_named(lib):
+    """It was named by its position from 0 ("argument 0"), and the message said only that
+    a tuple came."""
+    x = np.ones((2, 3), "float32")
+    with pytest.raises(pyir.ArgumentTypeError, match=r"^tuple_in: argument 't' expects a "
+                       r"tuple of 2 value\(s\), got a tuple of 1$"):
+        lib["tuple_in"]((x,))
+    with pytest.raises(pyir.ArgumentTypeError, match=r"^tuple_in: argument 't' expects a "
+                       r"tuple of 2 value\(s\), got ndarray$"):
+        lib["tuple_in"](x)
+
+
 def test_tuple_input(lib):
     x, y = rand(2, 3), rand(2, 3)
     np.testing.assert_allclose(lib["tuple_in"]((x, y)), x * y, rtol=1e-6)
