@@ -417,6 +417,7 @@ def check_call(caller, kernel, args, dtype):
     a buffer, the dtypes, and -- where both are constants -- that the memory passed holds the
     elements the kernel reaches from there (`reach`)."""
     from pyir.ir import Buffer, BufferLoad, IntImm
+    from pyir.ir import dtype as dt
     from pyir.runtime.exprtext import expr_text
     declared = kernel.prim.body.value.args[1:]
     where = f"prim function {caller}: T.call_extern({kernel.name!r}, ...)"
@@ -432,9 +433,9 @@ def check_call(caller, kernel, args, dtype):
             buf = arg if isinstance(arg, Buffer) else arg.buffer if isinstance(
                 arg, BufferLoad) else None
             if buf is None:
-                raise Error(f"{what} is a buffer, but the call passes a {arg.dtype} value")
+                raise Error(f"{what} is a buffer, but the call passes {dt.a(arg.dtype)} value")
             if buf.dtype != decl.dtype:
-                raise Error(f"{what} is a {decl.dtype} buffer, but {buf.name} is "
+                raise Error(f"{what} is {dt.a(decl.dtype)} buffer, but {buf.name} is "
                             f"{buf.dtype}")
             unknown = _unknown_vars(kernel, args, k)
             if unknown:
@@ -457,14 +458,14 @@ def check_call(caller, kernel, args, dtype):
                 raise Error(f"{what} has {need} elements, but the call passes "
                             f"{'only ' if have > 0 else ''}{max(have, 0)} of {buf.name}")
         elif isinstance(arg, Buffer):
-            raise Error(f"{what} is a {decl.dtype} scalar, but the call passes buffer "
+            raise Error(f"{what} is {dt.a(decl.dtype)} scalar, but the call passes buffer "
                         f"{arg.name}")
         elif isinstance(arg, BufferLoad):
-            raise Error(f"{what} is a {decl.dtype} scalar, but the call passes an element of "
+            raise Error(f"{what} is {dt.a(decl.dtype)} scalar, but the call passes an element of "
                         f"{arg.buffer.name}, which T.call_extern passes by address; bind its "
                         "value to a name first")
         elif arg.dtype != decl.dtype:
-            raise Error(f"{what} is {decl.dtype}, but the call passes a {arg.dtype} value")
+            raise Error(f"{what} is {decl.dtype}, but the call passes {dt.a(arg.dtype)} value")
 
 
 def footprint(call, k):

@@ -256,7 +256,7 @@ def _mismatch(where, p, sinfo, bound, unproven):
     None (adding to ``unproven``); ``bound`` holds the shape variables' values."""
     if p.kind == "scalar":
         if not isinstance(sinfo, PrimStructInfo) or sinfo.dtype != p.dtype:
-            return f"{where} is a {p.dtype} scalar, got {show(sinfo)}"
+            return f"{where} is {dt.a(p.dtype)} scalar, got {show(sinfo)}"
         return None
     if not isinstance(sinfo, TensorStructInfo) or sinfo.shape is None:
         return (f"{where} is a buffer; the value passed is {show(sinfo)} (match_cast it to a "

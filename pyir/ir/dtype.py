@@ -36,6 +36,11 @@ _UINT = frozenset(d for d in DTYPES if d.startswith("uint"))
 _INTEGER = _INT | _UINT
 
 
+def a(dtype):
+    """``dtype`` with its article, for messages: "an int32", "a float32"."""
+    return f"an {dtype}" if dtype.startswith("int") else f"a {dtype}"
+
+
 def is_float(dtype):
     return dtype in _FLOAT
 

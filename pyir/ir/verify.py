@@ -152,7 +152,7 @@ class _PrimChecker:
                     self.fail(f"index of {s.buffer.name} in {where} is {i.dtype}, not int64")
             self.expr(s.value, where)
             if s.value.dtype != s.buffer.dtype:
-                self.fail(f"storing a {s.value.dtype} value into {s.buffer.dtype} buffer "
+                self.fail(f"storing {dt.a(s.value.dtype)} value into {s.buffer.dtype} buffer "
                           f"{s.buffer.name}")
             return ()
         if isinstance(s, IfThenElse):

@@ -23,6 +23,7 @@ from ..codegen.abi import (
     evaluate,
 )
 from ..errors import ArgumentTypeError, ArgumentValueError, Error
+from ..ir import dtype as dt
 from ..ir.graph import PrimStructInfo, ShapeStructInfo, TensorStructInfo, TupleStructInfo
 from ..ir.ops import show
 from ..transform.graph_plan import leaves_of, never_negative
@@ -283,10 +284,10 @@ class GraphFunction(NativeCode):
         the frame slot of ``leaf``."""
         if not isinstance(value, (int, float, np.number)) or \
                 isinstance(value, bool) != (dtype == "bool"):
-            raise Error(f"{where} {_describe(value)}, expected a {dtype} number")
+            raise Error(f"{where} {_describe(value)}, expected {dt.a(dtype)} number")
         why = checks.out_of_range(dtype, value)
         if why:
-            raise Error(f"{where} {_describe(value)}, expected a {dtype} number: {why}")
+            raise Error(f"{where} {_describe(value)}, expected {dt.a(dtype)} number: {why}")
         struct.pack_into("<" + _SLOT_CODE[dtype], state.frame, 8 * self.plan.slot[leaf], value)
         state.held[leaf] = value
 

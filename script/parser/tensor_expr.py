@@ -52,7 +52,7 @@ def to_expr(parser, node, value, dtype=None, what="a value"):
     if isinstance(value, bool):
         if dtype not in (None, "bool"):
             parser.error(node, f"a bool literal cannot be used as {dtype}",
-                         f"a {dtype} value, or T.cast(..., \"{dtype}\")")
+                         f"{dt.a(dtype)} value, or T.cast(..., \"{dtype}\")")
         return IntImm(int(value), "bool")
     if isinstance(value, int):
         dtype = dtype or dt.INDEX
@@ -312,7 +312,7 @@ def _describe(value):
     if isinstance(value, Var):
         return f"the scalar {value.name} ({value.dtype})"
     if isinstance(value, PrimExpr):
-        return f"a {value.dtype} expression"
+        return f"{dt.a(value.dtype)} expression"
     return _kind(value)
 
 
@@ -375,7 +375,7 @@ def dtype_call(parser, node, dtype):
         return IntImm(int(arg), dtype) if not dt.is_float(dtype) else FloatImm(float(arg), dtype)
     if isinstance(arg, float) and not dt.is_float(dtype):
         if not arg.is_integer():
-            parser.error(node.args[0], f"{arg!r} is not an integer, so it cannot be a {dtype} "
+            parser.error(node.args[0], f"{arg!r} is not an integer, so it cannot be {dt.a(dtype)} "
                                        "literal", f"T.cast(T.float32({arg!r}), \"{dtype}\")")
         arg = int(arg)
     if is_number(arg):

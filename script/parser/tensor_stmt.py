@@ -468,8 +468,8 @@ def _store(parser, node, target, make_value):
     indices = buffer_indices(parser, target, buf)
     value = make_value(buf)
     if value.dtype != buf.dtype:
-        parser.error(node, f"storing a {value.dtype} value into {buf.dtype} buffer {buf.name}",
-                     f"a {buf.dtype} value, e.g. T.cast(value, \"{buf.dtype}\")")
+        parser.error(node, f"storing {dt.a(value.dtype)} value into {buf.dtype} buffer {buf.name}",
+                     f"{dt.a(buf.dtype)} value, e.g. T.cast(value, \"{buf.dtype}\")")
     return BufferStore(buf, value, indices)
 
 

@@ -113,10 +113,10 @@ def test_match_cast_of_an_object_to_a_scalar_is_checked_and_passed(lib):
     w, k = lib["to_scalar"](x)
     np.testing.assert_array_equal(w, 7 * x)
     assert k == 7
-    for value, words in [("hello", r"the value is str 'hello', expected a int64 number$"),
-                         (2.5, "the value is float 2.5, expected a int64 number: 2.5 is not "
+    for value, words in [("hello", r"the value is str 'hello', expected an int64 number$"),
+                         (2.5, "the value is float 2.5, expected an int64 number: 2.5 is not "
                                "an integer"),
-                         (2 ** 70, "the value is int 1180591620717411303424, expected a int64 "
+                         (2 ** 70, "the value is int 1180591620717411303424, expected an int64 "
                                    "number: 1180591620717411303424 is outside its range")]:
         returned[:] = [value]
         with pytest.raises(pyir.Error, match="graph function to_scalar: match_cast in binding "

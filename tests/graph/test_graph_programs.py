@@ -404,10 +404,10 @@ def test_scalars_that_do_not_fit_their_dtype_are_errors():
             return k
 
     lib, x = pyir.build(Scalars), np.ones(3, "float32")
-    with pytest.raises(pyir.Error, match=r"'test.big' returned int 1099511627776, expected a "
+    with pytest.raises(pyir.Error, match=r"'test.big' returned int 1099511627776, expected an "
                        r"int32 number: 1099511627776 is outside its range \[-2147483648"):
         lib["big"](x)
-    with pytest.raises(pyir.Error, match="'test.three' returned float 3.0, expected a int64 "
+    with pytest.raises(pyir.Error, match="'test.three' returned float 3.0, expected an int64 "
                        "number: 3.0 is not an integer"):
         lib["not_int"](x)
     with pytest.raises(pyir.ArgumentValueError, match="passed: argument 'k' is a scalar of "
