@@ -431,6 +431,31 @@ def test_entry_conditions_narrow_loops_by_their_guards():
         np.testing.assert_array_equal(out, a + b)
 
 
+@T.prim_func
+def _empty_rows(A: T.Buffer((2, 5), "float32"), B: T.Buffer(("n", 5), "float32")):
+    for i, j in T.grid(0, 5):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            B[vi + 3, vj] = A[vi, vj] * T.float32(2)
+
+
+@pytest.mark.parametrize("factors", [None, [None, 4], [4, None], [2, 2], [4, 1]])
+def test_an_access_that_never_runs_needs_no_entry_condition(factors):
+    """A loop of extent 0, split by factors multiplying to more: its tail guard
+    ``i_0 * 2 + i_1 < 0`` never holds, and nothing is accessed (entry conditions
+    required B to have 6 rows and A ``False``, refusing every call); unsplit, the loop
+    never runs either (B[vi + 3] past the end of B needs nothing)."""
+    sch = Schedule(_empty_rows)
+    if factors is not None:
+        sch.split(sch.get_loops(sch.get_block("B"))[0], factors)
+    assert transform.lower(sch.mod)["_empty_rows"].attr("entry_conditions") == ()
+    for default_schedule in (True, False):
+        out = np.ones((1, 5), "float32")
+        pyir.build(sch.mod, default_schedule=default_schedule)["_empty_rows"](
+            np.zeros((2, 5), "float32"), out)
+        np.testing.assert_array_equal(out, 1)
+
+
 def test_entry_conditions_read_guards_of_fused_loops():
     """The same splits with the three loops fused: the guard reads ``f // 64 < 1``, a bound
     on the fused variable ``f`` itself."""
