@@ -8,7 +8,7 @@ is not implemented yet.
 
 import dataclasses
 
-from .errors import TOO_DEEP, Error
+from .errors import TOO_DEEP, ArgumentTypeError, Error
 from .gcpause import gc_paused
 from .ir import Function, IRModule, PrimFunc
 from .runtime import cache
@@ -30,6 +30,7 @@ def build(mod_or_func, target="llvm", default_schedule=True, opt_level="O3",
     compiles anyway). Python's cyclic garbage collector pauses while it compiles (see
     `pyir.gcpause`).
     """
+    _check_options(default_schedule, use_cache, options)
     with gc_paused():
         try:
             return _build(mod_or_func, target, default_schedule, opt_level, use_cache, options)
@@ -37,6 +38,30 @@ def build(mod_or_func, target="llvm", default_schedule=True, opt_level="O3",
             names = ", ".join(name for name, _ in as_module(mod_or_func).functions)
             raise Error(f"pyir.build: {names}: {TOO_DEEP}; split it into smaller ones") \
                 from None
+
+
+#: The code generator's options `build` passes on (`pyir.codegen.llvm.codegen_units`).
+CODEGEN_OPTIONS = ("externs",)
+
+
+def _check_options(default_schedule, use_cache, options):
+    """An `ArgumentTypeError` for a switch of `build` that is not a bool (``"no"`` would
+    count as True), for an option the code generator does not take, and for ``externs``
+    other than a dict of str to str."""
+    for name, value in (("default_schedule", default_schedule), ("use_cache", use_cache)):
+        if not isinstance(value, bool):
+            raise ArgumentTypeError(f"pyir.build: {name} must be True or False, got "
+                                    f"{type(value).__name__} {value!r}")
+    for name in options:
+        if name not in CODEGEN_OPTIONS:
+            raise ArgumentTypeError(
+                f"pyir.build got an unknown keyword argument {name!r}; it takes target, "
+                f"default_schedule, opt_level, use_cache and {', '.join(CODEGEN_OPTIONS)}")
+    externs = options.get("externs", {})
+    if not isinstance(externs, dict) or not all(
+            isinstance(k, str) and isinstance(v, str) for k, v in externs.items()):
+        raise ArgumentTypeError(f"pyir.build: externs must map kernel names to the symbols "
+                                f"to call (a dict of str to str), got {externs!r}")
 
 
 def _build(mod_or_func, target, default_schedule, opt_level, use_cache, options):

@@ -12,8 +12,8 @@ from pyir.ir.ops import is_one
 from pyir.runtime.exprtext import expr_text
 from pyir.transform.common import shape_vars
 from pyir.transform.dependence import (analyzer_for, iteration_conflict, narrow_loops,
-                                       realizes_under, reduce_loop_vars, region_in_loops,
-                                       relax_range, uses)
+                                       narrowed_by_predicate, realizes_under,
+                                       reduce_loop_vars, region_in_loops, relax_range, uses)
 from pyir.transform.flatten import linear_index, product
 
 from .analysis import (complete_binding, complete_where_narrowed, extra_predicate, is_true,
@@ -434,7 +434,7 @@ def reverse_compute_at(func, name, loop_var):
         if region is None:
             raise ScheduleError(prim, subject, f"cannot bound the region of {buf.name} written "
                                 f"in one iteration of loop {loop_var.name}", loop)
-        if not _writes_whole(written, region):
+        if not _writes_whole(written, region, outer, buf):
             top = next(k for k, n in enumerate(lpath) if n is items[il])
             nest = None if len(produced) > 1 else _point_by_point(
                 realize, buf, forms, written, [n for n in lpath[top:] if isinstance(n, For)],
@@ -519,14 +519,19 @@ def _point_by_point(realize, buf, forms, written, moving, where):
     return nest
 
 
-def _writes_whole(writes, region):
+def _writes_whole(writes, region, outer, buf):
     """Whether each of ``writes`` (`_region_at`'s accesses) writes every element of
     ``region`` (per dimension (start, extent)) in one iteration of the loop, each once: its
     indices, less the region's start, map the loops below that they use one-to-one onto
     the region (``B[i_0 * 4 + i_1]`` for ``i_1 < 4`` does, ``B[i_0 + i_1 * 4]`` spans 13
-    elements and writes 4), and its block has no ``T.where`` but split tails."""
+    elements and writes 4), and its block has no ``T.where`` but split tails and bounds
+    on the loops ``outer`` (down to the loop) under which it writes only outside ``buf``
+    (`_skips_outside`)."""
     for realize, inner, ana, ranges in writes:
-        if extra_predicate(realize, ana) or not all(is_one(r.extent) for r in ranges):
+        if not all(is_one(r.extent) for r in ranges):
+            return False
+        extra = extra_predicate(realize, ana)
+        if extra and not _skips_outside(extra, outer, ana, ranges, buf):
             return False
         offsets = [ana.simplify(r.start - start) for r, (start, _) in zip(ranges, region)]
         used = set().union(*(vars_of(o) for o in offsets))
@@ -534,6 +539,30 @@ def _writes_whole(writes, region):
         if len(loops) != len(used) or not maps_onto(
                 offsets, [extent for _, extent in region], loops, ana):
             return False
+    return True
+
+
+def _skips_outside(conds, outer, ana, ranges, buf):
+    """Whether each of ``conds`` bounds one of the loops ``outer`` alone (``T.where(i >=
+    2)``), and in the iterations it leaves out, the point ``ranges`` (one per dimension, in
+    terms of the loops ``ana`` knows) lies outside ``buf``: an iteration that writes nothing
+    then has nothing a consumer reads (``B[i - 2]``: ``i < 2`` only reaches below 0)."""
+    for cond in conds:
+        narrowed, left = narrowed_by_predicate(outer, cond, ana)
+        if left:
+            return False
+        for lp, cut in zip(outer, narrowed):
+            if cut is lp:
+                continue
+            stop, cut_stop = lp.start + lp.extent, cut.start + cut.extent
+            for lo, hi in ((lp.start, cut.start), (cut_stop, stop)):   # what it leaves out
+                if ana.can_prove(le(hi, lo)):
+                    continue
+                with ana.scope():
+                    ana.bind(lp.loop_var, Range(lo, ana.simplify(hi - lo)))
+                    if not any(ana.can_prove(lt(r.start, 0)) or ana.can_prove(ge(r.start, e))
+                               for r, e in zip(ranges, buf.shape)):
+                        return False
     return True
 
 

@@ -1,8 +1,20 @@
 """Compilation targets: "llvm" (the host CPU with all its features) or an explicit
 ``"llvm -mtriple=... -mcpu=... -mattr=+a,+b"``, and the LLVM target machines made
-from them."""
+from them.
+
+LLVM takes a CPU or feature name it does not know with a warning on stderr and then, making
+code, may abort the whole process ("64-bit code requested on a subtarget that doesn't
+support it" for ``-mcpu=nonsense``, and for ``-mcpu=i686``, a name it knows); llvmlite
+offers no list of names. So a target other than the host's is tried once per process, in a
+child process that compiles a small function for it (`_check_machine`): a warning or a
+failure there is a `TargetError`. A triple must be for the architecture and system of the
+process, which runs the code.
+"""
 
 import functools
+import os
+import subprocess
+import sys
 from dataclasses import dataclass
 
 from ..errors import Error
@@ -71,6 +83,43 @@ class Target:
                                             jit=reloc != "pic")
 
 
+#: What `_compile_for_target` compiles: a function with float arithmetic, as pyir's do.
+_PROBE_IR = """define float @probe(float %x) {
+  %y = fadd float %x, 1.0
+  ret float %y
+}"""
+
+
+def _compile_for_target():
+    """Make machine code of `_PROBE_IR` for the target ``sys.argv[1:4]`` (triple, CPU,
+    features): what `_check_machine` runs in a child process."""
+    import llvmlite.binding as llvm
+    machine = Target(*sys.argv[1:4]).create_target_machine()
+    machine.emit_object(llvm.parse_assembly(_PROBE_IR))
+
+
+@functools.lru_cache(maxsize=64)
+def _check_machine(triple, cpu, features):
+    """Why LLVM cannot make code for ``triple``, ``cpu`` and ``features`` (a warning it
+    gave, or how it failed), or None, tried in a child process: LLVM may abort the process
+    that tries (see the module docstring)."""
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    # The child imports this pyir and llvmlite from where this process found them.
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([root] + [p for p in sys.path if p]))
+    try:
+        done = subprocess.run([sys.executable, "-c", "from pyir.codegen.target import "
+                               "_compile_for_target; _compile_for_target()",
+                               triple, cpu, features], capture_output=True, text=True,
+                              env=env, timeout=120)
+    except (OSError, subprocess.SubprocessError) as e:
+        return f"trying it in a child process failed ({e})"
+    said = list(dict.fromkeys(line.strip() for line in done.stderr.splitlines()
+                              if line.strip()))
+    if done.returncode or any("not a recognized" in line for line in said):
+        return "; ".join(said) or f"exit status {done.returncode}"
+    return None
+
+
 @functools.lru_cache(maxsize=64)
 def _enabled(features):
     """The feature names a ``+a,-b,+c`` list turns on (codegen asks per vector loop)."""
@@ -94,6 +143,27 @@ def _parse(text):
                               "-mcpu= or -mattr=")
         opts[key] = value
     host = "-mcpu" not in opts and "-mattr" not in opts
-    cpu = opts.get("-mcpu", llvm.get_host_cpu_name())
-    features = opts.get("-mattr", llvm.get_host_cpu_features().flatten() if host else "")
-    return Target(opts.get("-mtriple", llvm.get_process_triple()), cpu, features)
+    host_cpu, host_features = llvm.get_host_cpu_name(), llvm.get_host_cpu_features().flatten()
+    cpu = opts.get("-mcpu", host_cpu)
+    features = opts.get("-mattr", host_features if host else "")
+    triple = opts.get("-mtriple", llvm.get_process_triple())
+    try:
+        llvm.Target.from_triple(triple)
+    except RuntimeError as e:
+        raise TargetError(f"target {text!r}: triple {triple!r}: {e}") from None
+    arch, _, system = llvm.get_process_triple().split("-")[:3]
+    parts = triple.split("-")
+    if parts[0] != arch or system not in parts[1:]:
+        raise TargetError(f"target {text!r}: pyir runs the code it compiles in this process, "
+                          f"whose triple is {llvm.get_process_triple()!r}; triple {triple!r} "
+                          f"is not for {arch} {system}")
+    unsigned = [f for f in features.split(",") if f and f[0] not in "+-"]
+    if unsigned:
+        raise TargetError(f"target {text!r}: feature {unsigned[0]!r} must start with + (on) "
+                          "or - (off), as in -mattr=+avx2,-avx512f")
+    if cpu != host_cpu or features not in ("", host_features):
+        why = _check_machine(triple, cpu, features)
+        if why is not None:
+            raise TargetError(f"target {text!r}: LLVM cannot make code for CPU {cpu!r} with "
+                              f"features {features!r} on {triple}: {why}")
+    return Target(triple, cpu, features)

@@ -14,11 +14,12 @@ only when something is compiled, never by ``import pyir`` or `pyir.load_module`.
 import concurrent.futures
 import contextlib
 import functools
+import numbers
 import os
 import sys
 import threading
 
-from ..errors import Error
+from ..errors import ArgumentTypeError, ArgumentValueError, Error
 
 #: Number of `JitEngine`s made (tests check that a cache hit does no LLVM work).
 compile_count = 0
@@ -35,11 +36,16 @@ SWITCH_INTERVAL = 2e-5
 
 def ir_level(opt_level):
     """The IR pipeline for ``opt_level``: a name in `pyir.codegen.compile.IR_LEVELS`
-    ("none", "fast", "O1".."O3") or an int 0-3."""
+    ("none", "fast", "O1".."O3") or an int 0-3 (not a bool or a float, which would pass
+    for one of them: True == 1, 2.0 == 2)."""
     from ..codegen.compile import IR_LEVELS
+    expected = f"one of {', '.join(map(repr, IR_LEVELS))} or an int 0-3"
+    if isinstance(opt_level, bool) or not isinstance(opt_level, (str, numbers.Integral)):
+        raise ArgumentTypeError(f"opt_level must be {expected}, got "
+                                f"{type(opt_level).__name__} {opt_level!r}")
     level = _LEVEL_OF_INT.get(opt_level, opt_level)
     if level not in IR_LEVELS:
-        raise Error(f"opt_level {opt_level!r} is not one of {', '.join(IR_LEVELS)} or 0-3")
+        raise ArgumentValueError(f"opt_level must be {expected}, got {opt_level!r}")
     return level
 
 

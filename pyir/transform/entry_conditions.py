@@ -9,7 +9,8 @@ to the largest ``i``; so does a guard on a part that the index holds a whole num
 times, ``if j < 48: X[j * 2 + k]``, or on the ``x`` of a term ``x // d``, as splitting a
 fused loop makes), and, when that does not keep the access in
 bounds, by the loop ranges the guards narrow (``if a * 2 + b < 1`` keeps ``b`` at 0 when
-``a`` and ``b`` count from 0). Every resulting requirement ``0 <= min`` and
+``a`` and ``b`` count from 0). An access that never runs (`_Collector.never_runs`) needs
+nothing. Every resulting requirement ``0 <= min`` and
 ``max < extent`` that mentions only shape variables and integer scalar parameters and is
 not provably true is recorded in the function attribute "entry_conditions" as (condition,
 message) pairs; codegen checks them at entry, in order. Each is needed only where the loops
@@ -50,7 +51,7 @@ from ..ir import stmt as S
 from ..ir.expr import conjuncts
 from ..ir.node import rewrite, substitute, walk, with_fields
 from ..runtime.exprtext import expr_text
-from ._arith import Scope
+from ._arith import Scope, is_const
 from .common import (
     has_blocks,
     prim_func_pass,
@@ -365,6 +366,14 @@ class _Collector:
         lo, hi = self.scope.analyzer.const_int_bound(index, simplify=False)
         return lo is not None and hi is not None and lo >= 0 and hi < extent.value
 
+    def never_runs(self):
+        """Whether what is in scope never runs, and so needs no condition: a loop around it
+        has a constant extent below 1 (``range(0)``), or a guard around it never holds
+        (``i_0 * 2 + i_1 < 0``, the tail guard of such a loop split by [2, 2])."""
+        return any(is_const(self.ranges[v][1]) and self.ranges[v][1].value < 1
+                   for v in self.loop_vars) or any(is_const(self.guard(g), 0)
+                                                   for g in self.guards)
+
     def relaxed_bounds(self, index, extent, guards_only=False):
         """``(lo, hi)`` of ``index`` over the loops in scope (``guards_only``: from the
         guards alone), tightened by the guards where that does not put it in ``[0, extent)``;
@@ -546,7 +555,7 @@ class _Collector:
         cond = self.scope.simplify(cond)
         if any(n not in self.allowed for n in vars_of(cond)):
             return False
-        if not self.scope.can_prove(cond):
+        if not self.scope.can_prove(cond) and not self.never_runs():
             self.conditions.setdefault(self.when_run(cond), message)
         return True
 

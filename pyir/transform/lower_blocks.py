@@ -1,9 +1,11 @@
 """Lower blocks to plain loops.
 
 Each BlockRealize becomes its body with the block iterators replaced by their bindings;
-the reduction init runs under ``if`` all reduce iterators are at their first value (0);
-a predicate other than ``True`` becomes an ``if``; alloc buffers become Allocate
-statements around the block's body.
+the reduction init runs under ``if`` the reduce iterators have the values they take at the
+first iteration of the loops around the block (0 for ``vk = k``, 4 for ``vk = 4 - k``), each
+loop from where the ``T.where`` of the block and of the blocks around it lets it start; a
+predicate other than ``True`` becomes an ``if``; alloc buffers become Allocate statements
+around the block's body.
 
 A reduction whose iterators may have no value at all (a symbolic extent: ``R.sum`` over an
 axis of length 0) would then never run its init, leaving the output as it was, where numpy
@@ -18,28 +20,26 @@ another (script text always reads back flat).
 
 from functools import reduce
 
-from ..arith import vars_of
+from ..arith import simplify, vars_of
 from ..ir import expr as E
 from ..ir import stmt as S
 from ..ir.expr import conjuncts
 from ..ir.node import rewrite, substitute, with_fields
 from .common import has_blocks, prim_func_pass, replace_func
+from .dependence import analyzer_for, narrowed_by_predicate
 
 
 def _is_true(e):
     return isinstance(e, E.IntImm) and e.dtype == "bool" and e.value == 1
 
 
-def _lower_realize(realize):
+def _lower_realize(realize, firsts):
     block = realize.block
     binding = {iv.var: v for iv, v in zip(block.iter_vars, realize.iter_values)}
     body = block.body
     if block.init is not None:
-        firsts = [E.eq(iv.var, E.IntImm(0)) for iv in block.iter_vars if iv.kind == "R"]
-        if firsts:
-            body = S.seq(S.IfThenElse(reduce(E.and_, firsts), block.init), body)
-        else:
-            body = S.seq(block.init, body)
+        first = firsts[id(block.iter_vars), id(realize.iter_values)]
+        body = S.seq(block.init if first is None else S.IfThenElse(first, block.init), body)
     body = substitute(body, binding)
     for buf in reversed(block.alloc_buffers):
         body = S.Allocate(buf, body)
@@ -48,8 +48,51 @@ def _lower_realize(realize):
     return body
 
 
-def _lower_realized(node):
-    return _lower_realize(node) if isinstance(node, S.BlockRealize) else None
+def _in_loop_vars(path):
+    """{iterator of each block realized along ``path`` (statements from the function's
+    body down): its binding in loop variables (the iterators of enclosing blocks replaced
+    by their bindings)}."""
+    outer = {}
+    for s in path:
+        if isinstance(s, S.BlockRealize):
+            outer.update({iv.var: substitute(v, outer) for iv, v in
+                          zip(s.block.iter_vars, s.iter_values)})
+    return outer
+
+
+def _at_first_iteration(values, loops, wheres):
+    """``values`` (expressions of the loop variables) at the first iteration of ``loops``:
+    each loop at its start, moved to where the conjuncts of ``wheres`` that bound that loop
+    alone let it begin (`narrowed_by_predicate`); a start may use the loops outside."""
+    guards = [c for w in wheres if not _is_true(w) for c in conjuncts(w)]
+    if guards:
+        loops, _ = narrowed_by_predicate(loops, reduce(E.and_, guards), analyzer_for(loops))
+    starts = {lp.loop_var: lp.start for lp in loops}
+    out = []
+    for v in values:
+        while not isinstance(v, E.IntImm) and (moved := substitute(v, starts)) is not v:
+            v = moved
+        out.append(v if isinstance(v, E.IntImm) else simplify(v))
+    return out
+
+
+def _init_conditions(body):
+    """{(id of a block's iterators, id of their bindings): the condition under which the init
+    runs}: its reduce iterators at their values of the first iteration of the loops around
+    it (`_at_first_iteration`), or None for a block without reduce iterators."""
+    out = {}
+    for path in S.find_paths(body, lambda s: isinstance(s, S.BlockRealize)
+                             and s.block.init is not None):
+        realize = path[-1]
+        outer = _in_loop_vars(path)
+        reduces = [iv.var for iv in realize.block.iter_vars if iv.kind == "R"]
+        firsts = _at_first_iteration(
+            [outer[v] for v in reduces], [s for s in path if isinstance(s, S.For)],
+            [substitute(s.predicate, outer) for s in path if isinstance(s, S.BlockRealize)])
+        conds = [E.eq(v, first) for v, first in zip(reduces, firsts)]
+        out[id(realize.block.iter_vars), id(realize.iter_values)] = \
+            reduce(E.and_, conds) if conds else None
+    return out
 
 
 def _splice(node):
@@ -97,12 +140,8 @@ def _init_first(body):
     outermost reduction loop (see the module docstring), or None when there is none."""
     for path, realize in _paths(body):
         block = realize.block
-        outer = {}   # iterators of enclosing blocks -> their bindings in loop variables
-        for s in path[:-1]:
-            if isinstance(s, S.BlockRealize):
-                outer.update({iv.var: substitute(v, outer) for iv, v in
-                              zip(s.block.iter_vars, s.iter_values)})
-        values = [substitute(v, outer) for v in realize.iter_values]
+        outer = _in_loop_vars(path)
+        values = [outer[iv.var] for iv in block.iter_vars]
         reduce_vars = set()
         for iv, v in zip(block.iter_vars, values):
             if iv.kind == "R":
@@ -152,5 +191,7 @@ def lower_blocks(func):
     body = func.body
     while (first := _init_first(body)) is not None:
         body = first
-    body = rewrite(rewrite(body, _lower_realized), _lower_bare_or_splice)
+    firsts = _init_conditions(body)
+    body = rewrite(rewrite(body, lambda n: _lower_realize(n, firsts)
+                           if isinstance(n, S.BlockRealize) else None), _lower_bare_or_splice)
     return replace_func(func, body=body)

@@ -325,6 +325,40 @@ def test_a_target_that_is_not_a_string_is_a_target_error(target):
         pyir.build(K.module(K.matmul()), target=target)
 
 
+@pytest.mark.parametrize("target, words", [
+    ("llvm -mcpu=nonsense", r"CPU 'nonsense' .*'nonsense' is not a recognized processor"),
+    ("llvm -mcpu=x86-64 -mattr=-64bit", r"CPU 'x86-64' with features '-64bit' .*64-bit code "
+     r"requested on a subtarget that doesn't support it"),
+    ("llvm -mattr=+nonsense", r"features '\+nonsense' .*not a recognized feature"),
+    ("llvm -mattr=avx2", r"feature 'avx2' must start with \+ \(on\) or - \(off\)"),
+    ("llvm -mtriple=foo-bar-baz", r"triple 'foo-bar-baz': No available targets"),
+    ("llvm -mtriple=i686-pc-linux-gnu", r"runs the code it compiles in this process"),
+])
+def test_a_target_llvm_cannot_use_is_a_target_error(target, words):
+    """LLVM aborted the process making code for an unknown CPU (after a warning on stderr),
+    and for one it knows that cannot run 64-bit code; ignored an unknown feature with a
+    warning; asserted on a feature without a sign; a bad triple was a RuntimeError and a
+    foreign one crashed the process running its code. Each is tried in a child process."""
+    with pytest.raises(TargetError, match=words):
+        pyir.build(K.module(K.elementwise()), target=target)
+
+
+def test_the_host_target_is_not_tried_in_a_child_process(monkeypatch):
+    """Only targets other than the host's cost a child process (once per process)."""
+    from pyir.codegen import target as tg
+    host = Target.from_string("llvm")
+    tried = []
+    monkeypatch.setattr(tg, "_check_machine", lambda *machine: tried.append(machine))
+    tg._parse.cache_clear()
+    for text in ("llvm", f"llvm -mcpu={host.cpu}", f"llvm -mcpu={host.cpu} -mattr={host.features}",
+                 str(host)):
+        assert Target.from_string(text).cpu == host.cpu
+    assert tried == []
+    Target.from_string("llvm -mcpu=x86-64 -mattr=+avx2")
+    assert tried == [(host.triple, "x86-64", "+avx2")]
+    tg._parse.cache_clear()
+
+
 def test_unlowered_function_is_an_error():
     with pytest.raises(Error, match="matmul still has blocks"):
         codegen(K.module(K.matmul()))

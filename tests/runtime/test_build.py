@@ -156,6 +156,33 @@ def test_build_refuses_other_objects():
         pyir.build("not a module")
 
 
+@pytest.mark.parametrize("options, error, words", [
+    ({"opt_level": True}, pyir.ArgumentTypeError, r"opt_level must be .*, got bool True"),
+    ({"opt_level": 2.0}, pyir.ArgumentTypeError, r"opt_level must be .*, got float 2\.0"),
+    ({"opt_level": None}, pyir.ArgumentTypeError, r"opt_level must be .*, got NoneType None"),
+    ({"opt_level": 4}, pyir.ArgumentValueError, r"opt_level must be .* an int 0-3, got 4"),
+    ({"opt_level": "O4"}, pyir.ArgumentValueError, r"must be one of 'none', .*, got 'O4'"),
+    ({"default_schedule": "no"}, pyir.ArgumentTypeError,
+     r"default_schedule must be True or False, got str 'no'"),
+    ({"use_cache": 1}, pyir.ArgumentTypeError, r"use_cache must be True or False, got int 1"),
+    ({"opt_levl": 2}, pyir.ArgumentTypeError, r"unknown keyword argument 'opt_levl'"),
+    ({"externs": 3}, pyir.ArgumentTypeError, r"externs must map kernel names .*, got 3"),
+])
+def test_build_refuses_options_of_the_wrong_kind(options, error, words):
+    """A bool or a float is no opt_level (True and 2.0 passed for 1 and 2), a switch is a
+    bool (``default_schedule="no"`` meant yes), and an unknown option is named (it was a
+    raw TypeError from the code generator)."""
+    with pytest.raises(error, match=words):
+        pyir.build(add_one(), **options)
+
+
+def test_build_takes_an_opt_level_of_any_int_type():
+    lib = pyir.build(add_one(), opt_level=np.int64(1), use_cache=False)
+    out = np.zeros(4, "float32")
+    lib["add_one"](np.arange(4, dtype="float32"), out)
+    np.testing.assert_array_equal(out, np.arange(1, 5))
+
+
 def scale_rows():
     """Y[i, j] = X[i, j] * 2 as one block: the default schedule makes i parallel and j
     vectorized."""

@@ -787,6 +787,27 @@ def test_compute_at_of_a_block_whose_where_narrows_its_loops(src, block, other, 
         np.testing.assert_array_equal(c, 2 * a[:, 4:] + 1)
 
 
+def test_reverse_compute_at_under_the_loop_a_producer_where_bounds():
+    """B runs where T.where(j >= 4) holds, j being the loop C moves under: the iterations
+    j < 4 write nothing, but would write B[vi, j - 4], outside B, so C has nothing to
+    compute there. It was refused as writing only part of the region of an iteration; it
+    still is where the iterations left out would write inside B (vj = j)."""
+    sch = Schedule(from_source(SHIFTED_PRODUCER))
+    sch.reverse_compute_at(sch.get_block("C"), sch.get_loops(sch.get_block("B"))[1])
+    assert structural_equal(from_source(sch.mod.script()), sch.mod)
+    lib = pyir.build(sch.mod, opt_level="none")
+    for n, m in ((1, 1), (3, 5), (2, 0), (0, 3)):
+        a = np.arange(n * (m + 4), dtype="float32").reshape(n, m + 4)
+        c = np.full((n, m), -1, "float32")
+        lib["f"](a, c)
+        np.testing.assert_array_equal(c, 2 * a[:, 4:] + 1)
+    _refused(SHIFTED_PRODUCER.replace("T.axis.spatial(m, j - 4)", "T.axis.spatial(m, j)")
+             .replace("T.where(j >= 4)", "T.where(j >= 4 and j < m)"),
+             lambda s: s.reverse_compute_at(s.get_block("C"), s.get_loops(s.get_block("B"))[1]),
+             r"the blocks under loop j write B within \[i:i \+ 1, j:j \+ 1\] in one "
+             r"iteration, but not all of it")
+
+
 def test_reverse_compute_at_point_by_point_of_a_block_whose_where_is_over_its_iterators():
     """C, under T.where(j <= i), computes the points of B a split of B's fused loop writes,
     where its predicate holds."""

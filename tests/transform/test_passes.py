@@ -85,6 +85,88 @@ def test_a_reduction_over_an_empty_axis_gives_the_init_value():
         np.testing.assert_allclose(out, a.sum(1), rtol=1e-5)
 
 
+@T.prim_func
+def _reversed_sum(A: T.Buffer((4, 8), "float32"), C: T.Buffer((4,), "float32")):
+    for i, k in T.grid(4, 5):
+        with T.block("C"):
+            vi = T.axis.spatial(4, i)
+            vk = T.axis.reduce(5, 4 - k)
+            with T.init():
+                C[vi] = T.float32(0)
+            C[vi] = C[vi] + A[vi, vk] * T.float32(vk + 1)
+
+
+@T.prim_func
+def _reversed_under_where(A: T.Buffer((4, 8), "float32"), C: T.Buffer((4,), "float32")):
+    for i, k in T.grid(4, 8):
+        with T.block("C"):
+            vi = T.axis.spatial(4, i)
+            vk = T.axis.reduce(5, 7 - k)
+            T.where(7 - k < 5)
+            with T.init():
+                C[vi] = T.float32(0)
+            C[vi] = C[vi] + A[vi, vk] * T.float32(vk + 1)
+
+
+@T.prim_func
+def _from_a_later_start(A: T.Buffer((4, 8), "float32"), C: T.Buffer((4,), "float32")):
+    for i in range(4):
+        for k in range(3, 8):
+            with T.block("C"):
+                vi = T.axis.spatial(4, i)
+                vk = T.axis.reduce(8, k)
+                with T.init():
+                    C[vi] = T.float32(0)
+                C[vi] = C[vi] + A[vi, vk - 3] * T.float32(vk - 2)
+
+
+@T.prim_func
+def _init_in_a_block(A: T.Buffer((4, 8), "float32"), C: T.Buffer((4,), "float32")):
+    for i, k in T.grid(4, 5):
+        with T.block("C"):
+            vi = T.axis.spatial(4, i)
+            vk = T.axis.reduce(5, 4 - k)
+            with T.init():
+                for j in range(1):
+                    with T.block("C_init"):
+                        vj = T.axis.spatial(1, j)
+                        C[vi + vj] = T.float32(0)
+            C[vi] = C[vi] + A[vi, vk] * T.float32(vk + 1)
+
+
+def _split_reordered(sch):
+    i, k = sch.get_loops(sch.get_block("C"))
+    k0, k1 = sch.split(k, [None, 2])
+    sch.reorder(k1, i, k0)
+
+
+@pytest.mark.parametrize("func, step", [
+    (_reversed_sum, None),
+    (_reversed_sum, lambda sch: sch.reorder(*sch.get_loops(sch.get_block("C"))[::-1])),
+    (_reversed_sum, lambda sch: sch.split(sch.get_loops(sch.get_block("C"))[1], [None, 3])),
+    (_reversed_sum, _split_reordered),
+    (_reversed_sum, lambda sch: sch.fuse(*sch.get_loops(sch.get_block("C")))),
+    (_reversed_sum, lambda sch: sch.decompose_reduction(sch.get_block("C"),
+                                                         sch.get_loops(sch.get_block("C"))[1])),
+    (_reversed_under_where, None),
+    (_from_a_later_start, None),
+    (_init_in_a_block, None),
+], ids=["reversed", "reordered", "split", "split_reordered", "fused", "decomposed",
+        "reversed_under_where", "from_a_later_start", "init_in_a_block"])
+def test_a_reduction_init_runs_at_the_first_iteration_of_its_loops(func, step):
+    """The init runs where the loops first reach a point of the reduction, not where its
+    iterators are 0 (``vk = 4 - k`` is 0 at the last k: the updates before were lost)."""
+    sch = Schedule(func)
+    if step is not None:
+        step(sch)
+    a = np.random.default_rng(0).random((4, 8), dtype=np.float32)
+    expected = (a[:, :5] * np.arange(1, 6, dtype=np.float32)).sum(1)
+    for default_schedule in (True, False):
+        out = np.full(4, 99, "float32")
+        pyir.build(sch.mod, default_schedule=default_schedule)[func.name](a, out)
+        np.testing.assert_allclose(out, expected, rtol=1e-5)
+
+
 def test_lower_blocks_turns_predicate_into_if():
     f = K.elementwise(shape=(10,))
     realize = nodes(f, S.BlockRealize)[0]
@@ -347,6 +429,31 @@ def test_entry_conditions_narrow_loops_by_their_guards():
         a, b, out = np.arange(n, dtype="float32"), np.ones(n, "float32"), np.zeros(n, "float32")
         lib["ew"](a, b, out)
         np.testing.assert_array_equal(out, a + b)
+
+
+@T.prim_func
+def _empty_rows(A: T.Buffer((2, 5), "float32"), B: T.Buffer(("n", 5), "float32")):
+    for i, j in T.grid(0, 5):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            B[vi + 3, vj] = A[vi, vj] * T.float32(2)
+
+
+@pytest.mark.parametrize("factors", [None, [None, 4], [4, None], [2, 2], [4, 1]])
+def test_an_access_that_never_runs_needs_no_entry_condition(factors):
+    """A loop of extent 0, split by factors multiplying to more: its tail guard
+    ``i_0 * 2 + i_1 < 0`` never holds, and nothing is accessed (entry conditions
+    required B to have 6 rows and A ``False``, refusing every call); unsplit, the loop
+    never runs either (B[vi + 3] past the end of B needs nothing)."""
+    sch = Schedule(_empty_rows)
+    if factors is not None:
+        sch.split(sch.get_loops(sch.get_block("B"))[0], factors)
+    assert transform.lower(sch.mod)["_empty_rows"].attr("entry_conditions") == ()
+    for default_schedule in (True, False):
+        out = np.ones((1, 5), "float32")
+        pyir.build(sch.mod, default_schedule=default_schedule)["_empty_rows"](
+            np.zeros((2, 5), "float32"), out)
+        np.testing.assert_array_equal(out, 1)
 
 
 def test_entry_conditions_read_guards_of_fused_loops():
