@@ -3,7 +3,8 @@
 Each BlockRealize becomes its body with the block iterators replaced by their bindings;
 the reduction init runs under ``if`` the reduce iterators have the values they take at the
 first iteration of the loops around the block (0 for ``vk = k``, 4 for ``vk = 4 - k``), each
-loop from where the ``T.where`` of the block and of the blocks around it lets it start; a
+loop from where the ``T.where`` of the block and of the blocks around it lets it start, but
+the loops the spatial iterators fix (``vk == i`` for ``vi = i``, ``vk = i + k``); a
 predicate other than ``True`` becomes an ``if``; alloc buffers become Allocate statements
 around the block's body.
 
@@ -24,7 +25,7 @@ from ..arith import simplify, vars_of
 from ..ir import expr as E
 from ..ir import stmt as S
 from ..ir.expr import conjuncts
-from ..ir.node import rewrite, substitute, with_fields
+from ..ir.node import rewrite, substitute, walk, with_fields
 from .common import has_blocks, prim_func_pass, replace_func
 from .dependence import analyzer_for, narrowed_by_predicate
 
@@ -60,14 +61,15 @@ def _in_loop_vars(path):
     return outer
 
 
-def _at_first_iteration(values, loops, wheres):
-    """``values`` (expressions of the loop variables) at the first iteration of ``loops``:
-    each loop at its start, moved to where the conjuncts of ``wheres`` that bound that loop
-    alone let it begin (`narrowed_by_predicate`); a start may use the loops outside."""
+def _at_first_iteration(values, loops, wheres, kept):
+    """``values`` (expressions of the loop variables) at the first iteration of ``loops``
+    but those whose variables are in ``kept``: each loop at its start, moved to where the
+    conjuncts of ``wheres`` that bound that loop alone let it begin
+    (`narrowed_by_predicate`); a start may use the loops outside."""
     guards = [c for w in wheres if not _is_true(w) for c in conjuncts(w)]
     if guards:
         loops, _ = narrowed_by_predicate(loops, reduce(E.and_, guards), analyzer_for(loops))
-    starts = {lp.loop_var: lp.start for lp in loops}
+    starts = {lp.loop_var: lp.start for lp in loops if lp.loop_var not in kept}
     out = []
     for v in values:
         while not isinstance(v, E.IntImm) and (moved := substitute(v, starts)) is not v:
@@ -76,19 +78,37 @@ def _at_first_iteration(values, loops, wheres):
     return out
 
 
+def _fixed_by(spatial):
+    """The loop variables that the bindings ``spatial`` of spatial iterators fix: those in
+    them outside every floordiv and floormod (``vi = i_0 * 4 + i_1``). A loop under one
+    (``vi = f // 5`` of a fused loop) also runs over a reduction's part (``vk = f % 5``)."""
+    seen, divided = set(), set()
+    for value in spatial:
+        for n in walk(value):
+            if isinstance(n, E.Var):
+                seen.add(n)
+            elif isinstance(n, E.Binary) and n.op in ("floordiv", "floormod"):
+                divided |= vars_of(n)
+    return seen - divided
+
+
 def _init_conditions(body):
     """{(id of a block's iterators, id of their bindings): the condition under which the init
     runs}: its reduce iterators at their values of the first iteration of the loops around
-    it (`_at_first_iteration`), or None for a block without reduce iterators."""
+    it that its spatial iterators leave free (`_at_first_iteration`, `_fixed_by`: for
+    ``vi = i``, ``vk = i + k`` that is ``vk == i``), or None for a block without reduce
+    iterators."""
     out = {}
     for path in S.find_paths(body, lambda s: isinstance(s, S.BlockRealize)
                              and s.block.init is not None):
         realize = path[-1]
         outer = _in_loop_vars(path)
         reduces = [iv.var for iv in realize.block.iter_vars if iv.kind == "R"]
+        spatial = [outer[iv.var] for iv in realize.block.iter_vars if iv.kind != "R"]
         firsts = _at_first_iteration(
             [outer[v] for v in reduces], [s for s in path if isinstance(s, S.For)],
-            [substitute(s.predicate, outer) for s in path if isinstance(s, S.BlockRealize)])
+            [substitute(s.predicate, outer) for s in path if isinstance(s, S.BlockRealize)],
+            _fixed_by(spatial))
         conds = [E.eq(v, first) for v, first in zip(reduces, firsts)]
         out[id(realize.block.iter_vars), id(realize.iter_values)] = \
             reduce(E.and_, conds) if conds else None

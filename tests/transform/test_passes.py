@@ -134,6 +134,12 @@ def _init_in_a_block(A: T.Buffer((4, 8), "float32"), C: T.Buffer((4,), "float32"
             C[vi] = C[vi] + A[vi, vk] * T.float32(vk + 1)
 
 
+def _reordered_fused(sch):
+    i, k = sch.get_loops(sch.get_block("C"))
+    sch.reorder(k, i)
+    sch.fuse(k, i)
+
+
 def _split_reordered(sch):
     i, k = sch.get_loops(sch.get_block("C"))
     k0, k1 = sch.split(k, [None, 2])
@@ -146,12 +152,14 @@ def _split_reordered(sch):
     (_reversed_sum, lambda sch: sch.split(sch.get_loops(sch.get_block("C"))[1], [None, 3])),
     (_reversed_sum, _split_reordered),
     (_reversed_sum, lambda sch: sch.fuse(*sch.get_loops(sch.get_block("C")))),
+    (_reversed_sum, _reordered_fused),
     (_reversed_sum, lambda sch: sch.decompose_reduction(sch.get_block("C"),
                                                          sch.get_loops(sch.get_block("C"))[1])),
     (_reversed_under_where, None),
     (_from_a_later_start, None),
     (_init_in_a_block, None),
-], ids=["reversed", "reordered", "split", "split_reordered", "fused", "decomposed",
+], ids=["reversed", "reordered", "split", "split_reordered", "fused", "reordered_fused",
+        "decomposed",
         "reversed_under_where", "from_a_later_start", "init_in_a_block"])
 def test_a_reduction_init_runs_at_the_first_iteration_of_its_loops(func, step):
     """The init runs where the loops first reach a point of the reduction, not where its
@@ -165,6 +173,34 @@ def test_a_reduction_init_runs_at_the_first_iteration_of_its_loops(func, step):
         out = np.full(4, 99, "float32")
         pyir.build(sch.mod, default_schedule=default_schedule)[func.name](a, out)
         np.testing.assert_allclose(out, expected, rtol=1e-5)
+
+
+@T.prim_func
+def _window_sums(A: T.Buffer((11,), "float32"), C: T.Buffer((4,), "float32")):
+    for i, k in T.grid(4, 8):
+        with T.block("C"):
+            vi = T.axis.spatial(4, i)
+            vk = T.axis.reduce(11, i + k)
+            with T.init():
+                C[vi] = T.float32(0)
+            C[vi] = C[vi] + A[vk]
+
+
+@pytest.mark.parametrize("step", [
+    None,
+    lambda sch: sch.split(sch.get_loops(sch.get_block("C"))[0], [None, 2]),
+], ids=["plain", "spatial_split"])
+def test_a_reduce_binding_that_uses_a_spatial_loop_starts_each_point_at_its_first_value(step):
+    """``vk = i + k``: each row's first update has ``vk == i``; the init ran where ``vk == 0``,
+    in row 0 only, and the other rows added to what the output held."""
+    sch = Schedule(_window_sums)
+    if step is not None:
+        step(sch)
+    a = np.random.default_rng(1).random(11, dtype=np.float32)
+    for default_schedule in (True, False):
+        out = np.full(4, 99, "float32")
+        pyir.build(sch.mod, default_schedule=default_schedule)["_window_sums"](a, out)
+        np.testing.assert_allclose(out, [a[i:i + 8].sum() for i in range(4)], rtol=1e-5)
 
 
 def test_lower_blocks_turns_predicate_into_if():
