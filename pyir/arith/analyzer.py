@@ -88,6 +88,7 @@ class Analyzer:
         self._fact_vars = set()   # a superset of the Vars the facts mention
         self._last_range = {}     # Var -> (start, extent, bounds) of its last Range binding
         self._intervals = {}      # Var -> its constant interval under the current facts
+        self._facts = {}          # Vars of an expression -> the facts about it (_facts_about)
         self._bindings = {}       # Var -> what it is bound to, in the order bound (_replay)
 
     # -- facts ---------------------------------------------------------------------------
@@ -187,9 +188,10 @@ class Analyzer:
         self._bounds_changed()
 
     def _bounds_changed(self):
-        """Forget the remembered constant intervals of variables (`_var_interval`): a bound
-        or substitution changed."""
+        """Forget the remembered constant intervals of variables (`_var_interval`) and facts
+        about expressions (`_facts_about`): a bound or substitution changed."""
         self._intervals = {}
+        self._facts = {}
 
     def _range_bounds(self, rng):
         """(start, extent, inclusive bounds) of a `Range`, simplified; a constant range
@@ -293,9 +295,18 @@ class Analyzer:
         """The facts an answer about ``expr`` can depend on: the bounds and substitution of
         each variable it reaches (its own, and in turn those their facts mention), in the
         order the variables were bound (which orders symbolic relaxation): sorted by when
-        they entered each dict, not by a scan of every fact (a function has thousands)."""
+        they entered each dict, not by a scan of every fact (a function has thousands).
+        Remembered per set of variables until a fact changes (`_bounds_changed`)."""
+        found = vars_of(expr)
+        facts = self._facts.get(found)
+        if facts is None:
+            facts = self._facts[found] = self._facts_reached(found)
+        return facts
+
+    def _facts_reached(self, found):
+        """`_facts_about` an expression whose variables are ``found``."""
         bounds, subst = self._bounds, self._subst
-        todo, reach = list(vars_of(expr)), set()
+        todo, reach = list(found), set()
         while todo:
             var = todo.pop()
             if var in reach:
