@@ -24,17 +24,31 @@ _MAX_DEPTH = 1
 
 _NO_VARS = frozenset()
 
-#: Answers of `Analyzer.simplify` shared by every analyzer, under the facts each depended
-#: on (`Analyzer._facts_about`): schedule steps, passes and codegen each make analyzers
-#: that know the same loops and ask the same questions. At most this many; `clear_cache`
-#: empties it.
+#: Answers of `Analyzer.simplify` and `Analyzer.symbolic_bound` shared by every analyzer,
+#: under the facts each depended on (`Analyzer._facts_about`): schedule steps, passes and
+#: codegen each make analyzers that know the same loops and ask the same questions. At
+#: most this many; `clear_cache` empties it.
 SHARED_ANSWERS = 8192
 _SHARED = {}
+#: Marks the keys of `Analyzer.symbolic_bound`'s answers in `_SHARED`.
+_SYMBOLIC_BOUND = "symbolic_bound"
 
 
 def clear_cache():
     """Forget the answers every analyzer shares (for measuring cold work)."""
     _SHARED.clear()
+
+
+class _Facts(tuple):
+    """The facts about an expression (`Analyzer._facts_about`): a tuple that keeps its hash,
+    as it keys shared answers (hashing its expressions at every look-up cost more than a
+    shared symbolic bound saves)."""
+
+    def __hash__(self):
+        found = self.__dict__.get("hash")
+        if found is None:
+            found = self.__dict__["hash"] = tuple.__hash__(self)
+        return found
 
 
 def vars_of(expr):
@@ -88,6 +102,7 @@ class Analyzer:
         self._fact_vars = set()   # a superset of the Vars the facts mention
         self._last_range = {}     # Var -> (start, extent, bounds) of its last Range binding
         self._intervals = {}      # Var -> its constant interval under the current facts
+        self._facts = {}          # Vars of an expression -> what it reaches (_reach)
         self._bindings = {}       # Var -> what it is bound to, in the order bound (_replay)
 
     # -- facts ---------------------------------------------------------------------------
@@ -187,9 +202,10 @@ class Analyzer:
         self._bounds_changed()
 
     def _bounds_changed(self):
-        """Forget the remembered constant intervals of variables (`_var_interval`): a bound
-        or substitution changed."""
+        """Forget the remembered constant intervals of variables (`_var_interval`) and facts
+        about expressions (`_facts_about`): a bound or substitution changed."""
         self._intervals = {}
+        self._facts = {}
 
     def _range_bounds(self, rng):
         """(start, extent, inclusive bounds) of a `Range`, simplified; a constant range
@@ -294,8 +310,22 @@ class Analyzer:
         each variable it reaches (its own, and in turn those their facts mention), in the
         order the variables were bound (which orders symbolic relaxation): sorted by when
         they entered each dict, not by a scan of every fact (a function has thousands)."""
+        return self._reach(expr)[1]
+
+    def _reach(self, expr):
+        """(the variables an answer about ``expr`` reaches, the facts about them: see
+        `_facts_about`), remembered per set of variables until a fact changes
+        (`_bounds_changed`)."""
+        found = vars_of(expr)
+        hit = self._facts.get(found)
+        if hit is None:
+            hit = self._facts[found] = self._facts_reached(found)
+        return hit
+
+    def _facts_reached(self, found):
+        """`_reach` of an expression whose variables are ``found``."""
         bounds, subst = self._bounds, self._subst
-        todo, reach = list(vars_of(expr)), set()
+        todo, reach = list(found), set()
         while todo:
             var = todo.pop()
             if var in reach:
@@ -310,7 +340,7 @@ class Analyzer:
             if len(known) > 1:
                 known.sort(key=entered.__getitem__)
             out.append(tuple((v, facts[v]) for v in known))
-        return tuple(out)
+        return frozenset(reach), _Facts(out)
 
     def const_int_bound(self, expr, simplify=True):
         """`IntBound` of an integer expression (``simplify=False``: of the expression as
@@ -322,10 +352,27 @@ class Analyzer:
     def symbolic_bound(self, expr, relax_vars=None):
         """``(lo, hi)``: inclusive bounds of ``expr`` as expressions free of the variables
         bound on both sides (or of ``relax_vars`` only); None on a side that cannot be
-        bounded. One-sided bounds (``IntBound(0, None)``) leave a variable symbolic."""
+        bounded. One-sided bounds (``IntBound(0, None)``) leave a variable symbolic.
+
+        Outermost answers are shared as those of `simplify` are, under the facts and the
+        variables relaxed that the relaxation can reach (schedule steps ask about the same
+        regions under the same loops)."""
         e = self.simplify(expr)
         _require_int(e, "symbolic_bound")
         relax = self._ranged() if relax_vars is None else set(relax_vars)
+        if self._depth or self._visiting:
+            return self._symbolic_bound(e, relax)
+        reach, facts = self._reach(e)
+        key = (_SYMBOLIC_BOUND, e, reach & relax, facts)
+        hit = _SHARED.get(key)
+        if hit is None:
+            if len(_SHARED) >= SHARED_ANSWERS:
+                _SHARED.clear()
+            hit = _SHARED[key] = self._symbolic_bound(e, relax)
+        return hit
+
+    def _symbolic_bound(self, e, relax):
+        """`symbolic_bound` of the simplified ``e`` over the variables of ``relax``."""
         simp = Simplifier(self)
         try:
             p = simp.poly(e)

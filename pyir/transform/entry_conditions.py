@@ -105,6 +105,7 @@ class _Collector:
         self.loop_vars = []
         self.lets = {}
         self.guards = []
+        self.found = {}   # (index, extent) -> `bounds`, while the scope stays as it is
         self.conditions = {}
         self.unbounded = {}  # (buffer, dimension, index) -> message: checked where used
 
@@ -120,11 +121,14 @@ class _Collector:
             with self.scope.loop(s.loop_var, start, extent):
                 self.ranges[s.loop_var] = (start, extent)
                 self.loop_vars.append(s.loop_var)
+                self.found = {}
                 self.stmt(s.body)
                 self.loop_vars.pop()
+                self.found = {}
         elif isinstance(s, S.LetStmt):
             self.expr(s.value)
             self.lets[s.var] = substitute(s.value, self.lets)
+            self.found = {}
             return S.Tail(s.body)
         elif isinstance(s, S.IfThenElse):
             self.expr(s.condition)
@@ -147,8 +151,10 @@ class _Collector:
 
     def guarded(self, cond, fn):
         self.guards.append(cond)
+        self.found = {}
         fn()
         self.guards.pop()
+        self.found = {}
 
     def expr(self, e):
         if isinstance(e, E.BufferLoad):
@@ -201,6 +207,15 @@ class _Collector:
                     f"must lie in [0, {expr_text(extent)})")
 
     def bounds(self, index, extent, message):
+        """`find_bounds`, remembered while the loops, guards and lets in scope stay as they
+        are: a store reads the element it writes (``C[i, j] = C[i, j] + ...``). A second
+        call would record the conditions the first did, which keep the first message."""
+        key = (index, extent)
+        if key not in self.found:
+            self.found[key] = self.find_bounds(index, extent, message)
+        return self.found[key]
+
+    def find_bounds(self, index, extent, message):
         """None where ``index`` lies in ``[0, extent)`` by the cheap proofs, else its bounds
         ``(lo, hi)`` over the loops and under the guards in scope (None for a side that
         cannot be bounded by the shapes). ``message`` says what ``index`` is, for the
