@@ -42,6 +42,8 @@ def split(func, var, factors):
     """Split a loop into nested loops whose extents are ``factors``.
 
     One factor may be None; it is inferred as ``ceildiv(extent, product of the others)``.
+    For a constant extent a factor is cut to what its loop can use: ``[16, 100]`` on an
+    extent of 7 gives loops of 1 and 7 (`_fit`).
     When the product is not provably the extent (a symbolic extent, or a factor that does
     not divide it), the blocks below get the tail guard ``T.where(fused < extent)`` and the
     outer loop the annotation ``"pyir.split_tail"`` (the extent of one outer iteration), so
@@ -94,6 +96,8 @@ def split(func, var, factors):
         if not ana.can_prove(ge(IntImm(known), extent)):
             raise ScheduleError("split", subject, f"the factors multiply to {known}, which is "
                                 f"not provably at least the extent {_text(extent)}", loop)
+    if isinstance(extent, IntImm) and extent.value >= 1:
+        exts = _fit(exts, extent.value)
     total = ana.simplify(reduce(lambda a, b: a * b, exts))
     guard = not ana.can_prove_equal(total, extent)
     blocks = realizes_under(loop.body)
@@ -114,6 +118,19 @@ def split(func, var, factors):
         inner = ana.simplify(reduce(lambda a, b: a * b, exts[1:]))
         body = dataclasses.replace(body, annotations=((TAIL_KEY, _int(inner)),))
     return with_body(func, replace(path, body)), new_vars
+
+
+def _fit(exts, extent):
+    """The constant factors ``exts`` of a split of a constant ``extent``, each cut to the
+    values its loop can take with the index below ``extent`` (innermost first): a factor
+    beyond the extent only adds iterations the tail guard skips, and a chain of them
+    (7 split by [16, 100], the 16 by [1000, 1000]) loops a hundred million times for 7."""
+    out, inner = [], 1
+    for e in reversed(exts):
+        e = min(e.value, -(-extent // inner))
+        out.append(IntImm(e))
+        inner *= e
+    return out[::-1]
 
 
 def _substitute(body, mapping, new_vars):
