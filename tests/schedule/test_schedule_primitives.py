@@ -536,3 +536,35 @@ def test_split_cuts_factors_beyond_a_constant_extent():
     pyir.build(sch.mod)["f"](a, s)
     np.testing.assert_allclose(s, a.sum(axis=1), rtol=1e-5)
 
+
+FLAT = '''
+from pyir.script import tensor as T
+
+@T.prim_func
+def f(A: T.Buffer(("n * m",), "float32"), S: T.Buffer(("n", "m"), "float32"),
+      B: T.Buffer(("n * m",), "float32")):
+    for i in range(n * m):
+        with T.block("B"):
+            vi = T.axis.spatial(n * m, i)
+            B[vi] = A[vi] + S[vi // m, vi % m]
+'''
+
+
+@pytest.mark.parametrize("prim", ["cache_read", "cache_write"])
+def test_a_cache_stage_over_a_shape_expression_prints_back(prim):
+    """The copy loop of a cache stage for A or B (n * m) took the iterator's extent n * m as it
+    came, but the parser simplifies loop extents (to m * n): the module did not parse back
+    to itself. The loop extents are now in the parser's form."""
+    import numpy as np
+
+    import pyir
+    from pyir.ir import assert_structural_equal
+    from pyir.schedule import Schedule
+    from pyir.script import from_source
+
+    sch = Schedule(from_source(FLAT))
+    getattr(sch, prim)(sch.get_block("B"), 0, "global")
+    assert_structural_equal(from_source(sch.mod.script()), sch.mod)
+    a, s, b = np.arange(6, dtype="float32"), np.ones((2, 3), "float32"), np.zeros(6, "float32")
+    pyir.build(sch.mod)["f"](a, s, b)
+    np.testing.assert_array_equal(b, a + 1)
