@@ -13,6 +13,7 @@ from pyir.ir import expr as E
 from pyir.ir import stmt as S
 from pyir.ir.node import rewrite, walk
 from pyir.schedule import Schedule
+from pyir.script import from_source
 from pyir.script import tensor as T
 from pyir.transform import storage
 
@@ -714,3 +715,51 @@ def test_the_partial_tile_drops_what_only_whole_tiles_run():
         want[:whole_rows] = a[:whole_rows] + 2
         want[:whole_rows, :whole_cols] = a[:whole_rows, :whole_cols] + 1
         np.testing.assert_array_equal(b, want)
+
+
+_ADD_ONE = '''
+from pyir.script import tensor as T
+
+@T.prim_func
+def f(A: T.Buffer(("n", "m"), "float32"), B: T.Buffer(("n", "m"), "float32")):
+    for i, j in T.grid(n, m):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            B[vi, vj] = A[vi, vj] + T.float32(1)
+'''
+
+
+def _split_inner_again(sch, i, j):
+    _, i1 = sch.split(i, factors=[None, 8])
+    sch.split(i1, factors=[None, 3])
+
+
+def _parallel_under_a_tail(sch, i, j):
+    sch.split(i, factors=[None, 4])
+    sch.parallel(j)
+
+
+def _fuse_large_factors(sch, i, j):
+    _, i1, i2 = sch.split(i, factors=[None, 1000, 1000])
+    sch.fuse(i1, i2)
+
+
+@pytest.mark.parametrize("steps", [_split_inner_again, _parallel_under_a_tail,
+                                   _fuse_large_factors])
+def test_split_tails_become_loop_bounds(steps):
+    """The last tile's guards become loop bounds. They stayed a test per iteration where the
+    innermost loop had two tests (i_1 split by 3: ``i_1_0 * 3 + i_1_1 < 8 and i_0 * 8 +
+    i_1_0 * 3 + i_1_1 < n``), where a parallel loop under the tail held the test of an outer
+    loop, and where the test was not yet in the form ``i_1 + r < E`` (i_1 and i_2 of
+    [None, 1000, 1000] fused: ``(i_0 * 1000 + f // 1000) * 1000 + f % 1000 < n``, a
+    million tests for n = 1). Every ``if`` left chooses between whole and partial tiles."""
+    sch = Schedule(from_source(_ADD_ONE))
+    steps(sch, *sch.get_loops(sch.get_block("B")))
+    func = transform.lower(sch.mod, default_schedule=False)["f"]
+    assert all(n.else_case is not None for n in nodes(func, S.IfThenElse)), func.script()
+    lib = pyir.build(sch.mod, default_schedule=False)
+    for n in (0, 1, 2, 7, 8, 9, 17):
+        a = np.random.default_rng(n).random((n, 3), dtype=np.float32)
+        b = np.zeros_like(a)
+        lib["f"](a, b)
+        np.testing.assert_array_equal(b, a + 1)
