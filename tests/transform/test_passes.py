@@ -66,6 +66,40 @@ def test_lower_blocks_runs_the_init_of_a_reduction_that_may_be_empty_first():
     assert isinstance(k.body, S.BufferStore)
 
 
+_SQUARE_SUM = '''
+from pyir.script import tensor as T
+
+@T.prim_func
+def f(A: T.Buffer(("n", "n"), "float32"), S: T.Buffer(("n",), "float32")):
+    for i, k in T.grid(n, n):
+        with T.block("S"):
+            vi, vk = T.axis.remap("SR", [i, k])
+            with T.init():
+                S[vi] = T.float32(0)
+            S[vi] = S[vi] + A[vi, vk]
+'''
+
+
+def test_the_init_run_first_keeps_the_tail_guard_of_its_rows():
+    """i split by 4 and k by [2, None] over the same n: the init, run before the k loops,
+    lost the guard ``i_0 * 4 + i_1 < n`` because n is in k's binding (k_0 * ((n + 1) // 2)
+    + k_1) and the guard was taken for one of the reduction loops. S[0:4] was written for
+    n = 1, and the call refused by the entry condition ``n >= (n + 3) // 4 * 4``. Only the
+    loops driving k now count."""
+    sch = Schedule(from_source(_SQUARE_SUM))
+    i, k = sch.get_loops(sch.get_block("S"))
+    sch.split(i, factors=[None, 4])
+    sch.split(k, factors=[2, None])
+    func = transform.lower(sch.mod, default_schedule=False)["f"]
+    assert func.attr("entry_conditions") == ()
+    lib = pyir.build(sch.mod, default_schedule=False)
+    for n in (0, 1, 2, 3, 4, 5, 9):
+        a = np.random.default_rng(n).random((n, n), dtype=np.float32)
+        s = np.full(n, -1, np.float32)
+        lib["f"](a, s)
+        np.testing.assert_allclose(s, a.sum(axis=1), rtol=1e-5)
+
+
 def test_a_reduction_over_an_empty_axis_gives_the_init_value():
     @T.prim_func
     def rowsum(A: T.Buffer(("n", "m"), "float32"), B: T.Buffer(("n",), "float32")):
@@ -763,3 +797,4 @@ def test_split_tails_become_loop_bounds(steps):
         b = np.zeros_like(a)
         lib["f"](a, b)
         np.testing.assert_array_equal(b, a + 1)
+
