@@ -786,11 +786,12 @@ def test_split_tails_become_loop_bounds(steps):
     i_1_0 * 3 + i_1_1 < n``), where a parallel loop under the tail held the test of an outer
     loop, and where the test was not yet in the form ``i_1 + r < E`` (i_1 and i_2 of
     [None, 1000, 1000] fused: ``(i_0 * 1000 + f // 1000) * 1000 + f % 1000 < n``, a
-    million tests for n = 1). Every ``if`` left chooses between whole and partial tiles."""
+    million tests for n = 1). No loop is left whose body is a test."""
     sch = Schedule(from_source(_ADD_ONE))
     steps(sch, *sch.get_loops(sch.get_block("B")))
     func = transform.lower(sch.mod, default_schedule=False)["f"]
-    assert all(n.else_case is not None for n in nodes(func, S.IfThenElse)), func.script()
+    assert not [lp for lp in loops(func) if isinstance(lp.body, S.IfThenElse)
+                and lp.body.else_case is None], func.script()
     lib = pyir.build(sch.mod, default_schedule=False)
     for n in (0, 1, 2, 7, 8, 9, 17):
         a = np.random.default_rng(n).random((n, 3), dtype=np.float32)
@@ -798,3 +799,21 @@ def test_split_tails_become_loop_bounds(steps):
         lib["f"](a, b)
         np.testing.assert_array_equal(b, a + 1)
 
+
+def test_a_loop_around_a_clamped_loop_is_clamped_too():
+    """n split by [None, 1000, 1000, 8]: in the last tile only i_3 was clamped (to
+    ``min(8, n - ...)``); i_1 and i_2 ran all their 1000 * 1000 iterations, nearly all of
+    them around an empty loop. The test that the clamped loop runs at all now bounds the
+    loops around it."""
+    sch = Schedule(from_source(_ADD_ONE))
+    i, _ = sch.get_loops(sch.get_block("B"))
+    sch.split(i, factors=[None, 1000, 1000, 8])
+    func = transform.lower(sch.mod, default_schedule=False)["f"]
+    clamped = {lp.loop_var.name for lp in loops(func) if isinstance(lp.extent, E.Var)}
+    assert {"i_1", "i_2", "i_3"} <= clamped, func.script()
+    lib = pyir.build(sch.mod, default_schedule=False)
+    for n in (0, 1, 9, 8001):
+        a = np.random.default_rng(n).random((n, 3), dtype=np.float32)
+        b = np.zeros_like(a)
+        lib["f"](a, b)
+        np.testing.assert_array_equal(b, a + 1)
