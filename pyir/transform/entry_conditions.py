@@ -521,14 +521,16 @@ class _Collector:
 
     def tighter(self, current, cand, rest, better, enough):
         """``cand`` when it is known to be the tighter bound: a guard on exactly the
-        index (constant ``rest``) is what tail guards state, otherwise it must be
-        provably ``better`` than ``current`` -- or, the two not comparable (nested splits
-        guard a sum twice), when it is provably ``better`` than ``enough`` (the buffer's
-        edge) and ``current`` is not."""
+        index (constant ``rest``) is what tail guards state, unless ``current`` is provably
+        ``better`` (another such guard: ``x < n`` and ``x < (n + 6) // 7 * 7`` from a split
+        of a fused split loop), otherwise it must be provably ``better`` than ``current`` --
+        or, the two not comparable (nested splits guard a sum twice), when it is provably
+        ``better`` than ``enough`` (the buffer's edge) and ``current`` is not."""
         if cand is None:
             return current
-        if current is None or isinstance(rest, E.IntImm) or self.scope.can_prove(
-                better(cand, current)):
+        if current is None or self.scope.can_prove(better(cand, current)):
+            return cand
+        if isinstance(rest, E.IntImm) and not self.scope.can_prove(better(current, cand)):
             return cand
         if self.scope.can_prove(better(cand, enough)) and not self.scope.can_prove(
                 better(current, enough)):

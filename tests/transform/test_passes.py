@@ -398,6 +398,35 @@ def test_entry_conditions_read_guards_of_fused_loops():
     np.testing.assert_array_equal(out, a + b)
 
 
+_WINDOW = '''
+from pyir.script import tensor as T
+
+@T.prim_func
+def f(A: T.Buffer(("n + 2",), "float32"), B: T.Buffer(("n",), "float32")):
+    for i in range(n):
+        with T.block("B"):
+            vi = T.axis.spatial(n, i)
+            B[vi] = A[vi] + A[vi + 2]
+'''
+
+
+@pytest.mark.parametrize("factor", [5, 34])
+def test_entry_conditions_take_the_tightest_of_two_guards_on_the_index(factor):
+    """i split by 7, fused and split again: the index x = (i * f + j) // 7 * 7 + ... is
+    guarded by both ``x < n`` and ``x < (n + 6) // 7 * 7``. The last guard read won, so
+    A[vi + 2] was taken to read up to (n + 6) // 7 * 7 + 1 and every n but multiples of 7
+    refused. The tighter one now stays."""
+    sch = Schedule(from_source(_WINDOW))
+    (i,) = sch.get_loops(sch.get_block("B"))
+    sch.split(sch.fuse(*sch.split(i, [None, 7])), [None, factor])
+    assert transform.lower(sch.mod)["f"].attr("entry_conditions") == ()
+    lib = pyir.build(sch.mod, opt_level="fast")
+    for n in (0, 1, 6, 8, 13):
+        a, b = np.arange(n + 2, dtype="float32"), np.zeros(n, "float32")
+        lib["f"](a, b)
+        np.testing.assert_array_equal(b, a[:n] + a[2:])
+
+
 def test_entry_conditions_read_a_guard_on_a_multiple_of_part_of_the_index():
     """j (96) split by [None, 2], its outer part by [None, 2, 16] (48 -> 2 x 2 x 16 with a
     tail): C's column is ``2 * (j00 * 32 + j01 * 16 + j02) + j1`` under ``j00 * 32 + j01 *
@@ -817,3 +846,4 @@ def test_a_loop_around_a_clamped_loop_is_clamped_too():
         b = np.zeros_like(a)
         lib["f"](a, b)
         np.testing.assert_array_equal(b, a + 1)
+
