@@ -544,6 +544,17 @@ def _bound(c, v):
     return bound if scale == 1 else E.binary("mul", bound, E.IntImm(scale))
 
 
+def _one_test(body):
+    """``body``, with a sequence of statements under one and the same test (a reduction's
+    init run first and its update, each under the block's guards) as that test around the
+    sequence."""
+    if not isinstance(body, S.SeqStmt) or not all(
+            isinstance(s, S.IfThenElse) and s.else_case is None
+            and s.condition == body.stmts[0].condition for s in body.stmts):
+        return body
+    return S.IfThenElse(body.stmts[0].condition, S.seq(*(s.then_case for s in body.stmts)))
+
+
 def _clamp(loop):
     """``for v: if v + r < E and c: body`` (``r`` and ``c`` free of ``v``) as
     ``if c: for v in [start, min(start + extent, E - r)): body``: the guard becomes the
@@ -556,7 +567,7 @@ def _clamp(loop):
     the loops around are bounded too (not 5 * 10**6 iterations of empty loops for ``n``
     split by [1000, 5, 1000, None]). A parallel loop keeps its extent; only tests of other
     loops move out of it."""
-    body = loop.body
+    body = _one_test(loop.body)
     if not isinstance(body, S.IfThenElse) or body.else_case is not None:
         return None
     if any(isinstance(n, (E.BufferLoad, E.Call)) for n in walk(body.condition)):

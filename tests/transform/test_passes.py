@@ -847,3 +847,22 @@ def test_a_loop_around_a_clamped_loop_is_clamped_too():
         lib["f"](a, b)
         np.testing.assert_array_equal(b, a + 1)
 
+
+def test_a_reduction_s_init_and_update_share_their_loop_bounds():
+    """The rows of a sum over m (which may be empty, so its init runs first) split by
+    [None, 1000, 1000, 8]: the init and the k loop each sat under the same tail test, a
+    sequence the last tile's loops were not clamped through (i_1, i_2 and i_3 ran all their
+    8 * 10**6 iterations). The two tests are now one, and its loops clamped."""
+    sch = Schedule(from_source(_SQUARE_SUM.replace('("n", "n")', '("n", "m")')
+                               .replace("T.grid(n, n)", "T.grid(n, m)")))
+    i, _ = sch.get_loops(sch.get_block("S"))
+    sch.split(i, factors=[None, 1000, 1000, 8])
+    func = transform.lower(sch.mod, default_schedule=False)["f"]
+    clamped = {lp.loop_var.name for lp in loops(func) if isinstance(lp.extent, E.Var)}
+    assert {"i_1", "i_2", "i_3"} <= clamped, func.script()
+    lib = pyir.build(sch.mod, default_schedule=False)
+    for n, m in ((0, 2), (1, 0), (1, 3), (9, 2)):
+        a = np.random.default_rng(n).random((n, m), dtype=np.float32)
+        s = np.full(n, -1, np.float32)
+        lib["f"](a, s)
+        np.testing.assert_allclose(s, a.sum(axis=1), rtol=1e-5)
