@@ -483,8 +483,10 @@ class _Collector:
         (``2 * (j0 * 16 + j1) + j2`` under ``j0 * 16 + j1 < 48`` reads up to
         ``2 * 47 + 1``: a split by 2 inside a split with a tail; ``n - 1 - x`` under
         ``x < n`` reads from 0: a negative ratio turns a bound on ``x`` into the other
-        bound on ``index``); -1 also when ``index + x`` leaves none of ``x``'s variables
-        (``x`` not linear in them, as the guard of a fused loop's splits)."""
+        bound on ``index``); -1, and the factor ``c`` of a term ``t * c`` of ``index``, also
+        when ``index - c * x`` leaves none of ``x``'s variables (``x`` not linear in them, as
+        the guard of a fused loop's splits: ``x * 2 + 1`` reads up to ``2 * (n - 1) + 1``
+        under ``x < n``)."""
         out = [1]
         for var in sorted(vars_of(x) & vars_of(index), key=lambda v: v.name):
             in_x = arith.detect_linear(x, var, self.scope.analyzer)
@@ -495,8 +497,12 @@ class _Collector:
             if (isinstance(a, E.IntImm) and isinstance(b, E.IntImm) and a.value > 0
                     and b.value % a.value == 0 and b.value // a.value not in out):
                 out.append(b.value // a.value)
-        if -1 not in out and vars_of(x).isdisjoint(vars_of(self.scope.simplify(index + x))):
-            out.append(-1)
+        factors = [-1] + [t.b.value * sign for t, sign in _terms(index) if isinstance(t, E.Binary)
+                          and t.op == "mul" and isinstance(t.b, E.IntImm)]
+        for c in factors:
+            if c not in out and vars_of(x).isdisjoint(
+                    vars_of(self.scope.simplify(index - x * c))):
+                out.append(c)
         return out
 
     def split_extreme(self, rest, limit, which):

@@ -427,6 +427,35 @@ def test_entry_conditions_take_the_tightest_of_two_guards_on_the_index(factor):
         np.testing.assert_array_equal(b, a[:n] + a[2:])
 
 
+_PAIRS = '''
+from pyir.script import tensor as T
+
+@T.prim_func
+def f(A: T.Buffer(("n * 2",), "float32"), B: T.Buffer(("n",), "float32")):
+    for i in range(n):
+        with T.block("B"):
+            vi = T.axis.spatial(n, i)
+            B[vi] = A[vi * 2] + A[vi * 2 + 1]
+'''
+
+
+def test_entry_conditions_read_a_guard_on_half_of_a_fused_index():
+    """i split by [None, 8, 3], fused and split by [8, None]: A[x * 2 + 1] under the guard
+    ``x < n``, with x not linear in the loops (divisions of the fused loop). Only the
+    scale 1 was tried (x * 2 + 1 = x + (x + 1)), so it read up to (n + 23) // 24 * 24 +
+    n - 1 and every n but multiples of 24 was refused. The factor of a term ``t * 2`` of
+    the index is now tried too."""
+    sch = Schedule(from_source(_PAIRS))
+    (i,) = sch.get_loops(sch.get_block("B"))
+    sch.split(sch.fuse(*sch.split(i, [None, 8, 3])), [8, None])
+    assert transform.lower(sch.mod)["f"].attr("entry_conditions") == ()
+    lib = pyir.build(sch.mod, opt_level="fast")
+    for n in (0, 1, 5, 24, 25):
+        a, b = np.arange(2 * n, dtype="float32"), np.zeros(n, "float32")
+        lib["f"](a, b)
+        np.testing.assert_array_equal(b, a[0::2] + a[1::2])
+
+
 def test_entry_conditions_read_a_guard_on_a_multiple_of_part_of_the_index():
     """j (96) split by [None, 2], its outer part by [None, 2, 16] (48 -> 2 x 2 x 16 with a
     tail): C's column is ``2 * (j00 * 32 + j01 * 16 + j02) + j1`` under ``j00 * 32 + j01 *
