@@ -634,9 +634,12 @@ def _widened(e, fits):
 
 
 def _terms(e, sign=1):
-    """The (term, sign) pairs of a sum."""
+    """The (term, sign) pairs of a sum (a term ``t * 1`` is ``t``: a split by 1 fused with
+    other loops binds ``f // 13 * 1 + 0``)."""
     if isinstance(e, E.Binary) and e.op in ("add", "sub"):
         return _terms(e.a, sign) + _terms(e.b, sign if e.op == "add" else -sign)
+    if isinstance(e, E.Binary) and e.op == "mul" and isinstance(e.b, E.IntImm) and e.b.value == 1:
+        return _terms(e.a, sign)
     return [(e, sign)]
 
 

@@ -456,6 +456,32 @@ def test_entry_conditions_read_a_guard_on_half_of_a_fused_index():
         np.testing.assert_array_equal(b, a[0::2] + a[1::2])
 
 
+_ADD_ONE_7x13 = '''
+from pyir.script import tensor as T
+
+@T.prim_func
+def f(A: T.Buffer((7, 13), "float32"), C: T.Buffer((7, 13), "float32")):
+    for i, j in T.grid(7, 13):
+        with T.block("C"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            C[vi, vj] = A[vi, vj] + T.float32(1)
+'''
+
+
+def test_entry_conditions_read_a_divided_term_times_one():
+    """i split by [7, 1], fused with j and split by 8: row index x // 13 * 1 + 0 under the
+    guard x < 91. The division under ``* 1`` was not seen, so the row was taken to reach 7
+    and every call refused (entry condition False). A term ``t * 1`` is now ``t``."""
+    sch = Schedule(from_source(_ADD_ONE_7x13))
+    i, j = sch.get_loops(sch.get_block("C"))
+    i0, i1 = sch.split(i, [7, 1])
+    sch.split(sch.fuse(i0, i1, j), [None, 8])
+    assert transform.lower(sch.mod)["f"].attr("entry_conditions") == ()
+    a, c = np.arange(91, dtype="float32").reshape(7, 13), np.zeros((7, 13), "float32")
+    pyir.build(sch.mod, opt_level="fast")["f"](a, c)
+    np.testing.assert_array_equal(c, a + 1)
+
+
 def test_entry_conditions_read_a_guard_on_a_multiple_of_part_of_the_index():
     """j (96) split by [None, 2], its outer part by [None, 2, 16] (48 -> 2 x 2 x 16 with a
     tail): C's column is ``2 * (j00 * 32 + j01 * 16 + j02) + j1`` under ``j00 * 32 + j01 *
