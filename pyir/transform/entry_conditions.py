@@ -116,6 +116,10 @@ class _Collector:
             self.expr(s.start)
             self.expr(s.extent)
             start, extent = substitute(s.start, self.lets), substitute(s.extent, self.lets)
+            if isinstance(extent, E.IntImm) and extent.value == 1:
+                # One iteration: the variable is its start, in indices and guards alike
+                # (a guard on r_0 * 2 + r_1 + r_2 with r_2 in range(1) bounds r_0 * 2 + r_1).
+                self.lets[s.loop_var] = start
             with self.scope.loop(s.loop_var, start, extent):
                 self.ranges[s.loop_var] = (start, extent)
                 self.loop_vars.append(s.loop_var)

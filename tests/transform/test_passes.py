@@ -482,6 +482,40 @@ def test_entry_conditions_read_a_divided_term_times_one():
     np.testing.assert_array_equal(c, a + 1)
 
 
+_CONV3 = '''
+from pyir.script import tensor as T
+
+@T.prim_func
+def f(A: T.Buffer(("n + 2",), "float32"), W: T.Buffer((3,), "float32"),
+      B: T.Buffer(("n",), "float32")):
+    for i, r in T.grid(n, 3):
+        with T.block("B"):
+            vi, vr = T.axis.remap("SR", [i, r])
+            with T.init():
+                B[vi] = T.float32(0)
+            B[vi] = B[vi] + A[vi + vr] * W[vr]
+'''
+
+
+def test_entry_conditions_read_a_loop_of_one_iteration_as_its_start():
+    """r split by [2, 2, 1] and blockized at r_2: A[vi + vr] with vr = r_0 * 2 + r_1 (the
+    outer block's binding) under the guards i_0 * 4 + i_1 < n and r_0 * 2 + r_1 + r_2 < 3.
+    The second guard did not bound the index's part, which lacks r_2 (a loop of one
+    iteration): A was taken to be read up to n + 2 and every call refused. Such a loop's
+    variable now is its start, in indices and guards."""
+    sch = Schedule(from_source(_CONV3))
+    i, r = sch.get_loops(sch.get_block("B"))
+    sch.split(i, [None, 4])
+    sch.blockize(sch.split(r, [2, 2, 1])[2])
+    assert transform.lower(sch.mod)["f"].attr("entry_conditions") == ()
+    lib = pyir.build(sch.mod, opt_level="fast")
+    for n in (0, 1, 5):
+        a, w = np.arange(n + 2, dtype="float32"), np.array([1, 2, 3], "float32")
+        b = np.full(n, -1, "float32")
+        lib["f"](a, w, b)
+        np.testing.assert_array_equal(b, a[:n] + 2 * a[1:n + 1] + 3 * a[2:])
+
+
 def test_entry_conditions_read_a_guard_on_a_multiple_of_part_of_the_index():
     """j (96) split by [None, 2], its outer part by [None, 2, 16] (48 -> 2 x 2 x 16 with a
     tail): C's column is ``2 * (j00 * 32 + j01 * 16 + j02) + j1`` under ``j00 * 32 + j01 *
