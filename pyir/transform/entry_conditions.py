@@ -488,9 +488,10 @@ class _Collector:
         ``2 * 47 + 1``: a split by 2 inside a split with a tail; ``n - 1 - x`` under
         ``x < n`` reads from 0: a negative ratio turns a bound on ``x`` into the other
         bound on ``index``); -1, and the factor ``c`` of a term ``t * c`` of ``index``, also
-        when ``index - c * x`` leaves none of ``x``'s variables (``x`` not linear in them, as
-        the guard of a fused loop's splits: ``x * 2 + 1`` reads up to ``2 * (n - 1) + 1``
-        under ``x < n``)."""
+        when ``index - c * x`` leaves none of ``x``'s loop variables (``x`` not linear in
+        them, as the guard of a fused loop's splits: ``x * 2 + 1`` reads up to
+        ``2 * (n - 1) + 1`` under ``x < n``; ``n - 1 - x`` reads from 0, also where ``x``
+        holds ``n`` in its coefficients)."""
         out = [1]
         for var in sorted(vars_of(x) & vars_of(index), key=lambda v: v.name):
             in_x = arith.detect_linear(x, var, self.scope.analyzer)
@@ -503,9 +504,9 @@ class _Collector:
                 out.append(b.value // a.value)
         factors = [-1] + [t.b.value * sign for t, sign in _terms(index) if isinstance(t, E.Binary)
                           and t.op == "mul" and isinstance(t.b, E.IntImm)]
+        loops = vars_of(x) - self.allowed   # x's loop variables (shapes may stay)
         for c in factors:
-            if c not in out and vars_of(x).isdisjoint(
-                    vars_of(self.scope.simplify(index - x * c))):
+            if c not in out and loops.isdisjoint(vars_of(self.scope.simplify(index - x * c))):
                 out.append(c)
         return out
 

@@ -955,3 +955,34 @@ def test_a_reduction_s_init_and_update_share_their_loop_bounds():
         s = np.full(n, -1, np.float32)
         lib["f"](a, s)
         np.testing.assert_allclose(s, a.sum(axis=1), rtol=1e-5)
+
+
+_REVERSE = '''
+from pyir.script import tensor as T
+
+@T.prim_func
+def f(A: T.Buffer(("n",), "float32"), B: T.Buffer(("n",), "float32")):
+    for i in range(n):
+        with T.block("B"):
+            vi = T.axis.spatial(n, i)
+            B[vi] = A[n - 1 - vi]
+'''
+
+
+def test_entry_conditions_read_a_guard_subtracted_from_the_shape():
+    """i split by [2, 2, None], reordered and the inner two fused: A[n - 1 - x] under the
+    guard x < n, with x not linear in the fused loop. The guard was tried as a bound on
+    -x only where n - 1 - x + x left none of x's variables, and n is one of them (in the
+    split's extent (n + 3) // 4): A was taken to be read from (n + 3) % 4 - 3 and n = 1
+    refused. Only x's loop variables count."""
+    sch = Schedule(from_source(_REVERSE))
+    (i,) = sch.get_loops(sch.get_block("B"))
+    i0, i1, i2 = sch.split(i, [2, 2, None])
+    sch.reorder(i2, i1, i0)
+    sch.fuse(i2, i1)
+    assert transform.lower(sch.mod)["f"].attr("entry_conditions") == ()
+    lib = pyir.build(sch.mod, opt_level="fast")
+    for n in (0, 1, 2, 5, 9):
+        a, b = np.arange(n, dtype="float32"), np.zeros(n, "float32")
+        lib["f"](a, b)
+        np.testing.assert_array_equal(b, a[::-1])
