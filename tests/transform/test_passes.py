@@ -398,16 +398,18 @@ def test_entry_conditions_read_guards_of_fused_loops():
     np.testing.assert_array_equal(out, a + b)
 
 
-_WINDOW = '''
+def _map_1d(a_shape, value):
+    """f(A, B): ``B[vi] = value`` for vi in range(n), A of shape ``(a_shape,)``."""
+    return from_source(f'''
 from pyir.script import tensor as T
 
 @T.prim_func
-def f(A: T.Buffer(("n + 2",), "float32"), B: T.Buffer(("n",), "float32")):
+def f(A: T.Buffer(("{a_shape}",), "float32"), B: T.Buffer(("n",), "float32")):
     for i in range(n):
         with T.block("B"):
             vi = T.axis.spatial(n, i)
-            B[vi] = A[vi] + A[vi + 2]
-'''
+            B[vi] = {value}
+''')
 
 
 @pytest.mark.parametrize("factor", [5, 34])
@@ -416,7 +418,7 @@ def test_entry_conditions_take_the_tightest_of_two_guards_on_the_index(factor):
     guarded by both ``x < n`` and ``x < (n + 6) // 7 * 7``. The last guard read won, so
     A[vi + 2] was taken to read up to (n + 6) // 7 * 7 + 1 and every n but multiples of 7
     refused. The tighter one now stays."""
-    sch = Schedule(from_source(_WINDOW))
+    sch = Schedule(_map_1d("n + 2", "A[vi] + A[vi + 2]"))
     (i,) = sch.get_loops(sch.get_block("B"))
     sch.split(sch.fuse(*sch.split(i, [None, 7])), [None, factor])
     assert transform.lower(sch.mod)["f"].attr("entry_conditions") == ()
@@ -427,25 +429,13 @@ def test_entry_conditions_take_the_tightest_of_two_guards_on_the_index(factor):
         np.testing.assert_array_equal(b, a[:n] + a[2:])
 
 
-_PAIRS = '''
-from pyir.script import tensor as T
-
-@T.prim_func
-def f(A: T.Buffer(("n * 2",), "float32"), B: T.Buffer(("n",), "float32")):
-    for i in range(n):
-        with T.block("B"):
-            vi = T.axis.spatial(n, i)
-            B[vi] = A[vi * 2] + A[vi * 2 + 1]
-'''
-
-
 def test_entry_conditions_read_a_guard_on_half_of_a_fused_index():
     """i split by [None, 8, 3], fused and split by [8, None]: A[x * 2 + 1] under the guard
     ``x < n``, with x not linear in the loops (divisions of the fused loop). Only the
     scale 1 was tried (x * 2 + 1 = x + (x + 1)), so it read up to (n + 23) // 24 * 24 +
     n - 1 and every n but multiples of 24 was refused. The factor of a term ``t * 2`` of
     the index is now tried too."""
-    sch = Schedule(from_source(_PAIRS))
+    sch = Schedule(_map_1d("n * 2", "A[vi * 2] + A[vi * 2 + 1]"))
     (i,) = sch.get_loops(sch.get_block("B"))
     sch.split(sch.fuse(*sch.split(i, [None, 8, 3])), [8, None])
     assert transform.lower(sch.mod)["f"].attr("entry_conditions") == ()
@@ -942,31 +932,18 @@ def test_a_reduction_s_init_and_update_share_their_loop_bounds():
     [None, 1000, 1000, 8]: the init and the k loop each sat under the same tail test, a
     sequence the last tile's loops were not clamped through (i_1, i_2 and i_3 ran all their
     8 * 10**6 iterations). The two tests are now one, and its loops clamped."""
-    sch = Schedule(from_source(_SQUARE_SUM.replace('("n", "n")', '("n", "m")')
-                               .replace("T.grid(n, n)", "T.grid(n, m)")))
+    sch = Schedule(sched_kernels.rowsum_symbolic)
     i, _ = sch.get_loops(sch.get_block("S"))
     sch.split(i, factors=[None, 1000, 1000, 8])
-    func = transform.lower(sch.mod, default_schedule=False)["f"]
+    func = transform.lower(sch.mod, default_schedule=False)["rowsum_symbolic"]
     clamped = {lp.loop_var.name for lp in loops(func) if isinstance(lp.extent, E.Var)}
     assert {"i_1", "i_2", "i_3"} <= clamped, func.script()
     lib = pyir.build(sch.mod, default_schedule=False)
     for n, m in ((0, 2), (1, 0), (1, 3), (9, 2)):
         a = np.random.default_rng(n).random((n, m), dtype=np.float32)
         s = np.full(n, -1, np.float32)
-        lib["f"](a, s)
+        lib["rowsum_symbolic"](a, s)
         np.testing.assert_allclose(s, a.sum(axis=1), rtol=1e-5)
-
-
-_REVERSE = '''
-from pyir.script import tensor as T
-
-@T.prim_func
-def f(A: T.Buffer(("n",), "float32"), B: T.Buffer(("n",), "float32")):
-    for i in range(n):
-        with T.block("B"):
-            vi = T.axis.spatial(n, i)
-            B[vi] = A[n - 1 - vi]
-'''
 
 
 def test_entry_conditions_read_a_guard_subtracted_from_the_shape():
@@ -975,7 +952,7 @@ def test_entry_conditions_read_a_guard_subtracted_from_the_shape():
     -x only where n - 1 - x + x left none of x's variables, and n is one of them (in the
     split's extent (n + 3) // 4): A was taken to be read from (n + 3) % 4 - 3 and n = 1
     refused. Only x's loop variables count."""
-    sch = Schedule(from_source(_REVERSE))
+    sch = Schedule(_map_1d("n", "A[n - 1 - vi]"))
     (i,) = sch.get_loops(sch.get_block("B"))
     i0, i1, i2 = sch.split(i, [2, 2, None])
     sch.reorder(i2, i1, i0)
