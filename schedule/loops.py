@@ -217,9 +217,14 @@ def fuse(func, vars_):
     for realize in (p[-1] for p in realizes_under(loops[-1].body)):
         kinds = {iv.kind for iv, v in zip(realize.block.iter_vars, realize.iter_values)
                  if uses(v, vars_)}
-        if kinds >= {"S", "R"} and init_may_not_run(realize.block):
+        # A block inside (blockize's inner block) runs its init where the outer block's
+        # reduction iterators are 0, as if it were the outer block's own.
+        inner = [p[-1].block for p in realizes_under(realize.block.body, nested=True)]
+        empty = next((b for b in [realize.block] + inner if init_may_not_run(b)), None)
+        if kinds >= {"S", "R"} and empty is not None:
+            whose = "whose" if empty is realize.block else f"where block \"{empty.name}\"'s"
             raise ScheduleError("fuse", subject, "the fused loop would drive both spatial and "
-                                f"reduction iterators of block \"{realize.block.name}\", whose "
+                                f"reduction iterators of block \"{realize.block.name}\", {whose} "
                                 "reduction may be empty (a symbolic extent): where it is, its "
                                 "init would never run; decompose_reduction first", loops[0])
     ana = analyzer_for(loops_of(paths[0]) + loops)
@@ -312,8 +317,10 @@ def _drives_init_order(realize, moved):
     """The loop of ``moved`` that drives both a spatial and a reduction iterator of
     ``realize``'s block, if the block has an init (it runs first only in the loops' own
     order: a fused ``j * 5 + r`` split and reordered reaches ``r == 0`` of a row after
-    other points of it), else None."""
-    if realize.block.init is None:
+    other points of it), else None. An init of a block inside (blockize's inner block) runs
+    where the outer block's reduction iterators are 0 just the same."""
+    if realize.block.init is None and not any(
+            p[-1].block.init is not None for p in realizes_under(realize.block.body, nested=True)):
         return None
     for v in moved:
         kinds = {iv.kind for iv, value in zip(realize.block.iter_vars, realize.iter_values)
