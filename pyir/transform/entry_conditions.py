@@ -523,11 +523,19 @@ class _Collector:
 
     def stated_bound(self, e, which):
         """The max (which=1) or min of ``e`` a guard in scope states about ``e`` itself
-        (``e < b``: ``b - 1``), or None."""
+        (``e < b``: ``b - 1``), or about ``x`` of ``e = x // d`` (``d`` a positive constant:
+        ``x < 2 * n`` bounds ``x // 2`` by ``n - 1``, as a spatial loop fused with a
+        reduction and split is guarded), or None."""
+        d = e.b if isinstance(e, E.Binary) and e.op == "floordiv" and isinstance(
+            e.b, E.IntImm) and e.b.value > 0 else None
         for g in self.guards:
             for x, upper, last in _facts(self.guard(g)):
-                if x == e and upper == bool(which):
+                if upper != bool(which):
+                    continue
+                if x == e:
                     return self.scope.simplify(last)
+                if d is not None and x == e.a:
+                    return self.scope.simplify(E.binary("floordiv", last, d))
         return None
 
     def tighter(self, current, cand, rest, better, enough):

@@ -963,3 +963,21 @@ def test_entry_conditions_read_a_guard_subtracted_from_the_shape():
         a, b = np.arange(n, dtype="float32"), np.zeros(n, "float32")
         lib["f"](a, b)
         np.testing.assert_array_equal(b, a[::-1])
+
+
+def test_entry_conditions_read_a_guard_on_the_dividend_of_a_part():
+    """r split by 2, i fused with r_0 (f = i * 2 + r_0) and split by [4, None]: A[f // 2 +
+    f % 2 * 2 + r_1] under the guards f < 2 * n and f % 2 * 2 + r_1 < 3. The second bounds
+    its part; the rest, f // 2, was bounded by the loops only (not by f < 2 * n), so A was
+    taken to be read up to (n * 2 + 3) // 4 * 2 + 1 and n = 1 refused."""
+    sch = Schedule(from_source(_CONV3))
+    i, r = sch.get_loops(sch.get_block("B"))
+    r0, _ = sch.split(r, [None, 2])
+    sch.split(sch.fuse(i, r0), [4, None])
+    assert transform.lower(sch.mod)["f"].attr("entry_conditions") == ()
+    lib = pyir.build(sch.mod, opt_level="fast")
+    for n in (0, 1, 2, 7):
+        a, w = np.arange(n + 2, dtype="float32"), np.array([1, 2, 3], "float32")
+        b = np.full(n, -1, "float32")
+        lib["f"](a, w, b)
+        np.testing.assert_array_equal(b, a[:n] + 2 * a[1:n + 1] + 3 * a[2:])
