@@ -391,6 +391,12 @@ class _Collector:
         bounds on parts (``if i * 2 + k < n`` and ``if r < 3`` with ``r`` in a loop of 4:
         ``X[i * 2 + k + r]`` reads up to ``n - 1 + 2``)."""
         divided = self.divided_bounds(index, extent)
+        if divided is None or not self.within(*divided, extent):
+            # The division may show only once simplified: a fused loop's f // 15 * 5 +
+            # f // 3 % 5 is f // 3.
+            simple = self.scope.simplify(index)
+            if simple != index:
+                divided = self.divided_bounds(simple, extent) or divided
         if divided is not None and self.within(*divided, extent):
             return divided
         lo, hi = self.part_bounds(index, lo, hi, extent)

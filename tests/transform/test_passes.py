@@ -981,3 +981,21 @@ def test_entry_conditions_read_a_guard_on_the_dividend_of_a_part():
         b = np.full(n, -1, "float32")
         lib["f"](a, w, b)
         np.testing.assert_array_equal(b, a[:n] + 2 * a[1:n + 1] + 3 * a[2:])
+
+
+def test_entry_conditions_read_a_division_that_shows_once_simplified():
+    """i split by 5, fused with r and split by 8: the spatial index of f is f // 15 * 5 +
+    f // 3 % 5, which is f // 3, under the guard f < 3 * n. The division was looked for
+    in the index as written only, so A[f // 3 + f % 3] was taken to be read up to about
+    (n + 4) // 5 * 5 + 1 and n = 1 refused."""
+    sch = Schedule(from_source(_CONV3))
+    i, r = sch.get_loops(sch.get_block("B"))
+    i0, i1 = sch.split(i, [None, 5])
+    sch.split(sch.fuse(i0, i1, r), [None, 8])
+    assert transform.lower(sch.mod)["f"].attr("entry_conditions") == ()
+    lib = pyir.build(sch.mod, opt_level="fast")
+    for n in (0, 1, 2, 7):
+        a, w = np.arange(n + 2, dtype="float32"), np.array([1, 2, 3], "float32")
+        b = np.full(n, -1, "float32")
+        lib["f"](a, w, b)
+        np.testing.assert_array_equal(b, a[:n] + 2 * a[1:n + 1] + 3 * a[2:])
