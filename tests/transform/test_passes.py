@@ -487,6 +487,17 @@ def f(A: T.Buffer(("n + 2",), "float32"), W: T.Buffer((3,), "float32"),
 '''
 
 
+def _check_conv3(sch):
+    """``sch`` (of _CONV3) needs no entry condition and computes the convolution."""
+    assert transform.lower(sch.mod)["f"].attr("entry_conditions") == ()
+    lib = pyir.build(sch.mod, opt_level="fast")
+    for n in (0, 1, 2, 7):
+        a, w = np.arange(n + 2, dtype="float32"), np.array([1, 2, 3], "float32")
+        b = np.full(n, -1, "float32")
+        lib["f"](a, w, b)
+        np.testing.assert_array_equal(b, a[:n] + 2 * a[1:n + 1] + 3 * a[2:])
+
+
 def test_entry_conditions_read_a_loop_of_one_iteration_as_its_start():
     """r split by [2, 2, 1] and blockized at r_2: A[vi + vr] with vr = r_0 * 2 + r_1 (the
     outer block's binding) under the guards i_0 * 4 + i_1 < n and r_0 * 2 + r_1 + r_2 < 3.
@@ -497,13 +508,7 @@ def test_entry_conditions_read_a_loop_of_one_iteration_as_its_start():
     i, r = sch.get_loops(sch.get_block("B"))
     sch.split(i, [None, 4])
     sch.blockize(sch.split(r, [2, 2, 1])[2])
-    assert transform.lower(sch.mod)["f"].attr("entry_conditions") == ()
-    lib = pyir.build(sch.mod, opt_level="fast")
-    for n in (0, 1, 5):
-        a, w = np.arange(n + 2, dtype="float32"), np.array([1, 2, 3], "float32")
-        b = np.full(n, -1, "float32")
-        lib["f"](a, w, b)
-        np.testing.assert_array_equal(b, a[:n] + 2 * a[1:n + 1] + 3 * a[2:])
+    _check_conv3(sch)
 
 
 def test_entry_conditions_read_a_guard_on_a_multiple_of_part_of_the_index():
@@ -974,13 +979,7 @@ def test_entry_conditions_read_a_guard_on_the_dividend_of_a_part():
     i, r = sch.get_loops(sch.get_block("B"))
     r0, _ = sch.split(r, [None, 2])
     sch.split(sch.fuse(i, r0), [4, None])
-    assert transform.lower(sch.mod)["f"].attr("entry_conditions") == ()
-    lib = pyir.build(sch.mod, opt_level="fast")
-    for n in (0, 1, 2, 7):
-        a, w = np.arange(n + 2, dtype="float32"), np.array([1, 2, 3], "float32")
-        b = np.full(n, -1, "float32")
-        lib["f"](a, w, b)
-        np.testing.assert_array_equal(b, a[:n] + 2 * a[1:n + 1] + 3 * a[2:])
+    _check_conv3(sch)
 
 
 def test_entry_conditions_read_a_division_that_shows_once_simplified():
@@ -992,10 +991,4 @@ def test_entry_conditions_read_a_division_that_shows_once_simplified():
     i, r = sch.get_loops(sch.get_block("B"))
     i0, i1 = sch.split(i, [None, 5])
     sch.split(sch.fuse(i0, i1, r), [None, 8])
-    assert transform.lower(sch.mod)["f"].attr("entry_conditions") == ()
-    lib = pyir.build(sch.mod, opt_level="fast")
-    for n in (0, 1, 2, 7):
-        a, w = np.arange(n + 2, dtype="float32"), np.array([1, 2, 3], "float32")
-        b = np.full(n, -1, "float32")
-        lib["f"](a, w, b)
-        np.testing.assert_array_equal(b, a[:n] + 2 * a[1:n + 1] + 3 * a[2:])
+    _check_conv3(sch)
