@@ -563,17 +563,15 @@ def _clamp(loop):
     in the loop: guards of factors beyond the extent, ``(i_0 * 1000 + i_1 // 100) * 100 +
     i_1 % 100 < 7 and i_0 * 1000 + i_1 // 100 < 16``, do not leave ``i_1`` running over all
     its 100000 values, nor does a test of an outer loop (``j < 1``) that another test of
-    ``i_1`` comes with. A symbolic end comes with the test that the loop runs at all, so
-    the loops around are bounded too (not 5 * 10**6 iterations of empty loops for ``n``
-    split by [1000, 5, 1000, None]). A parallel loop keeps its extent; only tests of other
-    loops move out of it."""
+    ``i_1`` comes with. A parallel loop keeps its extent; only tests of other loops move
+    out of it."""
     body = _one_test(loop.body)
     if not isinstance(body, S.IfThenElse) or body.else_case is not None:
         return None
     if any(isinstance(n, (E.BufferLoad, E.Call)) for n in walk(body.condition)):
         return None  # a test that reads memory the body may write stays where it is
     v = loop.loop_var
-    bound, keep, inner, read = None, [], [], []
+    bound, keep, inner = None, [], []
     for c in conjuncts(body.condition):
         b = _bound(c, v) if v in vars_of(c) and loop.kind != "parallel" else None
         if v not in vars_of(c):
@@ -582,7 +580,6 @@ def _clamp(loop):
             inner.append(c)
         else:
             bound = b if bound is None else E.min_(bound, b)
-            read.append(c)
     if not keep and bound is None:
         return None
     end = None
@@ -601,9 +598,6 @@ def _clamp(loop):
         extent = E.Var(f"{v.name}_end")
         kind = "serial" if loop.kind == "unroll" else loop.kind
         let = E.min_(loop.extent, E.binary("sub", bound, loop.start))
-        # The loop runs where its first iteration passes the tests: a test of the loops
-        # around, which bounds them in turn.
-        keep += [substitute(c, {v: loop.start}) for c in read]
     inside = S.IfThenElse(reduce(E.and_, inner), body.then_case) if inner else body.then_case
     out = with_fields(loop, extent=extent, kind=kind, body=inside)
     if let is not None:
