@@ -4,6 +4,7 @@ makes."""
 
 import dataclasses
 
+from pyir import arith
 from pyir.ir import Allocate, Block, BlockRealize, BufferLoad, BufferRegion, For, IntImm, Var
 from pyir.ir.node import rewrite
 from pyir.ir.ops import is_one
@@ -143,10 +144,12 @@ def point_region(buffer, indices):
 
 def nest_around(block, loop_names=None):
     """Serial loops (``ax0, ax1, ...`` or ``loop_names``) over the domains of ``block``'s
-    iterators, each binding its iterator: the block over its whole domain, once."""
+    iterators, each binding its iterator: the block over its whole domain, once. The loop
+    extents are in the form the parser reads them in (`arith.simplify`: ``m * n`` for an
+    iterator over ``n * m``), so that the module prints and parses back to itself."""
     names = loop_names or [f"ax{d}" for d in range(len(block.iter_vars))]
     loop_vars = [Var(name) for name in names]
     body = BlockRealize(tuple(loop_vars), IntImm(1, "bool"), block)
     for v, iv in reversed(list(zip(loop_vars, block.iter_vars))):
-        body = For(v, IntImm(0), iv.extent, "serial", body)
+        body = For(v, IntImm(0), arith.simplify(iv.extent), "serial", body)
     return body

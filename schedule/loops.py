@@ -42,6 +42,8 @@ def split(func, var, factors):
     """Split a loop into nested loops whose extents are ``factors``.
 
     One factor may be None; it is inferred as ``ceildiv(extent, product of the others)``.
+    For a constant extent a factor is cut to what its loop can use: ``[16, 100]`` on an
+    extent of 7 gives loops of 1 and 7 (`_fit`).
     When the product is not provably the extent (a symbolic extent, or a factor that does
     not divide it), the blocks below get the tail guard ``T.where(fused < extent)`` and the
     outer loop the annotation ``"pyir.split_tail"`` (the extent of one outer iteration), so
@@ -94,6 +96,8 @@ def split(func, var, factors):
         if not ana.can_prove(ge(IntImm(known), extent)):
             raise ScheduleError("split", subject, f"the factors multiply to {known}, which is "
                                 f"not provably at least the extent {_text(extent)}", loop)
+    if isinstance(extent, IntImm) and extent.value >= 1:
+        exts = _fit(exts, extent.value)
     total = ana.simplify(reduce(lambda a, b: a * b, exts))
     guard = not ana.can_prove_equal(total, extent)
     blocks = realizes_under(loop.body)
@@ -114,6 +118,19 @@ def split(func, var, factors):
         inner = ana.simplify(reduce(lambda a, b: a * b, exts[1:]))
         body = dataclasses.replace(body, annotations=((TAIL_KEY, _int(inner)),))
     return with_body(func, replace(path, body)), new_vars
+
+
+def _fit(exts, extent):
+    """The constant factors ``exts`` of a split of a constant ``extent``, each cut to the
+    values its loop can take with the index below ``extent`` (innermost first): a factor
+    beyond the extent only adds iterations the tail guard skips, and a chain of them
+    (7 split by [16, 100], the 16 by [1000, 1000]) loops a hundred million times for 7."""
+    out, inner = [], 1
+    for e in reversed(exts):
+        e = min(e.value, -(-extent // inner))
+        out.append(IntImm(e))
+        inner *= e
+    return out[::-1]
 
 
 def _substitute(body, mapping, new_vars):
@@ -200,9 +217,14 @@ def fuse(func, vars_):
     for realize in (p[-1] for p in realizes_under(loops[-1].body)):
         kinds = {iv.kind for iv, v in zip(realize.block.iter_vars, realize.iter_values)
                  if uses(v, vars_)}
-        if kinds >= {"S", "R"} and init_may_not_run(realize.block):
+        # A block inside (blockize's inner block) runs its init where the outer block's
+        # reduction iterators are 0, as if it were the outer block's own.
+        inner = [p[-1].block for p in realizes_under(realize.block.body, nested=True)]
+        empty = next((b for b in [realize.block] + inner if init_may_not_run(b)), None)
+        if kinds >= {"S", "R"} and empty is not None:
+            whose = "whose" if empty is realize.block else f"where block \"{empty.name}\"'s"
             raise ScheduleError("fuse", subject, "the fused loop would drive both spatial and "
-                                f"reduction iterators of block \"{realize.block.name}\", whose "
+                                f"reduction iterators of block \"{realize.block.name}\", {whose} "
                                 "reduction may be empty (a symbolic extent): where it is, its "
                                 "init would never run; decompose_reduction first", loops[0])
     ana = analyzer_for(loops_of(paths[0]) + loops)
@@ -295,8 +317,10 @@ def _drives_init_order(realize, moved):
     """The loop of ``moved`` that drives both a spatial and a reduction iterator of
     ``realize``'s block, if the block has an init (it runs first only in the loops' own
     order: a fused ``j * 5 + r`` split and reordered reaches ``r == 0`` of a row after
-    other points of it), else None."""
-    if realize.block.init is None:
+    other points of it), else None. An init of a block inside (blockize's inner block) runs
+    where the outer block's reduction iterators are 0 just the same."""
+    if realize.block.init is None and not any(
+            p[-1].block.init is not None for p in realizes_under(realize.block.body, nested=True)):
         return None
     for v in moved:
         kinds = {iv.kind for iv, value in zip(realize.block.iter_vars, realize.iter_values)

@@ -118,6 +118,10 @@ class _Collector:
             self.expr(s.start)
             self.expr(s.extent)
             start, extent = substitute(s.start, self.lets), substitute(s.extent, self.lets)
+            if isinstance(extent, E.IntImm) and extent.value == 1:
+                # One iteration: the variable is its start, in indices and guards alike
+                # (a guard on r_0 * 2 + r_1 + r_2 with r_2 in range(1) bounds r_0 * 2 + r_1).
+                self.lets[s.loop_var] = start
             with self.scope.loop(s.loop_var, start, extent):
                 self.ranges[s.loop_var] = (start, extent)
                 self.loop_vars.append(s.loop_var)
@@ -411,6 +415,12 @@ class _Collector:
         bounds on parts (``if i * 2 + k < n`` and ``if r < 3`` with ``r`` in a loop of 4:
         ``X[i * 2 + k + r]`` reads up to ``n - 1 + 2``)."""
         divided = self.divided_bounds(index, extent)
+        if divided is None or not self.within(*divided, extent):
+            # The division may show only once simplified: a fused loop's f // 15 * 5 +
+            # f // 3 % 5 is f // 3.
+            simple = self.scope.simplify(index)
+            if simple != index:
+                divided = self.divided_bounds(simple, extent) or divided
         if divided is not None and self.within(*divided, extent):
             return divided
         lo, hi = self.part_bounds(index, lo, hi, extent)
@@ -507,8 +517,11 @@ class _Collector:
         (``2 * (j0 * 16 + j1) + j2`` under ``j0 * 16 + j1 < 48`` reads up to
         ``2 * 47 + 1``: a split by 2 inside a split with a tail; ``n - 1 - x`` under
         ``x < n`` reads from 0: a negative ratio turns a bound on ``x`` into the other
-        bound on ``index``); -1 also when ``index + x`` leaves none of ``x``'s variables
-        (``x`` not linear in them, as the guard of a fused loop's splits)."""
+        bound on ``index``); -1, and the factor ``c`` of a term ``t * c`` of ``index``, also
+        when ``index - c * x`` leaves none of ``x``'s loop variables (``x`` not linear in
+        them, as the guard of a fused loop's splits: ``x * 2 + 1`` reads up to
+        ``2 * (n - 1) + 1`` under ``x < n``; ``n - 1 - x`` reads from 0, also where ``x``
+        holds ``n`` in its coefficients)."""
         out = [1]
         for var in sorted(vars_of(x) & vars_of(index), key=lambda v: v.name):
             in_x = arith.detect_linear(x, var, self.scope.analyzer)
@@ -519,8 +532,12 @@ class _Collector:
             if (isinstance(a, E.IntImm) and isinstance(b, E.IntImm) and a.value > 0
                     and b.value % a.value == 0 and b.value // a.value not in out):
                 out.append(b.value // a.value)
-        if -1 not in out and vars_of(x).isdisjoint(vars_of(self.scope.simplify(index + x))):
-            out.append(-1)
+        factors = [-1] + [t.b.value * sign for t, sign in _terms(index) if isinstance(t, E.Binary)
+                          and t.op == "mul" and isinstance(t.b, E.IntImm)]
+        loops = vars_of(x) - self.allowed   # x's loop variables (shapes may stay)
+        for c in factors:
+            if c not in out and loops.isdisjoint(vars_of(self.scope.simplify(index - x * c))):
+                out.append(c)
         return out
 
     def split_extreme(self, rest, limit, which):
@@ -536,23 +553,33 @@ class _Collector:
 
     def stated_bound(self, e, which):
         """The max (which=1) or min of ``e`` a guard in scope states about ``e`` itself
-        (``e < b``: ``b - 1``), or None."""
+        (``e < b``: ``b - 1``), or about ``x`` of ``e = x // d`` (``d`` a positive constant:
+        ``x < 2 * n`` bounds ``x // 2`` by ``n - 1``, as a spatial loop fused with a
+        reduction and split is guarded), or None."""
+        d = e.b if isinstance(e, E.Binary) and e.op == "floordiv" and isinstance(
+            e.b, E.IntImm) and e.b.value > 0 else None
         for g in self.guards:
             for x, upper, last in _facts(self.guard(g)):
-                if x == e and upper == bool(which):
+                if upper != bool(which):
+                    continue
+                if x == e:
                     return self.scope.simplify(last)
+                if d is not None and x == e.a:
+                    return self.scope.simplify(E.binary("floordiv", last, d))
         return None
 
     def tighter(self, current, cand, rest, better, enough):
         """``cand`` when it is known to be the tighter bound: a guard on exactly the
-        index (constant ``rest``) is what tail guards state, otherwise it must be
-        provably ``better`` than ``current`` -- or, the two not comparable (nested splits
-        guard a sum twice), when it is provably ``better`` than ``enough`` (the buffer's
-        edge) and ``current`` is not."""
+        index (constant ``rest``) is what tail guards state, unless ``current`` is provably
+        ``better`` (another such guard: ``x < n`` and ``x < (n + 6) // 7 * 7`` from a split
+        of a fused split loop), otherwise it must be provably ``better`` than ``current`` --
+        or, the two not comparable (nested splits guard a sum twice), when it is provably
+        ``better`` than ``enough`` (the buffer's edge) and ``current`` is not."""
         if cand is None:
             return current
-        if current is None or isinstance(rest, E.IntImm) or self.scope.can_prove(
-                better(cand, current)):
+        if current is None or self.scope.can_prove(better(cand, current)):
+            return cand
+        if isinstance(rest, E.IntImm) and not self.scope.can_prove(better(current, cand)):
             return cand
         if self.scope.can_prove(better(cand, enough)) and not self.scope.can_prove(
                 better(current, enough)):
@@ -650,9 +677,12 @@ def _widened(e, fits):
 
 
 def _terms(e, sign=1):
-    """The (term, sign) pairs of a sum."""
+    """The (term, sign) pairs of a sum (a term ``t * 1`` is ``t``: a split by 1 fused with
+    other loops binds ``f // 13 * 1 + 0``)."""
     if isinstance(e, E.Binary) and e.op in ("add", "sub"):
         return _terms(e.a, sign) + _terms(e.b, sign if e.op == "add" else -sign)
+    if isinstance(e, E.Binary) and e.op == "mul" and isinstance(e.b, E.IntImm) and e.b.value == 1:
+        return _terms(e.a, sign)
     return [(e, sign)]
 
 

@@ -162,10 +162,13 @@ def _init_first(body):
         block = realize.block
         outer = _in_loop_vars(path)
         values = [outer[iv.var] for iv in block.iter_vars]
+        # The loops that drive a reduce iterator (not the shape variables in its binding:
+        # a guard ``... < n`` of the spatial loops stays a guard of the init).
+        loop_vars = {s.loop_var for s in path if isinstance(s, S.For)}
         reduce_vars = set()
         for iv, v in zip(block.iter_vars, values):
             if iv.kind == "R":
-                reduce_vars |= vars_of(v)
+                reduce_vars |= vars_of(v) & loop_vars
         at = next((k for k, s in enumerate(path) if isinstance(s, S.For)
                    and s.loop_var in reduce_vars), None)
         inner = path[at:-1] if at is not None else ()

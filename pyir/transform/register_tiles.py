@@ -517,28 +517,71 @@ def _split_fused(loop):
     return with_fields(out, body=body)
 
 
+def _bound(c, v):
+    """``b`` such that the test ``c`` holds exactly when ``v < b``, for ``c`` of the form
+    ``k * v + r < E`` or ``k * (v // d) + r < E`` (``k`` and ``d`` positive constants, ``r``
+    and ``E`` free of ``v``; splits of split or fused loops write such guards); else None."""
+    if not (isinstance(c, E.Binary) and c.op == "lt") or v in vars_of(c.b):
+        return None
+    x, unit, scale = c.a, v, 1
+    if coefficient(x, v) is None:
+        x = arith.simplify(x)  # ``(v // 100) * 100 + v % 100`` is ``v``
+    if coefficient(x, v) is None:
+        divs = {n for n in walk(x) if isinstance(n, E.Binary) and n.op == "floordiv"
+                and n.a is v and isinstance(n.b, E.IntImm) and n.b.value > 0}
+        if len(divs) != 1:
+            return None
+        div = divs.pop()
+        unit, scale = E.Var(f"{v.name}_div", v.dtype), div.b.value
+        x = rewrite(x, lambda n: unit if n == div else None)
+    k = coefficient(x, unit)
+    rest = substitute(x, {unit: E.IntImm(0)})
+    if not k or k < 0 or v in vars_of(rest):
+        return None
+    bound = E.binary("sub", c.b, rest)
+    if k > 1:
+        bound = E.binary("floordiv", E.binary("add", bound, E.IntImm(k - 1)), E.IntImm(k))
+    return bound if scale == 1 else E.binary("mul", bound, E.IntImm(scale))
+
+
+def _one_test(body):
+    """``body``, with a sequence of statements under one and the same test (a reduction's
+    init run first and its update, each under the block's guards) as that test around the
+    sequence."""
+    if not isinstance(body, S.SeqStmt) or not all(
+            isinstance(s, S.IfThenElse) and s.else_case is None
+            and s.condition == body.stmts[0].condition for s in body.stmts):
+        return body
+    return S.IfThenElse(body.stmts[0].condition, S.seq(*(s.then_case for s in body.stmts)))
+
+
 def _clamp(loop):
     """``for v: if v + r < E and c: body`` (``r`` and ``c`` free of ``v``) as
     ``if c: for v in [start, min(start + extent, E - r)): body``: the guard becomes the
-    loop bound, so the last tile runs short loops instead of a test per element."""
-    body = loop.body
+    loop bound, so the last tile runs short loops instead of a test per element. Each test
+    of ``v`` `_bound` reads bounds it (the least of them is the loop's end); the others stay
+    in the loop: guards of factors beyond the extent, ``(i_0 * 1000 + i_1 // 100) * 100 +
+    i_1 % 100 < 7 and i_0 * 1000 + i_1 // 100 < 16``, do not leave ``i_1`` running over all
+    its 100000 values, nor does a test of an outer loop (``j < 1``) that another test of
+    ``i_1`` comes with. A parallel loop keeps its extent; only tests of other loops move
+    out of it."""
+    body = _one_test(loop.body)
     if not isinstance(body, S.IfThenElse) or body.else_case is not None:
         return None
     if any(isinstance(n, (E.BufferLoad, E.Call)) for n in walk(body.condition)):
         return None  # a test that reads memory the body may write stays where it is
     v = loop.loop_var
-    bound, keep = None, []
+    bound, keep, inner = None, [], []
     for c in conjuncts(body.condition):
+        b = _bound(c, v) if v in vars_of(c) and loop.kind != "parallel" else None
         if v not in vars_of(c):
             keep.append(c)
-            continue
-        if bound is not None or not (isinstance(c, E.Binary) and c.op == "lt") \
-                or v in vars_of(c.b) or coefficient(c.a, v) != 1:
-            return None
-        rest = substitute(c.a, {v: E.IntImm(0)})
-        if v in vars_of(rest):
-            return None
-        bound = E.binary("sub", c.b, rest)
+        elif b is None:
+            inner.append(c)
+        else:
+            bound = b if bound is None else E.min_(bound, b)
+    if not keep and bound is None:
+        return None
     end = None
     if bound is not None and not vars_of(bound) and isinstance(loop.extent, E.IntImm):
         end = arith.simplify(E.binary("sub", bound, loop.start))
@@ -555,14 +598,12 @@ def _clamp(loop):
         extent = E.Var(f"{v.name}_end")
         kind = "serial" if loop.kind == "unroll" else loop.kind
         let = E.min_(loop.extent, E.binary("sub", bound, loop.start))
-    out = with_fields(loop, extent=extent, kind=kind, body=body.then_case)
+    inside = S.IfThenElse(reduce(E.and_, inner), body.then_case) if inner else body.then_case
+    out = with_fields(loop, extent=extent, kind=kind, body=inside)
     if let is not None:
         out = S.LetStmt(extent, let, out)
     if keep:
-        cond = keep[0]
-        for c in keep[1:]:
-            cond = E.and_(cond, c)
-        out = S.IfThenElse(cond, out)
+        out = S.IfThenElse(reduce(E.and_, keep), out)
     return out
 
 
@@ -595,7 +636,7 @@ def split_tail_loops(func):
         return func
 
     def clamp(node):
-        if isinstance(node, S.For) and node.kind in ("serial", "unroll", "vectorized"):
+        if isinstance(node, S.For):
             return _clamp(node)
         return None
     body = rewrite(_split_outside_in(func.body), clamp)

@@ -928,3 +928,44 @@ def test_reverse_compute_at_of_a_reduction_into_a_vectorized_loop_is_refused():
     sch.vectorize(j)
     sch.reverse_compute_at(sch.get_block("C"), j)
     check_results(sch, "chain")
+
+
+def _blockized_reduction(sch, name):
+    """The block's reduction loop split by 4 and its inner part blockized: the outer block
+    has no init, the inner one has."""
+    *_, r = sch.get_loops(sch.get_block(name))
+    r0, r1 = sch.split(r, [None, 4])
+    sch.blockize(r1)
+    return r0
+
+
+def test_fuse_of_a_blockized_reduction_that_may_be_empty_is_refused():
+    """rowsum_symbolic's i fused with the outer part of its reduction, blockized: the fused
+    loop ran nothing for m = 0, so the inner block's init never did and S kept what it held
+    (numpy's sum is 0). Only the blocks directly under the loops were checked for an init."""
+    sch = Schedule(rowsum_symbolic)
+    r0 = _blockized_reduction(sch, "S")
+    i = sch.get_loops(sch.get_block("S_o"))[0]
+    before = sch.mod
+    with pytest.raises(ScheduleError, match=r"fuse: loops i, k_0: the fused loop would drive "
+                       r"both spatial and reduction iterators of block \"S_o\", where block "
+                       r"\"S\"'s reduction may be empty"):
+        sch.fuse(i, r0)
+    assert sch.mod is before
+
+
+def test_reorder_around_a_blockized_reduction_with_an_init_is_refused():
+    """static_mm's j fused with the outer part of its blockized reduction, split by 5 and
+    the parts swapped: the inner block's init ran after updates of the same element, as
+    for the block itself (test above), but only an init of the block under the loops was
+    looked for: wrong results."""
+    sch = fresh("static_mm")
+    r0 = _blockized_reduction(sch, "C")
+    j = sch.get_loops(sch.get_block("C_o"))[1]
+    f0, f1 = sch.split(sch.fuse(j, r0), [None, 5])
+    before = sch.mod
+    with pytest.raises(ScheduleError, match=r"reorder: loops j_r_0_fused_1, j_r_0_fused_0: "
+                       r"loop j_r_0_fused_1 drives both spatial and reduction iterators of "
+                       r"block \"C_o\""):
+        sch.reorder(f1, f0)
+    assert sch.mod is before

@@ -493,3 +493,78 @@ def test_loops_whose_extent_depends_on_a_split_or_fused_loop_print_back(step):
     pyir.build(sch.mod)["f"](a, o)
     want = np.where(np.arange(4) < (np.arange(8)[:, None] + 1) // 2, a + 1, 0)
     np.testing.assert_array_equal(o, want)
+
+
+SUM7 = '''
+from pyir.script import tensor as T
+
+@T.prim_func
+def f(A: T.Buffer((4, 7), "float32"), S: T.Buffer((4,), "float32")):
+    for i, r in T.grid(4, 7):
+        with T.block("S"):
+            vi, vr = T.axis.remap("SR", [i, r])
+            with T.init():
+                S[vi] = T.float32(0)
+            S[vi] = S[vi] + A[vi, vr]
+'''
+
+
+def test_split_cuts_factors_beyond_a_constant_extent():
+    """r (7) split by [16, 100], its outer loop by [1000, 1000] and the inner loops fused
+    looped 7 * 10**10 times per row, all but 7 of them skipped by the tail guard: the call
+    did not finish. Each factor of a constant extent is now cut to what its loop can use."""
+    import numpy as np
+
+    import pyir
+    from pyir.ir import For, assert_structural_equal
+    from pyir.ir.node import walk
+    from pyir.schedule import Schedule
+    from pyir.script import from_source
+
+    def extents():
+        return [n.extent.value for n in walk(sch.mod["f"].body) if isinstance(n, For)]
+
+    sch = Schedule(from_source(SUM7))
+    r = sch.get_loops(sch.get_block("S"))[1]
+    r0, r1 = sch.split(r, factors=[16, 100])
+    assert extents() == [4, 1, 7]
+    _, r01 = sch.split(r0, factors=[1000, 1000])
+    sch.fuse(r01, r1)
+    assert extents() == [4, 1, 7]
+    assert_structural_equal(from_source(sch.mod.script()), sch.mod)
+    a, s = np.random.default_rng(0).random((4, 7), "float32"), np.zeros(4, "float32")
+    pyir.build(sch.mod)["f"](a, s)
+    np.testing.assert_allclose(s, a.sum(axis=1), rtol=1e-5)
+
+
+FLAT = '''
+from pyir.script import tensor as T
+
+@T.prim_func
+def f(A: T.Buffer(("n * m",), "float32"), S: T.Buffer(("n", "m"), "float32"),
+      B: T.Buffer(("n * m",), "float32")):
+    for i in range(n * m):
+        with T.block("B"):
+            vi = T.axis.spatial(n * m, i)
+            B[vi] = A[vi] + S[vi // m, vi % m]
+'''
+
+
+@pytest.mark.parametrize("prim", ["cache_read", "cache_write"])
+def test_a_cache_stage_over_a_shape_expression_prints_back(prim):
+    """The copy loop of a cache stage for A or B (n * m) took the iterator's extent n * m as it
+    came, but the parser simplifies loop extents (to m * n): the module did not parse back
+    to itself. The loop extents are now in the parser's form."""
+    import numpy as np
+
+    import pyir
+    from pyir.ir import assert_structural_equal
+    from pyir.schedule import Schedule
+    from pyir.script import from_source
+
+    sch = Schedule(from_source(FLAT))
+    getattr(sch, prim)(sch.get_block("B"), 0, "global")
+    assert_structural_equal(from_source(sch.mod.script()), sch.mod)
+    a, s, b = np.arange(6, dtype="float32"), np.ones((2, 3), "float32"), np.zeros(6, "float32")
+    pyir.build(sch.mod)["f"](a, s, b)
+    np.testing.assert_array_equal(b, a + 1)

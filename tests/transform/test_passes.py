@@ -13,6 +13,7 @@ from pyir.ir import expr as E
 from pyir.ir import stmt as S
 from pyir.ir.node import rewrite, walk
 from pyir.schedule import Schedule
+from pyir.script import from_source
 from pyir.script import tensor as T
 from pyir.transform import storage
 
@@ -63,6 +64,40 @@ def test_lower_blocks_runs_the_init_of_a_reduction_that_may_be_empty_first():
     init, k = j.body.stmts
     assert isinstance(init, S.BufferStore) and isinstance(k, S.For)
     assert isinstance(k.body, S.BufferStore)
+
+
+_SQUARE_SUM = '''
+from pyir.script import tensor as T
+
+@T.prim_func
+def f(A: T.Buffer(("n", "n"), "float32"), S: T.Buffer(("n",), "float32")):
+    for i, k in T.grid(n, n):
+        with T.block("S"):
+            vi, vk = T.axis.remap("SR", [i, k])
+            with T.init():
+                S[vi] = T.float32(0)
+            S[vi] = S[vi] + A[vi, vk]
+'''
+
+
+def test_the_init_run_first_keeps_the_tail_guard_of_its_rows():
+    """i split by 4 and k by [2, None] over the same n: the init, run before the k loops,
+    lost the guard ``i_0 * 4 + i_1 < n`` because n is in k's binding (k_0 * ((n + 1) // 2)
+    + k_1) and the guard was taken for one of the reduction loops. S[0:4] was written for
+    n = 1, and the call refused by the entry condition ``n >= (n + 3) // 4 * 4``. Only the
+    loops driving k now count."""
+    sch = Schedule(from_source(_SQUARE_SUM))
+    i, k = sch.get_loops(sch.get_block("S"))
+    sch.split(i, factors=[None, 4])
+    sch.split(k, factors=[2, None])
+    func = transform.lower(sch.mod, default_schedule=False)["f"]
+    assert func.attr("entry_conditions") == ()
+    lib = pyir.build(sch.mod, default_schedule=False)
+    for n in (0, 1, 2, 3, 4, 5, 9):
+        a = np.random.default_rng(n).random((n, n), dtype=np.float32)
+        s = np.full(n, -1, np.float32)
+        lib["f"](a, s)
+        np.testing.assert_allclose(s, a.sum(axis=1), rtol=1e-5)
 
 
 def test_a_reduction_over_an_empty_axis_gives_the_init_value():
@@ -506,6 +541,119 @@ def test_entry_conditions_read_guards_of_fused_loops():
     np.testing.assert_array_equal(out, a + b)
 
 
+def _map_1d(a_shape, value):
+    """f(A, B): ``B[vi] = value`` for vi in range(n), A of shape ``(a_shape,)``."""
+    return from_source(f'''
+from pyir.script import tensor as T
+
+@T.prim_func
+def f(A: T.Buffer(("{a_shape}",), "float32"), B: T.Buffer(("n",), "float32")):
+    for i in range(n):
+        with T.block("B"):
+            vi = T.axis.spatial(n, i)
+            B[vi] = {value}
+''')
+
+
+@pytest.mark.parametrize("factor", [5, 34])
+def test_entry_conditions_take_the_tightest_of_two_guards_on_the_index(factor):
+    """i split by 7, fused and split again: the index x = (i * f + j) // 7 * 7 + ... is
+    guarded by both ``x < n`` and ``x < (n + 6) // 7 * 7``. The last guard read won, so
+    A[vi + 2] was taken to read up to (n + 6) // 7 * 7 + 1 and every n but multiples of 7
+    refused. The tighter one now stays."""
+    sch = Schedule(_map_1d("n + 2", "A[vi] + A[vi + 2]"))
+    (i,) = sch.get_loops(sch.get_block("B"))
+    sch.split(sch.fuse(*sch.split(i, [None, 7])), [None, factor])
+    assert transform.lower(sch.mod)["f"].attr("entry_conditions") == ()
+    lib = pyir.build(sch.mod, opt_level="fast")
+    for n in (0, 1, 6, 8, 13):
+        a, b = np.arange(n + 2, dtype="float32"), np.zeros(n, "float32")
+        lib["f"](a, b)
+        np.testing.assert_array_equal(b, a[:n] + a[2:])
+
+
+def test_entry_conditions_read_a_guard_on_half_of_a_fused_index():
+    """i split by [None, 8, 3], fused and split by [8, None]: A[x * 2 + 1] under the guard
+    ``x < n``, with x not linear in the loops (divisions of the fused loop). Only the
+    scale 1 was tried (x * 2 + 1 = x + (x + 1)), so it read up to (n + 23) // 24 * 24 +
+    n - 1 and every n but multiples of 24 was refused. The factor of a term ``t * 2`` of
+    the index is now tried too."""
+    sch = Schedule(_map_1d("n * 2", "A[vi * 2] + A[vi * 2 + 1]"))
+    (i,) = sch.get_loops(sch.get_block("B"))
+    sch.split(sch.fuse(*sch.split(i, [None, 8, 3])), [8, None])
+    assert transform.lower(sch.mod)["f"].attr("entry_conditions") == ()
+    lib = pyir.build(sch.mod, opt_level="fast")
+    for n in (0, 1, 5, 24, 25):
+        a, b = np.arange(2 * n, dtype="float32"), np.zeros(n, "float32")
+        lib["f"](a, b)
+        np.testing.assert_array_equal(b, a[0::2] + a[1::2])
+
+
+_ADD_ONE_7x13 = '''
+from pyir.script import tensor as T
+
+@T.prim_func
+def f(A: T.Buffer((7, 13), "float32"), C: T.Buffer((7, 13), "float32")):
+    for i, j in T.grid(7, 13):
+        with T.block("C"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            C[vi, vj] = A[vi, vj] + T.float32(1)
+'''
+
+
+def test_entry_conditions_read_a_divided_term_times_one():
+    """i split by [7, 1], fused with j and split by 8: row index x // 13 * 1 + 0 under the
+    guard x < 91. The division under ``* 1`` was not seen, so the row was taken to reach 7
+    and every call refused (entry condition False). A term ``t * 1`` is now ``t``."""
+    sch = Schedule(from_source(_ADD_ONE_7x13))
+    i, j = sch.get_loops(sch.get_block("C"))
+    i0, i1 = sch.split(i, [7, 1])
+    sch.split(sch.fuse(i0, i1, j), [None, 8])
+    assert transform.lower(sch.mod)["f"].attr("entry_conditions") == ()
+    a, c = np.arange(91, dtype="float32").reshape(7, 13), np.zeros((7, 13), "float32")
+    pyir.build(sch.mod, opt_level="fast")["f"](a, c)
+    np.testing.assert_array_equal(c, a + 1)
+
+
+_CONV3 = '''
+from pyir.script import tensor as T
+
+@T.prim_func
+def f(A: T.Buffer(("n + 2",), "float32"), W: T.Buffer((3,), "float32"),
+      B: T.Buffer(("n",), "float32")):
+    for i, r in T.grid(n, 3):
+        with T.block("B"):
+            vi, vr = T.axis.remap("SR", [i, r])
+            with T.init():
+                B[vi] = T.float32(0)
+            B[vi] = B[vi] + A[vi + vr] * W[vr]
+'''
+
+
+def _check_conv3(sch):
+    """``sch`` (of _CONV3) needs no entry condition and computes the convolution."""
+    assert transform.lower(sch.mod)["f"].attr("entry_conditions") == ()
+    lib = pyir.build(sch.mod, opt_level="fast")
+    for n in (0, 1, 2, 7):
+        a, w = np.arange(n + 2, dtype="float32"), np.array([1, 2, 3], "float32")
+        b = np.full(n, -1, "float32")
+        lib["f"](a, w, b)
+        np.testing.assert_array_equal(b, a[:n] + 2 * a[1:n + 1] + 3 * a[2:])
+
+
+def test_entry_conditions_read_a_loop_of_one_iteration_as_its_start():
+    """r split by [2, 2, 1] and blockized at r_2: A[vi + vr] with vr = r_0 * 2 + r_1 (the
+    outer block's binding) under the guards i_0 * 4 + i_1 < n and r_0 * 2 + r_1 + r_2 < 3.
+    The second guard did not bound the index's part, which lacks r_2 (a loop of one
+    iteration): A was taken to be read up to n + 2 and every call refused. Such a loop's
+    variable now is its start, in indices and guards."""
+    sch = Schedule(from_source(_CONV3))
+    i, r = sch.get_loops(sch.get_block("B"))
+    sch.split(i, [None, 4])
+    sch.blockize(sch.split(r, [2, 2, 1])[2])
+    _check_conv3(sch)
+
+
 def test_entry_conditions_read_a_guard_on_a_multiple_of_part_of_the_index():
     """j (96) split by [None, 2], its outer part by [None, 2, 16] (48 -> 2 x 2 x 16 with a
     tail): C's column is ``2 * (j00 * 32 + j01 * 16 + j02) + j1`` under ``j00 * 32 + j01 *
@@ -857,3 +1005,115 @@ def test_the_partial_tile_drops_what_only_whole_tiles_run():
         want[:whole_rows] = a[:whole_rows] + 2
         want[:whole_rows, :whole_cols] = a[:whole_rows, :whole_cols] + 1
         np.testing.assert_array_equal(b, want)
+
+
+_ADD_ONE = '''
+from pyir.script import tensor as T
+
+@T.prim_func
+def f(A: T.Buffer(("n", "m"), "float32"), B: T.Buffer(("n", "m"), "float32")):
+    for i, j in T.grid(n, m):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            B[vi, vj] = A[vi, vj] + T.float32(1)
+'''
+
+
+def _split_inner_again(sch, i, j):
+    _, i1 = sch.split(i, factors=[None, 8])
+    sch.split(i1, factors=[None, 3])
+
+
+def _parallel_under_a_tail(sch, i, j):
+    sch.split(i, factors=[None, 4])
+    sch.parallel(j)
+
+
+def _fuse_large_factors(sch, i, j):
+    _, i1, i2 = sch.split(i, factors=[None, 1000, 1000])
+    sch.fuse(i1, i2)
+
+
+@pytest.mark.parametrize("steps", [_split_inner_again, _parallel_under_a_tail,
+                                   _fuse_large_factors])
+def test_split_tails_become_loop_bounds(steps):
+    """The last tile's guards become loop bounds. They stayed a test per iteration where the
+    innermost loop had two tests (i_1 split by 3: ``i_1_0 * 3 + i_1_1 < 8 and i_0 * 8 +
+    i_1_0 * 3 + i_1_1 < n``), where a parallel loop under the tail held the test of an outer
+    loop, and where the test was not yet in the form ``i_1 + r < E`` (i_1 and i_2 of
+    [None, 1000, 1000] fused: ``(i_0 * 1000 + f // 1000) * 1000 + f % 1000 < n``, a
+    million tests for n = 1). No loop is left whose body is a test."""
+    sch = Schedule(from_source(_ADD_ONE))
+    steps(sch, *sch.get_loops(sch.get_block("B")))
+    func = transform.lower(sch.mod, default_schedule=False)["f"]
+    assert not [lp for lp in loops(func) if isinstance(lp.body, S.IfThenElse)
+                and lp.body.else_case is None], func.script()
+    lib = pyir.build(sch.mod, default_schedule=False)
+    for n in (0, 1, 2, 7, 8, 9, 17):
+        a = np.random.default_rng(n).random((n, 3), dtype=np.float32)
+        b = np.zeros_like(a)
+        lib["f"](a, b)
+        np.testing.assert_array_equal(b, a + 1)
+
+
+
+def test_a_reduction_s_init_and_update_share_their_loop_bounds():
+    """The rows of a sum over m (which may be empty, so its init runs first) split by
+    [None, 1000, 1000, 8]: the init and the k loop each sat under the same tail test, a
+    sequence the last tile's innermost loop was not clamped through (a test in each of its
+    iterations). The two tests are now one, and the loop clamped."""
+    sch = Schedule(sched_kernels.rowsum_symbolic)
+    i, _ = sch.get_loops(sch.get_block("S"))
+    sch.split(i, factors=[None, 1000, 1000, 8])
+    func = transform.lower(sch.mod, default_schedule=False)["rowsum_symbolic"]
+    clamped = {lp.loop_var.name for lp in loops(func) if isinstance(lp.extent, E.Var)}
+    assert "i_3" in clamped, func.script()
+    lib = pyir.build(sch.mod, default_schedule=False)
+    for n, m in ((0, 2), (1, 0), (1, 3), (9, 2)):
+        a = np.random.default_rng(n).random((n, m), dtype=np.float32)
+        s = np.full(n, -1, np.float32)
+        lib["rowsum_symbolic"](a, s)
+        np.testing.assert_allclose(s, a.sum(axis=1), rtol=1e-5)
+
+
+def test_entry_conditions_read_a_guard_subtracted_from_the_shape():
+    """i split by [2, 2, None], reordered and the inner two fused: A[n - 1 - x] under the
+    guard x < n, with x not linear in the fused loop. The guard was tried as a bound on
+    -x only where n - 1 - x + x left none of x's variables, and n is one of them (in the
+    split's extent (n + 3) // 4): A was taken to be read from (n + 3) % 4 - 3 and n = 1
+    refused. Only x's loop variables count."""
+    sch = Schedule(_map_1d("n", "A[n - 1 - vi]"))
+    (i,) = sch.get_loops(sch.get_block("B"))
+    i0, i1, i2 = sch.split(i, [2, 2, None])
+    sch.reorder(i2, i1, i0)
+    sch.fuse(i2, i1)
+    assert transform.lower(sch.mod)["f"].attr("entry_conditions") == ()
+    lib = pyir.build(sch.mod, opt_level="fast")
+    for n in (0, 1, 2, 5, 9):
+        a, b = np.arange(n, dtype="float32"), np.zeros(n, "float32")
+        lib["f"](a, b)
+        np.testing.assert_array_equal(b, a[::-1])
+
+
+def test_entry_conditions_read_a_guard_on_the_dividend_of_a_part():
+    """r split by 2, i fused with r_0 (f = i * 2 + r_0) and split by [4, None]: A[f // 2 +
+    f % 2 * 2 + r_1] under the guards f < 2 * n and f % 2 * 2 + r_1 < 3. The second bounds
+    its part; the rest, f // 2, was bounded by the loops only (not by f < 2 * n), so A was
+    taken to be read up to (n * 2 + 3) // 4 * 2 + 1 and n = 1 refused."""
+    sch = Schedule(from_source(_CONV3))
+    i, r = sch.get_loops(sch.get_block("B"))
+    r0, _ = sch.split(r, [None, 2])
+    sch.split(sch.fuse(i, r0), [4, None])
+    _check_conv3(sch)
+
+
+def test_entry_conditions_read_a_division_that_shows_once_simplified():
+    """i split by 5, fused with r and split by 8: the spatial index of f is f // 15 * 5 +
+    f // 3 % 5, which is f // 3, under the guard f < 3 * n. The division was looked for
+    in the index as written only, so A[f // 3 + f % 3] was taken to be read up to about
+    (n + 4) // 5 * 5 + 1 and n = 1 refused."""
+    sch = Schedule(from_source(_CONV3))
+    i, r = sch.get_loops(sch.get_block("B"))
+    i0, i1 = sch.split(i, [None, 5])
+    sch.split(sch.fuse(i0, i1, r), [None, 8])
+    _check_conv3(sch)
