@@ -130,9 +130,9 @@ def optimize(mod, tm, level=DEFAULT_IR_LEVEL, unroll=True):
 
 class Machine:
     """A TargetMachine for ``target`` (``reloc`` as in `optimize_and_emit`; ``opt``, the
-    machine-code optimization level), its data layout and its IR pipelines, made once: `prepare` readies any number of modules for it, one
-    thread at a time. (A JIT engine takes ownership of the machine it is given: give it
-    a machine of its own.)"""
+    machine-code optimization level), its data layout and its IR pipelines, made once:
+    `prepare` readies any number of modules for it, one thread at a time. (A JIT engine
+    takes ownership of the machine it is given: give it a machine of its own.)"""
 
     def __init__(self, target, reloc="default", opt=3):
         self.target = Target.from_string(target)

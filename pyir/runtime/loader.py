@@ -63,6 +63,8 @@ def _check_whole(path):
         order = "<" if header[5] == 1 else ">"
         phoff, = struct.unpack_from(order + "Q", header, 32)
         phentsize, phnum = struct.unpack_from(order + "HH", header, 54)
+        if phentsize < 56:    # not the program headers of a 64-bit ELF file
+            return
         needed = phoff + phentsize * phnum
         if needed <= size:
             f.seek(phoff)
