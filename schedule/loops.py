@@ -217,8 +217,8 @@ def fuse(func, vars_):
     for realize in (p[-1] for p in realizes_under(loops[-1].body)):
         kinds = {iv.kind for iv, v in zip(realize.block.iter_vars, realize.iter_values)
                  if uses(v, vars_)}
-        # A block inside (blockize's inner block) runs its init where the outer block's
-        # reduction iterators are 0, as if it were the outer block's own.
+        # A block inside (blockize's inner block) runs its init at the first iteration of
+        # the outer block's reduction, as if it were the outer block's own.
         inner = [p[-1].block for p in realizes_under(realize.block.body, nested=True)]
         empty = next((b for b in [realize.block] + inner if init_may_not_run(b)), None)
         if kinds >= {"S", "R"} and empty is not None:
@@ -318,7 +318,7 @@ def _drives_init_order(realize, moved):
     ``realize``'s block, if the block has an init (it runs first only in the loops' own
     order: a fused ``j * 5 + r`` split and reordered reaches ``r == 0`` of a row after
     other points of it), else None. An init of a block inside (blockize's inner block) runs
-    where the outer block's reduction iterators are 0 just the same."""
+    at the first iteration of the outer block's reduction just the same."""
     if realize.block.init is None and not any(
             p[-1].block.init is not None for p in realizes_under(realize.block.body, nested=True)):
         return None
