@@ -41,7 +41,8 @@ MAX_SPLIT = 1 << 62
 def split(func, var, factors):
     """Split a loop into nested loops whose extents are ``factors``.
 
-    One factor may be None; it is inferred as ``ceildiv(extent, product of the others)``.
+    One factor may be None; it is inferred as ``ceildiv(extent, product of the others)``, at
+    least 1.
     For a constant extent a factor is cut to what its loop can use: ``[16, 100]`` on an
     extent of 7 gives loops of 1 and 7 (`_fit`).
     When the product is not provably the extent (a symbolic extent, or a factor that does
@@ -90,6 +91,10 @@ def split(func, var, factors):
     extent = ana.simplify(loop.extent)
     if None in factors:
         inferred = ana.simplify((extent + (known - 1)) // known)
+        if isinstance(inferred, IntImm) and inferred.value < 1:
+            # An extent of 0: a loop of 1 (a loop of 0 would make the others' iterations
+            # write one point, so that no loop could be made parallel).
+            inferred = IntImm(1)
         exts = [inferred if f is None else IntImm(f) for f in factors]
     else:
         exts = [IntImm(f) for f in factors]

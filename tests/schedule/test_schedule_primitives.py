@@ -537,6 +537,38 @@ def test_split_cuts_factors_beyond_a_constant_extent():
     np.testing.assert_allclose(s, a.sum(axis=1), rtol=1e-5)
 
 
+EMPTY_ROWS = '''
+from pyir.script import tensor as T
+
+@T.prim_func
+def f(A: T.Buffer((2, 5), "float32"), B: T.Buffer((2, 5), "float32")):
+    for i, j in T.grid(0, 5):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            B[vi, vj] = A[vi, vj] + T.float32(1)
+'''
+
+
+def test_split_of_an_empty_loop_infers_a_factor_of_one():
+    """[4, None] on an extent of 0 inferred an inner loop of 0: every iteration of the outer
+    loop then bound the same point, and parallel refused it."""
+    import numpy as np
+
+    import pyir
+    from pyir.ir import For
+    from pyir.ir.node import walk
+    from pyir.schedule import Schedule
+    from pyir.script import from_source
+
+    sch = Schedule(from_source(EMPTY_ROWS))
+    i0, _ = sch.split(sch.get_loops(sch.get_block("B"))[0], factors=[4, None])
+    sch.parallel(i0)
+    assert [n.extent.value for n in walk(sch.mod["f"].body) if isinstance(n, For)] == [4, 1, 5]
+    b = np.full((2, 5), 7, "float32")
+    pyir.build(sch.mod)["f"](np.ones((2, 5), "float32"), b)
+    assert (b == 7).all()
+
+
 FLAT = '''
 from pyir.script import tensor as T
 
