@@ -222,10 +222,7 @@ def fuse(func, vars_):
     for realize in (p[-1] for p in realizes_under(loops[-1].body)):
         kinds = {iv.kind for iv, v in zip(realize.block.iter_vars, realize.iter_values)
                  if uses(v, vars_)}
-        # A block inside (blockize's inner block) runs its init at the first iteration of
-        # the outer block's reduction, as if it were the outer block's own.
-        inner = [p[-1].block for p in realizes_under(realize.block.body, nested=True)]
-        empty = next((b for b in [realize.block] + inner if init_may_not_run(b)), None)
+        empty = next((b for b in _with_inner_blocks(realize) if init_may_not_run(b)), None)
         if kinds >= {"S", "R"} and empty is not None:
             whose = "whose" if empty is realize.block else f"where block \"{empty.name}\"'s"
             raise ScheduleError("fuse", subject, "the fused loop would drive both spatial and "
@@ -318,14 +315,20 @@ def reorder(func, vars_):
     return with_body(func, replace(top, body)), None
 
 
+def _with_inner_blocks(realize):
+    """``realize``'s block and the blocks inside it: the init of one inside (blockize's
+    inner block) runs at the first iteration of the outer block's reduction, as if it were
+    the outer block's own."""
+    return [realize.block] + [p[-1].block
+                              for p in realizes_under(realize.block.body, nested=True)]
+
+
 def _drives_init_order(realize, moved):
     """The loop of ``moved`` that drives both a spatial and a reduction iterator of
-    ``realize``'s block, if the block has an init (it runs first only in the loops' own
-    order: a fused ``j * 5 + r`` split and reordered reaches ``r == 0`` of a row after
-    other points of it), else None. An init of a block inside (blockize's inner block) runs
-    at the first iteration of the outer block's reduction just the same."""
-    if realize.block.init is None and not any(
-            p[-1].block.init is not None for p in realizes_under(realize.block.body, nested=True)):
+    ``realize``'s block, if the block or one inside it has an init (`_with_inner_blocks`;
+    it runs first only in the loops' own order: a fused ``j * 5 + r`` split and reordered
+    reaches ``r == 0`` of a row after other points of it), else None."""
+    if all(b.init is None for b in _with_inner_blocks(realize)):
         return None
     for v in moved:
         kinds = {iv.kind for iv, value in zip(realize.block.iter_vars, realize.iter_values)
