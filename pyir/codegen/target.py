@@ -146,16 +146,17 @@ def _parse(text):
     host_cpu, host_features = llvm.get_host_cpu_name(), llvm.get_host_cpu_features().flatten()
     cpu = opts.get("-mcpu", host_cpu)
     features = opts.get("-mattr", host_features if host else "")
-    triple = opts.get("-mtriple", llvm.get_process_triple())
+    process = llvm.get_process_triple()
+    triple = opts.get("-mtriple", process)
     try:
         llvm.Target.from_triple(triple)
     except RuntimeError as e:
         raise TargetError(f"target {text!r}: triple {triple!r}: {e}") from None
-    arch, _, system = llvm.get_process_triple().split("-")[:3]
+    arch, _, system = process.split("-")[:3]
     parts = triple.split("-")
     if parts[0] != arch or system not in parts[1:]:
         raise TargetError(f"target {text!r}: pyir runs the code it compiles in this process, "
-                          f"whose triple is {llvm.get_process_triple()!r}; triple {triple!r} "
+                          f"whose triple is {process!r}; triple {triple!r} "
                           f"is not for {arch} {system}")
     unsigned = [f for f in features.split(",") if f and f[0] not in "+-"]
     if unsigned:
