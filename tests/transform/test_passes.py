@@ -846,6 +846,45 @@ def test_default_schedule_lets_a_row_sum_be_reassociated():
         np.testing.assert_allclose(s, a.sum(1), rtol=1e-5, atol=1e-5)
 
 
+_ROW_EXTREME = """
+from pyir.script import tensor as T
+
+@T.prim_func
+def row_{op}(A: T.Buffer(("n", "m"), "{dtype}"), S: T.Buffer(("n",), "{dtype}")):
+    for i, k in T.grid(n, m):
+        with T.block("S"):
+            vi, vk = T.axis.remap("SR", [i, k])
+            with T.init():
+                S[vi] = A[vi, 0]
+            S[vi] = T.{op}(S[vi], A[vi, vk])
+"""
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("op", ["max", "min"])
+def test_default_schedule_lets_a_float_row_max_be_vectorized(op, dtype):
+    """In the reassociated loop a float max / min is LLVM's NaN-propagating intrinsic, whose
+    reduction LLVM vectorizes (the NaN check of the select it was stayed one scalar chain:
+    11x slower than numpy's row max). A NaN anywhere in the row is the result; equal zeros
+    of either sign give +0.0 for max and -0.0 for min."""
+    lib = pyir.build(from_source(_ROW_EXTREME.format(op=op, dtype=dtype)))
+    suffix = "f32" if dtype == "float32" else "f64"
+    name = "maximum" if op == "max" else "minimum"
+    assert re.search(rf"@llvm\.{name}\.v\d+{suffix}\(", lib.source("llvm-opt"))
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((6, 1000)).astype(dtype)
+    a[1, 517] = np.nan
+    a[2, :] = -0.0
+    a[2, 900] = 0.0
+    a[3, :3] = [np.inf, -np.inf, np.nan]
+    s = np.zeros(6, dtype)
+    lib[f"row_{op}"](a, s)
+    want = getattr(np, op)(a, axis=1)
+    want[2] = 0.0 if op == "max" else -0.0
+    np.testing.assert_array_equal(s, want)
+    assert np.signbit(s[2]) == (op == "min")
+
+
 @T.prim_func
 def _running_column_sum(A: T.Buffer((3, 4), "float32"), B: T.Buffer((3, 4), "float32")):
     Tmp = T.alloc_buffer((4,), "float32")
