@@ -94,8 +94,8 @@ def transform_layout(func, name, which, imap):
                             f"{kernel!r}, which steps through it as it is laid out (change the "
                             "layout before tensorize)", realize)
     if len(imap.inputs) != len(buf.shape):
-        raise ScheduleError(prim, subject, f"the index map takes {len(imap.inputs)} indices but "
-                            f"{buf.name} has {len(buf.shape)} dimensions", realize)
+        raise ScheduleError(prim, subject, f"the index map takes {len(imap.inputs)} index(es) but "
+                            f"{buf.name} has {len(buf.shape)} dimension(s)", realize)
     if not _one_to_one(imap):
         raise ScheduleError(prim, subject, f"cannot prove that the index map {imap.text()!r} is "
                             "one-to-one (each index must appear alone or as both v // c and "

@@ -311,7 +311,7 @@ class Schedule:
             loops = loops_of(path)
             if len(loops) < len(desc_loops):
                 raise ScheduleError("tensorize", f"block \"{loop_or_block.name}\"",
-                                    f"the block has {len(loops)} loops, the description "
+                                    f"the block has {len(loops)} loop(s), the description "
                                     f"{len(desc_loops)}")
             var = loops[len(loops) - len(desc_loops)].loop_var
         else:

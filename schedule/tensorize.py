@@ -239,7 +239,7 @@ def _structure(func, loop_var, intrin, prim):
     inner = loops[at:]
     d_loops, d_realize = _desc_parts(intrin.desc, intrin.name)
     if len(inner) != len(d_loops):
-        raise ScheduleError(prim, subject, f"the description has {len(d_loops)} loops, "
+        raise ScheduleError(prim, subject, f"the description has {len(d_loops)} loop(s), "
                             f"the schedule has {len(inner)} from {loop_var.name} down", loop)
     for lp, dl in zip(inner, d_loops):
         if not isinstance(lp.extent, IntImm) or lp.extent.value != dl.extent.value:
@@ -387,7 +387,7 @@ def _call(intrin, strides, bases):
     desc_bufs = [p for p in intrin.desc.params if not isinstance(p, Var)]
     if len(impl_bufs) != len(desc_bufs):
         raise ScheduleError("tensorize", f"intrinsic \"{intrin.name}\"",
-                            f"the kernel takes {len(impl_bufs)} buffers, the description "
+                            f"the kernel takes {len(impl_bufs)} buffer(s), the description "
                             f"{len(desc_bufs)}")
     to_desc = dict(zip(impl_bufs, desc_bufs))
     stored = _desc_parts(intrin.desc, intrin.name)[1].block.body.buffer

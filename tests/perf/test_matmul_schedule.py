@@ -406,6 +406,39 @@ def test_tensorize_refuses_a_kernel_whose_buffer_shape_differs(intrin):
         sch.tensorize(i1, "test.tall")
 
 
+def test_tensorize_refuses_a_kernel_taking_another_number_of_buffers(intrin):
+    from pyir.schedule import register_tensor_intrin
+    _declare_kernel("test.extra_kernel", extra=True)
+    register_tensor_intrin("test.extra_only_kernel", from_source(M.UKERNEL_DESC_SRC.format(
+        rows=7, cols=32)), "test.extra_kernel", override=True)
+    sch, i1 = _before_tensorize()
+    with pytest.raises(ScheduleError, match=r"the kernel takes 4 buffer\(s\), the "
+                       "description 3"):
+        sch.tensorize(i1, "test.extra_only_kernel")
+
+
+def test_tensorize_refuses_loops_of_another_count(intrin):
+    """From k down there are three loops (k, i_1, j_1); the description has two. A block
+    under one loop has fewer than the description."""
+    sch, i1 = _before_tensorize()
+    k = sch.get_loops(sch.get_block("C"))[-3]
+    with pytest.raises(ScheduleError, match=r"the description has 2 loop\(s\), the schedule "
+                       "has 3 from k down"):
+        sch.tensorize(k, M.INTRIN)
+
+    @T.prim_func
+    def one_loop(A: T.Buffer((32,), "float32")):
+        for i in range(32):
+            with T.block("A"):
+                vi = T.axis.spatial(32, i)
+                A[vi] = A[vi] + T.float32(1)
+
+    sch = Schedule(one_loop)
+    with pytest.raises(ScheduleError, match=r"block \"A\": the block has 1 loop\(s\), the "
+                       "description 2"):
+        sch.tensorize(sch.get_block("A"), M.INTRIN)
+
+
 def test_tensorize_refuses_kernel_buffers_in_another_order(intrin):
     """Matched by position, a kernel taking (A, C, B) against a description (C, A, B) would
     write the tile into A."""

@@ -136,6 +136,10 @@ def layout_unbounded(s):
     s.transform_layout(s.get_block("B"), "B", "i, j -> i, j, j % 0")
 
 
+def layout_arity(s):
+    s.transform_layout(s.get_block("B"), "B", "i -> i")
+
+
 def layout_extent_past_int64(s):
     s.transform_layout(s.get_block("B"), "B", "i, j -> i, j, 9223372036854775807")
 
@@ -222,6 +226,8 @@ CASES = [
     ("chain", layout_bad_text, ["transform_layout", "cannot read it"]),
     ("chain", layout_unbounded, ["transform_layout", "buffer B", "cannot bound output 'j % 0' of "
                                  "the index map 'i, j -> i, j, j % 0' below by 0 and above"]),
+    ("chain", layout_arity, ["transform_layout", "buffer B", "the index map takes 1 index(es) "
+                             "but B has 2 dimension(s)"]),
     ("chain", layout_extent_past_int64, ["transform_layout", "buffer B", "output "
                                          "'9223372036854775807' of the index map 'i, j -> i, j, "
                                          "9223372036854775807' reaches 9223372036854775807: the "
