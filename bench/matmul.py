@@ -1,7 +1,8 @@
 """fp32 matmul with the register-tile, packed-B schedule written with pyir.schedule,
 against numpy (and TVM when the optional ``peers`` extra is installed) in one run.
 
-The schedule (`schedule_matmul`) is TVM's hand schedule for this kernel, for a register tile
+The schedule (`schedule_matmul`: `pyir.schedule.gemm`, which the default schedule also gives
+an unscheduled float matmul) is TVM's hand schedule for this kernel, for a register tile
 of R rows x C columns (C two vectors; `default_tile`: 7x32 with AVX-512, the issue's tile,
 and 6x16 with AVX2, whose 16 vector registers 7 x 2 accumulators would overflow):
 
@@ -56,7 +57,7 @@ import threading
 import time
 
 import numpy as np
-from pyir.schedule import Schedule
+from pyir.schedule import Schedule, gemm
 from pyir.script import from_source
 
 import pyir
@@ -75,11 +76,8 @@ def vector_lanes():
 
 
 def default_tile():
-    """The register tile for this host: 7 x 2 vectors with AVX-512 (32 registers: 14
-    accumulators, 2 B vectors, A), 6 x 2 vectors with 16 registers (AVX2: 12 + 2 + 1; 7 x 2
-    would spill)."""
-    lanes = vector_lanes()
-    return (7, 2 * lanes) if lanes >= 16 else (6, 2 * lanes)
+    """The register tile for this host (`pyir.schedule.gemm.register_tile`)."""
+    return gemm.register_tile("float32")
 
 
 MATMUL_SRC = '''
@@ -106,44 +104,11 @@ def matmul_func(n=None):
 
 # ---------------------------------------------------------------- the schedule
 def schedule_matmul(func, parallel=True, tensorize=None, tile=TILE):
-    """The register-tile (``tile`` = rows, columns; 7x32 by default), packed-B schedule (see
-    the module docstring). With ``tensorize`` (a registered tensor intrinsic name) the tile
-    update of one k step is replaced by that micro-kernel in whole tiles; partial tiles keep
-    the unrolled, vectorized loops."""
-    tile_i, tile_j = tile
-    sch = Schedule(func)
-    c = sch.get_block("C")
-    # Pack B into panels of tile_j columns: B_global[j // tile_j, k, j % tile_j].
-    bp = sch.cache_read(c, "B", "global")
-    sch.transform_layout(bp, ("write", 0), f"k, j -> j // {tile_j}, k, j % {tile_j}")
-    p0, p1 = sch.get_loops(bp)
-    _, p11 = sch.split(p1, factors=[None, tile_j])
-    sch.vectorize(p11)
-    if parallel:
-        sch.parallel(p0)
-    # Register tiles over (i, j), k innermost-but-two.
-    i, j, k = sch.get_loops(c)
-    i0, i1 = sch.split(i, factors=[None, tile_i])
-    j0, j1 = sch.split(j, factors=[None, tile_j])
-    sch.reorder(i0, j0, k, i1, j1)
-    cw = sch.cache_write(c, 0, "local")
-    sch.reverse_compute_at(cw, j0)
-    init = sch.decompose_reduction(c, k)
-    for blk in (init, cw):
-        a, b = sch.get_loops(blk)[-2:]
-        sch.unroll(a)
-        sch.vectorize(b)
-    sch.unroll(i1)
-    sch.vectorize(j1)
-    if tensorize is not None:
-        # The micro-kernel takes the tile with rows tile_j apart: lay the accumulator out in
-        # tiles (lowering then shrinks it to one tile per (i0, j0), in registers).
-        sch.transform_layout(cw, ("read", 0), f"i, j -> i // {tile_i}, j // {tile_j}, "
-                                              f"i % {tile_i}, j % {tile_j}")
-        sch.tensorize(i1, tensorize)
-    if parallel:
-        sch.parallel(i0)
-    return sch
+    """The register-tile (``tile`` = rows, columns; 7x32 by default), packed-B schedule of
+    `pyir.schedule.gemm` (read it there: a dozen primitives). With ``tensorize`` (a
+    registered tensor intrinsic name) the tile update of one k step is replaced by that
+    micro-kernel in whole tiles; partial tiles keep the unrolled, vectorized loops."""
+    return gemm.schedule_matmul(Schedule(func), "C", tile, parallel, tensorize)
 
 
 # ---------------------------------------------------------------- a micro-kernel

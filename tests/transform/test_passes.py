@@ -12,7 +12,7 @@ from pyir import ir, transform
 from pyir.ir import expr as E
 from pyir.ir import stmt as S
 from pyir.ir.node import rewrite, walk
-from pyir.schedule import Schedule
+from pyir.schedule import Schedule, gemm
 from pyir.script import from_source
 from pyir.script import tensor as T
 from pyir.transform import storage
@@ -278,6 +278,78 @@ def test_default_schedule_never_parallelizes_reductions():
         c = np.full((n, m), 5, np.float32)
         lib["matmul"](a, b, c)
         np.testing.assert_allclose(c, a @ b, rtol=1e-5, atol=1e-5)
+
+
+_MATMUL = """
+from pyir.script import tensor as T
+
+@T.prim_func
+def mm(A: T.Buffer(({n}, {k}), "{dtype}"), B: T.Buffer(({k}, {m}), "{dtype}"),
+       C: T.Buffer(({n}, {m}), "{dtype}")):
+    for i, j, r in T.grid({ln}, {lm}, {lk}):
+        with T.block("C"):
+            vi, vj, vr = T.axis.remap("SSR", [i, j, r])
+            with T.init():
+                C[vi, vj] = T.{dtype}(0)
+            C[vi, vj] = C[vi, vj] + {update}
+"""
+
+
+def _matmul(dtype="float32", n='"n"', k='"k"', m='"m"', update="A[vi, vr] * B[vr, vj]"):
+    return from_source(_MATMUL.format(dtype=dtype, n=n, k=k, m=m, update=update,
+                                      ln=n.strip('"'), lk=k.strip('"'), lm=m.strip('"')))
+
+
+@pytest.mark.parametrize("dtype, shape", [
+    ("float32", None), ("float64", None), ("float32", (37, 19, 45)), ("float32", (1, 3, 2)),
+    ("float64", (8, 0, 5))])
+def test_default_schedule_gives_a_float_matmul_the_register_tile(dtype, shape):
+    """An unscheduled float matmul gets the packed-B register-tile schedule of
+    pyir.schedule.gemm (4-7x the speed of the generic rules), symbolic or static, and its
+    results stay those of numpy at every size, tails and empty extents included."""
+    f = _matmul(dtype) if shape is None else _matmul(dtype, *map(str, shape))
+    out = transform.default_schedule(ir.IRModule.from_dict({"mm": f}))["mm"]
+    tiled = gemm.schedule_matmul(Schedule(f), "C", gemm.register_tile(dtype)).mod["mm"]
+    ir.assert_structural_equal(out, tiled)
+    lib = pyir.build(f)
+    rng = np.random.default_rng(0)
+    sizes = [shape] if shape else [(0, 4, 3), (5, 0, 7), (1, 1, 1), (8, 33, 31), (37, 19, 45),
+                                   (100, 64, 70)]
+    for n, k, m in sizes:
+        a, b = rng.random((n, k)).astype(dtype), rng.random((k, m)).astype(dtype)
+        c = np.full((n, m), 5, dtype)
+        lib["mm"](a, b, c)
+        np.testing.assert_allclose(c, a @ b, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("func", [
+    lambda: _matmul("int32"),
+    lambda: _matmul(update="A[vi, vr] * B[vj, vr]"),
+    lambda: _matmul(update="B[vr, vj] * A[vi, vr]"),
+    lambda: _matmul(update="A[vi, vr] * B[vr, vj] * T.float32(2)"),
+    lambda: K.matmul(),     # built without its reads and writes
+], ids=["int32", "transposed B", "operands swapped", "scaled", "no reads"])
+def test_default_schedule_keeps_its_rules_for_what_is_not_a_plain_matmul(func):
+    f = func()
+    assert gemm.matmul_block(f) is None
+    out = transform.default_schedule(ir.IRModule.from_dict({f.name: f}))[f.name]
+    assert not out.attr("scheduled") and [lp.kind for lp in loops(out)][0] == "parallel"
+
+
+def test_a_graph_matmul_gets_the_register_tile():
+    """R.matmul of two matrices is legalized to a plain matmul, which the default schedule
+    tiles (B packed into B_global)."""
+    from pyir.script import graph as R
+
+    @R.function
+    def f(x: R.Tensor(("n", "k"), "float32"), w: R.Tensor(("k", "m"), "float32")):
+        return R.matmul(x, w)
+
+    lib = pyir.build(f)
+    assert "B_global" in lib.source("llvm")
+    rng = np.random.default_rng(1)
+    x, w = rng.random((45, 20), dtype=np.float32), rng.random((20, 70), dtype=np.float32)
+    np.testing.assert_allclose(lib["f"](x, w), x @ w, rtol=1e-5)
 
 
 def test_default_schedule_leaves_scheduled_functions_alone():
