@@ -530,6 +530,8 @@ class ExprEmitter:
             return self.exp(args[0], d)
         if e.op == "tanh" and vecmath.supports(d):
             return vecmath.tanh(self, args[0], d)
+        if e.op == "log" and vecmath.supports(d):
+            return vecmath.log(self, args[0], d)
         if e.op in _SIMPLE_INTRINSICS:
             return self.intrinsic(_SIMPLE_INTRINSICS[e.op], args)
         if e.op == "abs":

@@ -10,6 +10,13 @@ subnormal results and overflow to infinity come out right. NaN passes through.
 `tanh` is ``1 - 2 / (e^(2|x|) + 1)`` with the sign of ``x``, except below
 `TANH_SERIES_LIMIT` where that subtraction cancels: there the odd Taylor series (enough
 terms for the type) is used.
+
+`log` splits ``x = 2^k * m`` from its bits (a subnormal ``x`` scaled into the normal range
+first), with ``m`` in ``[sqrt(2)/2, sqrt(2))``; for ``f = m - 1`` and ``s = f / (2 + f)``,
+``log(1 + f) = 2 atanh(s) = f - f^2/2 + s * (f^2/2 + R)`` with ``R = sum 2 s^2n / (2n + 1)``
+(``|s| < 0.172``: 4 terms for float32, 9 for float64), so that the large part ``f`` is
+exact and only small corrections round; ``k * ln2`` is added in two parts as in `exp`.
+``log(0)`` is -inf, a negative ``x`` or NaN gives NaN, ``log(inf)`` is inf.
 """
 
 import math
@@ -26,6 +33,9 @@ _FORMAT = {
     "float64": (52, 1023, T.I64, -746.0, 710.0, 6.93147180369123816490e-01,
                 1.90821492927058770002e-10, 13),
 }
+
+#: Terms of the series ``R`` (see the module docstring) `log` sums.
+_LOG_TERMS = {"float32": 4, "float64": 9}
 
 TANH_SERIES_LIMIT = 0.35
 _TANH_TERMS = {"float32": 7, "float64": 14}  # series terms below TANH_SERIES_LIMIT
@@ -60,6 +70,43 @@ def exp(em, x, dtype):
     for part in (half, b.sub(ki, half)):
         p = b.fmul(p, _pow2(b, part, mant, bias, p.type))
     return b.select(b.fcmp_unordered("uno", x, x), x, p)
+
+
+def log(em, x, dtype):
+    """``log(x)`` for a float32/float64 scalar or vector ``x`` (see the module docstring)."""
+    mant, bias, int_t, _, _, ln2_hi, ln2_lo, _ = _FORMAT[dtype]
+    b = em.b
+    lanes = T.lanes_of(x)
+    const = _constants(dtype, x)
+    ints = int_t if lanes == 1 else ir.VectorType(int_t, lanes)
+    # A subnormal x: times 2^(mant + 2) it is normal, and k comes out that much larger.
+    tiny = b.fcmp_ordered("<", x, const(2.0 ** (1 - bias)))
+    scaled = b.select(tiny, b.fmul(x, const(2.0 ** (mant + 2))), x)
+    bits = b.bitcast(scaled, ints)
+    k = b.sub(b.lshr(bits, _splat(ints, mant)), _splat(ints, bias))
+    k = b.sub(k, b.select(tiny, _splat(ints, mant + 2), _splat(ints, 0)))
+    mbits = b.or_(b.and_(bits, _splat(ints, (1 << mant) - 1)), _splat(ints, bias << mant))
+    m = b.bitcast(mbits, x.type)                                  # in [1, 2)
+    big = b.fcmp_ordered(">", m, const(math.sqrt(2)))
+    m = b.select(big, b.fmul(m, const(0.5)), m)
+    k = b.add(k, b.zext(big, ints))
+    f = b.fsub(m, const(1))
+    s = b.fdiv(f, b.fadd(f, const(2)))
+    z = b.fmul(s, s)
+    terms = _LOG_TERMS[dtype]
+    r = const(2 / (2 * terms + 1))
+    for n in range(terms - 1, 0, -1):
+        r = em.intrinsic("fma", [r, z, const(2 / (2 * n + 1))])
+    r = b.fmul(r, z)
+    hfsq = b.fmul(const(0.5), b.fmul(f, f))
+    kf = b.sitofp(k, x.type)
+    # k ln2_hi - ((hfsq - (s (hfsq + R) + k ln2_lo)) - f): ln2_hi has trailing zero bits, so
+    # k ln2_hi is exact.
+    low = em.intrinsic("fma", [s, b.fadd(hfsq, r), b.fmul(kf, const(ln2_lo))])
+    y = em.intrinsic("fma", [kf, const(ln2_hi), b.fneg(b.fsub(b.fsub(hfsq, low), f))])
+    y = b.select(b.fcmp_ordered("==", x, const(0)), const(-math.inf), y)
+    y = b.select(b.fcmp_ordered("==", x, const(math.inf)), x, y)
+    return b.select(b.fcmp_unordered("<", x, const(0)), const(math.nan), y)
 
 
 def _bernoulli(count):
