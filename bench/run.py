@@ -1,8 +1,8 @@
 """pyir benchmarks against numpy: prints a rich table and writes JSON under bench/results/
 (a timestamped file and latest.json) so a figure can be compared between versions.
 
-Measured: elementwise add of 10^7 float32 and softmax 4096x1024 (both with the default
-schedule) against numpy on the same arrays, the parallel-loop launch overhead (back to
+Measured: elementwise add and log of 10^7 float32, softmax and row max 4096x1024, and a
+512x512 float32 matmul (all with the default schedule) against numpy on the same arrays, the parallel-loop launch overhead (back to
 back, with the threads sharing one CPU, and waking sleeping workers), the build
 time of one kernel cold and on a cache hit, and the time of ``import pyir`` in a fresh
 process. A measurement that fails is reported as an error row, and the others still run.
@@ -89,6 +89,35 @@ def softmax():
     return PrimFunc("softmax", (X, Y), root)
 
 
+def unary(op):
+    """Y[i] = op(X[i]) over a symbolic n."""
+    n = Var("n")
+    X, Y = Buffer("X", (n,), "float32"), Buffer("Y", (n,), "float32")
+    body = _block("Y", [(n, "S")], lambda i: BufferStore(Y, Call("float32", op, (X[i],)), (i,)))
+    return PrimFunc(op, (X, Y), body)
+
+
+def row_max():
+    """M[i] = max over j of X[i, j], from X[i, 0] (no identity, as R.max)."""
+    n, m = Var("n"), Var("m")
+    X, M = Buffer("X", (n, m), "float32"), Buffer("M", (n,), "float32")
+    body = _block("M", [(n, "S"), (m, "R")],
+                  lambda i, j: BufferStore(M, Binary("max", M[i], X[i, j]), (i,)),
+                  lambda i, j: BufferStore(M, X[i, IntImm(0)], (i,)))
+    return PrimFunc("row_max", (X, M), body)
+
+
+def matmul():
+    """C = A @ B over symbolic n, k, m (the default schedule register-tiles it)."""
+    n, k, m = Var("n"), Var("k"), Var("m")
+    A, B, C = Buffer("A", (n, k), "float32"), Buffer("B", (k, m), "float32"), \
+        Buffer("C", (n, m), "float32")
+    body = _block("C", [(n, "S"), (m, "S"), (k, "R")],
+                  lambda i, j, r: BufferStore(C, C[i, j] + A[i, r] * B[r, j], (i, j)),
+                  lambda i, j, r: BufferStore(C, FloatImm(0.0), (i, j)))
+    return PrimFunc("matmul", (A, B, C), body)
+
+
 def numpy_softmax(x, out):
     np.subtract(x, x.max(axis=1, keepdims=True), out=out)
     np.exp(out, out=out)
@@ -119,6 +148,28 @@ def bench_softmax():
     numpy_softmax(x, expected)
     return versus_numpy(softmax(), "softmax", (x, y), lambda: numpy_softmax(x, expected),
                         lambda: np.testing.assert_allclose(y, expected, rtol=1e-5, atol=1e-7))
+
+
+def bench_log():
+    a = np.random.default_rng(2).random(10**7, np.float32) + np.float32(0.01)
+    y, expected = np.empty_like(a), np.log(a)
+    return versus_numpy(unary("log"), "log", (a, y), lambda: np.log(a, out=expected),
+                        lambda: np.testing.assert_allclose(y, expected, rtol=1e-6))
+
+
+def bench_row_max():
+    x = np.random.default_rng(3).standard_normal((4096, 1024), np.float32)
+    m, expected = np.empty(4096, np.float32), x.max(axis=1)
+    return versus_numpy(row_max(), "row_max", (x, m), lambda: np.max(x, axis=1, out=expected),
+                        lambda: np.testing.assert_array_equal(m, expected))
+
+
+def bench_matmul():
+    rng = np.random.default_rng(4)
+    a, b = rng.random((512, 512), np.float32), rng.random((512, 512), np.float32)
+    c, expected = np.empty((512, 512), np.float32), a @ b
+    return versus_numpy(matmul(), "matmul", (a, b, c), lambda: np.matmul(a, b, out=expected),
+                        lambda: np.testing.assert_allclose(c, expected, rtol=1e-5))
 
 
 def bench_launch():
@@ -173,8 +224,9 @@ def machine_note():
             "PYIR_NUM_THREADS": os.environ.get("PYIR_NUM_THREADS")}
 
 
-BENCHMARKS = {"elementwise": bench_elementwise, "softmax": bench_softmax,
-              "launch": bench_launch, "build": bench_build, "import": bench_import}
+BENCHMARKS = {"elementwise": bench_elementwise, "log": bench_log, "softmax": bench_softmax,
+              "row_max": bench_row_max, "matmul": bench_matmul, "launch": bench_launch,
+              "build": bench_build, "import": bench_import}
 
 
 def run_all():
@@ -194,7 +246,9 @@ def rows(results):
         return f"{s * 1e3:.3f} ms"
 
     out = []
-    for key, label in (("elementwise", "add 10^7 float32"), ("softmax", "softmax 4096x1024")):
+    for key, label in (("elementwise", "add 10^7 float32"), ("log", "log 10^7 float32"),
+                       ("softmax", "softmax 4096x1024"), ("row_max", "row max 4096x1024"),
+                       ("matmul", "matmul 512^3 float32")):
         r = results[key]
         if "error" in r:
             out.append((label, r["error"], "", "", "≥ 1.0x numpy", False))
