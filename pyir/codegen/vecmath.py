@@ -41,10 +41,6 @@ TANH_SERIES_LIMIT = 0.35
 _TANH_TERMS = {"float32": 7, "float64": 14}  # series terms below TANH_SERIES_LIMIT
 
 
-def supports(dtype):
-    return dtype in _FORMAT
-
-
 def exp(em, x, dtype):
     """``e**x`` for a float32/float64 scalar or vector ``x``; ``em`` is the expression
     emitter (its builder ``b`` and ``intrinsic``)."""
