@@ -5,7 +5,9 @@ are one plain matmul.
 (``B_global[j // cols, k, j % cols]``, contiguous along each panel's rows); C is computed in
 tiles of ``rows x cols`` kept in vector registers across the whole ``k`` loop, the tile's
 rows unrolled and its columns vectorized; the row tiles run in parallel. Partial tiles of a
-split tail keep the same loops, masked. bench/matmul.py measures it, and the default
+split tail keep the same loops, masked. A batch of row blocks times one matrix,
+``C[b, i, j] += A[b, i, k] * B[k, j]`` (activations times weights), is tiled the same way in
+each batch, the batch and row-tile loops fused into one parallel loop. bench/matmul.py measures it, and the default
 schedule gives it to an unscheduled function that is one float matmul
 (`pyir.transform.default_schedule`).
 """
@@ -39,7 +41,7 @@ def schedule_matmul(sch, block, tile, parallel=True, tensorize=None):
     sch.vectorize(p11)
     if parallel:
         sch.parallel(p0)
-    i, j, k = sch.get_loops(c)
+    *batch, i, j, k = sch.get_loops(c)
     i0, i1 = sch.split(i, factors=[None, tile_i])
     j0, j1 = sch.split(j, factors=[None, tile_j])
     sch.reorder(i0, j0, k, i1, j1)
@@ -59,43 +61,45 @@ def schedule_matmul(sch, block, tile, parallel=True, tensorize=None):
                                               f"i % {tile_i}, j % {tile_j}")
         sch.tensorize(i1, tensorize)
     if parallel:
-        sch.parallel(i0)
+        sch.parallel(sch.fuse(*batch, i0) if batch else i0)
     return sch
 
 
 def matmul_block(func):
     """The name of the block when the body of prim function ``func`` is one loop nest
     ``for i, j, k`` over a block computing ``C[i, j] += A[i, k] * B[k, j]`` from an init of
-    0, with A, B and C distinct two-dimensional float32 or float64 parameters named so,
-    the loops from 0 over the buffers' extents, the block's reads and writes declared (as
-    the parser infers them); else None."""
+    0 -- or ``for b, i, j, k`` over ``C[b, i, j] += A[b, i, k] * B[k, j]`` (a batch of rows
+    times one matrix) -- with A, B and C float32 or float64 parameters named so, the loops
+    from 0 over the buffers' extents, the block's reads and writes declared (as the parser
+    infers them); else None."""
     loops, s = [], func.body
     while isinstance(s, S.For):
         loops.append(s)
         s = s.body
-    if len(loops) != 3 or not isinstance(s, S.BlockRealize):
+    if len(loops) not in (3, 4) or not isinstance(s, S.BlockRealize):
         return None
     block = s.block
     names = {p.name: p for p in func.params if isinstance(p, E.Buffer)}
     a, b, c = (names.get(x) for x in "ABC")
+    rank = len(loops) - 1
     if (a is None or b is None or c is None or len(func.params) != 3
             or c.dtype not in ("float32", "float64")
-            or any(x.dtype != c.dtype or len(x.shape) != 2 for x in (a, b))
-            or len(c.shape) != 2 or not _plain(loops, s)
-            or [iv.kind for iv in block.iter_vars] != ["S", "S", "R"]
+            or any(x.dtype != c.dtype for x in (a, b))
+            or [len(x.shape) for x in (a, b, c)] != [rank, 2, rank] or not _plain(loops, s)
+            or [iv.kind for iv in block.iter_vars] != ["S"] * rank + ["R"]
             or block.alloc_buffers
             or {r.buffer for r in block.reads} != {a, b, c}
             or {w.buffer for w in block.writes} != {c}):
         return None
-    vi, vj, vk = (iv.var for iv in block.iter_vars)
-    n, m, k = (loop.extent for loop in loops)
-    if not all(x == y for x, y in ((n, c.shape[0]), (m, c.shape[1]), (n, a.shape[0]),
-                                   (k, a.shape[1]), (k, b.shape[0]), (m, b.shape[1]))):
+    *rows, vj, vk = (iv.var for iv in block.iter_vars)
+    *outer, m, k = (loop.extent for loop in loops)
+    if not all(x == y for x, y in zip((*outer, m, *outer, k, k, m),
+                                      (*c.shape, *a.shape, *b.shape))):
         return None
-    acc = E.BufferLoad(c, (vi, vj))
+    acc = E.BufferLoad(c, (*rows, vj))
     update = S.BufferStore(c, E.Binary("add", acc, E.Binary(
-        "mul", E.BufferLoad(a, (vi, vk)), E.BufferLoad(b, (vk, vj)))), (vi, vj))
-    zero = S.BufferStore(c, E.FloatImm(0.0, c.dtype), (vi, vj))
+        "mul", E.BufferLoad(a, (*rows, vk)), E.BufferLoad(b, (vk, vj)))), (*rows, vj))
+    zero = S.BufferStore(c, E.FloatImm(0.0, c.dtype), (*rows, vj))
     if block.body != update or block.init != zero:
         return None
     return block.name

@@ -322,13 +322,49 @@ def test_default_schedule_gives_a_float_matmul_the_register_tile(dtype, shape):
         np.testing.assert_allclose(c, a @ b, rtol=1e-5, atol=1e-5)
 
 
+_BATCH_MATMUL = """
+from pyir.script import tensor as T
+
+@T.prim_func
+def bmm(A: T.Buffer(("b", "n", "k"), "float32"), B: T.Buffer(("k", "m"), "float32"),
+        C: T.Buffer(("b", "n", "m"), "float32")):
+    for h, i, j, r in T.grid(b, n, m, k):
+        with T.block("C"):
+            vh, vi, vj, vr = T.axis.remap("SSSR", [h, i, j, r])
+            with T.init():
+                C[vh, vi, vj] = T.float32(0)
+            C[vh, vi, vj] = C[vh, vi, vj] + A[vh, vi, vr] * B[vr, vj]
+"""
+
+
+def test_default_schedule_tiles_a_batch_of_rows_times_one_matrix():
+    """C[b] = A[b] @ B (activations times weights) gets the register tile in each batch, the
+    batch and the row tiles one parallel loop; tails in every batch and empty extents
+    run right."""
+    f = from_source(_BATCH_MATMUL)
+    assert gemm.matmul_block(f) == "C"
+    out = transform.default_schedule(ir.IRModule.from_dict({"bmm": f}))["bmm"]
+    assert out.attr("scheduled") and [lp.kind for lp in loops(out)][0] == "parallel"
+    lib = pyir.build(f)
+    assert "B_global" in lib.source("llvm")
+    rng = np.random.default_rng(2)
+    for b, n, k, m in ((3, 9, 20, 35), (2, 1, 5, 3), (0, 4, 4, 4), (2, 0, 3, 3), (1, 8, 0, 40),
+                       (4, 16, 33, 64)):
+        a, w = rng.random((b, n, k), np.float32), rng.random((k, m), np.float32)
+        c = np.full((b, n, m), 5, np.float32)
+        lib["bmm"](a, w, c)
+        np.testing.assert_allclose(c, a @ w, rtol=1e-5, atol=1e-5)
+
+
 @pytest.mark.parametrize("func", [
     lambda: _matmul("int32"),
     lambda: _matmul(update="A[vi, vr] * B[vj, vr]"),
     lambda: _matmul(update="B[vr, vj] * A[vi, vr]"),
     lambda: _matmul(update="A[vi, vr] * B[vr, vj] * T.float32(2)"),
     lambda: K.matmul(),     # built without its reads and writes
-], ids=["int32", "transposed B", "operands swapped", "scaled", "no reads"])
+    lambda: from_source(_BATCH_MATMUL.replace('B: T.Buffer(("k", "m")', 'B: T.Buffer(("b", "k", "m")')
+                        .replace("B[vr, vj]", "B[vh, vr, vj]")),
+], ids=["int32", "transposed B", "operands swapped", "scaled", "no reads", "batch of B"])
 def test_default_schedule_keeps_its_rules_for_what_is_not_a_plain_matmul(func):
     f = func()
     assert gemm.matmul_block(f) is None
@@ -336,19 +372,23 @@ def test_default_schedule_keeps_its_rules_for_what_is_not_a_plain_matmul(func):
     assert not out.attr("scheduled") and [lp.kind for lp in loops(out)][0] == "parallel"
 
 
-def test_a_graph_matmul_gets_the_register_tile():
-    """R.matmul of two matrices is legalized to a plain matmul, which the default schedule
-    tiles (B packed into B_global)."""
-    from pyir.script import graph as R
+@pytest.mark.parametrize("x_shape", [(45, 20), (3, 45, 20)])
+def test_a_graph_matmul_gets_the_register_tile(x_shape):
+    """R.matmul of a matrix, or a batch of them, times a matrix is legalized to a plain
+    matmul, which the default schedule tiles (B packed into B_global)."""
+    rows = ", ".join(f'"d{k}"' for k in range(len(x_shape) - 1))
 
-    @R.function
-    def f(x: R.Tensor(("n", "k"), "float32"), w: R.Tensor(("k", "m"), "float32")):
-        return R.matmul(x, w)
+    f = from_source(f"""
+from pyir.script import graph as R
 
+@R.function
+def f(x: R.Tensor(({rows}, "k"), "float32"), w: R.Tensor(("k", "m"), "float32")):
+    return R.matmul(x, w)
+""")
     lib = pyir.build(f)
     assert "B_global" in lib.source("llvm")
     rng = np.random.default_rng(1)
-    x, w = rng.random((45, 20), dtype=np.float32), rng.random((20, 70), dtype=np.float32)
+    x, w = rng.random(x_shape, dtype=np.float32), rng.random((20, 70), dtype=np.float32)
     np.testing.assert_allclose(lib["f"](x, w), x @ w, rtol=1e-5)
 
 
