@@ -1,9 +1,10 @@
 """The default schedule for prim functions that no one scheduled.
 
 An unscheduled function (attribute "scheduled" not set) that still has blocks and is one
-float matmul (``C[i, j] += A[i, k] * B[k, j]``, `pyir.schedule.gemm.matmul_block`) gets the
-packed-B register-tile schedule that bench/matmul.py measures (`pyir.schedule.gemm`): 4-7x
-the speed of the rules below, which any other such function gets:
+float matmul (``C[i, j] += A[i, k] * B[k, j]``, or a batch of them times one matrix:
+`pyir.schedule.gemm.matmul_block`) gets the packed-B register-tile schedule that
+bench/matmul.py measures (`pyir.schedule.gemm`): 2.5-7x the speed of the rules below,
+which any other such function gets:
 - consecutive loop nests over the same rows fused into one row loop (softmax, layernorm:
   a row reduction, then elementwise work with its result), when every access to a buffer
   that the nests write indexes its first dimension by exactly the row variable, so that
