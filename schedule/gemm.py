@@ -7,9 +7,9 @@ tiles of ``rows x cols`` kept in vector registers across the whole ``k`` loop, t
 rows unrolled and its columns vectorized; the row tiles run in parallel. Partial tiles of a
 split tail keep the same loops, masked. A batch of row blocks times one matrix,
 ``C[b, i, j] += A[b, i, k] * B[k, j]`` (activations times weights), is tiled the same way in
-each batch, the batch and row-tile loops fused into one parallel loop. bench/matmul.py measures it, and the default
-schedule gives it to an unscheduled function that is one float matmul
-(`pyir.transform.default_schedule`).
+each batch, the batch and row-tile loops fused into one parallel loop. bench/matmul.py
+measures the schedule, and the default schedule gives it to an unscheduled function that
+is one float matmul (`pyir.transform.default_schedule`).
 """
 
 from ..codegen.target import Target

@@ -362,7 +362,8 @@ def test_default_schedule_tiles_a_batch_of_rows_times_one_matrix():
     lambda: _matmul(update="B[vr, vj] * A[vi, vr]"),
     lambda: _matmul(update="A[vi, vr] * B[vr, vj] * T.float32(2)"),
     lambda: K.matmul(),     # built without its reads and writes
-    lambda: from_source(_BATCH_MATMUL.replace('B: T.Buffer(("k", "m")', 'B: T.Buffer(("b", "k", "m")')
+    lambda: from_source(_BATCH_MATMUL.replace('B: T.Buffer(("k", "m")',
+                                              'B: T.Buffer(("b", "k", "m")')
                         .replace("B[vr, vj]", "B[vh, vr, vj]")),
 ], ids=["int32", "transposed B", "operands swapped", "scaled", "no reads", "batch of B"])
 def test_default_schedule_keeps_its_rules_for_what_is_not_a_plain_matmul(func):
