@@ -5,7 +5,8 @@ Measured: elementwise add and log of 10^7 float32, softmax and row max 4096x1024
 512x512 float32 matmul (all with the default schedule) against numpy on the same arrays,
 the parallel-loop launch overhead (back to back, with the threads sharing one CPU, and
 waking sleeping workers), the build time of one kernel cold and on a cache hit, and the
-time of ``import pyir`` in a fresh process. A measurement that fails is reported as an error row, and the others still run.
+time of ``import pyir`` in a fresh process. A measurement that fails is reported as an
+error row, and the others still run.
 
 The kernels are built with the IR node API until the script language can write them.
 Run: ``python bench/run.py``.
