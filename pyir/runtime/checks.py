@@ -34,8 +34,8 @@ def _expected_shape(p):
 def count_error(info, args):
     names = ", ".join(p.name for p in info.params)
     return ArgumentTypeError(
-        f"{info.name} takes {len(info.params)} argument(s) ({names}) but {len(args)} were "
-        f"given; signature: {signature(info)}")
+        f"{info.name} takes {len(info.params)} argument(s) ({names}) but {len(args)} "
+        f"{'was' if len(args) == 1 else 'were'} given; signature: {signature(info)}")
 
 
 def by_position(info, args, named):

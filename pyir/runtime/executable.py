@@ -71,6 +71,14 @@ class Executable(NativeCode):
     def __contains__(self, name):
         return name in self._infos or name in self._graphs
 
+    def __iter__(self):
+        """The names of the functions, as a dict's keys (``for name in lib``; without it,
+        Python iterated by calling ``lib[0]``, "no function named 0")."""
+        return iter(self.function_names())
+
+    def __len__(self):
+        return len(self._infos) + len(self._graphs)
+
     def function_names(self):
         return list(self._infos) + list(self._graphs)
 

@@ -33,6 +33,7 @@ def raises(cls, fn, *args, words=()):
 def test_too_few_arguments(lib):
     raises(ArgumentTypeError, lib["add"], f32(3), f32(3),
            words=("add", "takes 3", "2 were given", "A, B, C"))
+    raises(ArgumentTypeError, lib["add"], f32(3), words=("but 1 was given",))
 
 
 def test_arguments_by_name(lib):

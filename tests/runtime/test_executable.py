@@ -97,6 +97,8 @@ def test_concurrent_calls_from_threads(lib):
 def test_function_names_and_repr(lib):
     assert lib.function_names()[:2] == ["add", "axpy"]
     assert "add" in lib and "nope" not in lib
+    # The names, as a dict's keys (iteration called lib[0]: "no function named 0").
+    assert list(lib) == lib.function_names() and len(lib) == len(lib.function_names())
     assert "add" in repr(lib)
     assert repr(lib["add"]) == ("<pyir PrimFunction add(A: float32[n], B: float32[n], "
                                 "C: float32[n])>")
