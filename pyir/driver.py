@@ -15,16 +15,18 @@ from .runtime import cache
 from .transform.common import written_params
 
 
-def build(mod_or_func, target="llvm", default_schedule=True, opt_level="O3",
+def build(mod_or_func, target="llvm", default_schedule=True, opt_level="auto",
           use_cache=True, **options):
     """Compile ``mod_or_func`` (an IRModule, PrimFunc or graph Function) for ``target``
     ("llvm" is the host CPU with all its features) and return an `Executable`.
 
     ``default_schedule`` parallelizes and vectorizes unscheduled loops; ``opt_level`` is
-    the LLVM IR pipeline ("none", "fast", "O1".."O3", or 0-3; machine code is always
-    optimized). "fast" is for hand-scheduled kernels: a few cheap IR passes, and machine
-    code without loop strength reduction (codegen already hoists loop-invariant addresses;
-    see `pyir.codegen.compile`); a scheduled matmul builds in half the time of "O3". Other
+    the LLVM IR pipeline ("none", "fast", "auto", "O1".."O3", or 0-3; machine code is
+    always optimized). "fast" is for hand-scheduled kernels: a few cheap IR passes, and
+    machine code without loop strength reduction (codegen already hoists loop-invariant
+    addresses; see `pyir.codegen.compile`); a scheduled matmul builds in half the time of
+    "O3". "auto" gives "O3" to the code with loops codegen left to LLVM (a reduction, a
+    loop no schedule vectorized) and "fast" IR passes to the rest. Other
     ``options`` go to the code generator. Rebuilding a structurally
     equal module with the same arguments returns the cached executable (``use_cache=False``
     compiles anyway). Python's cyclic garbage collector pauses while it compiles (see

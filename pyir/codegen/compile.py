@@ -7,7 +7,11 @@ that `pyir.runtime.engine.JitEngine` compiles two modules at once.
 ``IR_LEVELS`` name the IR pipelines: "none"; "fast" (inline, SROA, simplifycfg, and loop
 unrolling where codegen asked for it: cheap, and enough for IR that codegen already
 vectorized, tiled and constant-folded); "O1".."O3" (LLVM's standard pipelines through the
-new pass manager). Machine code is always generated at opt level 3.
+new pass manager); "auto", the default: "O3" for a compile unit that codegen marked as
+holding loops it left to LLVM (`LOOPS_FOR_LLVM`: an innermost loop of scalar code, such as
+a row sum the default schedule lets LLVM vectorize, or vector math such as exp, whose
+iterations LLVM interleaves), "fast" for the others (`unit_level`).
+Machine code is always generated at opt level 3.
 
 "fast" runs no instcombine: on the scheduled matmul it was 85-90 % of the pipeline's time
 (12-30 ms of 13-34) and changed neither the machine code's speed nor, once codegen folded
@@ -22,10 +26,11 @@ addresses become base + k * 4 + constant. LLVM reads the option when it builds t
 machine pipeline; `machine_code` sets it for the compilations that need it (setting an
 option parses LLVM's whole option table, ~0.25 ms, so it changes only when the level does).
 
-Default "O3": measured here (Zen 5), the IR passes cost 10-24 ms per kernel against 5 ms
-for "fast", but loops the default schedule leaves to LLVM (reductions, matmul) ran 3-5x
-faster (row sum 512x4096: 1.3 ms vs 6.8 ms). Hand-scheduled, already vectorized kernels
-can ask for "fast".
+Default "auto": the O3 IR passes cost 10-24 ms per kernel against 5 ms for "fast" (Zen 5),
+and loops left to LLVM ran 3-5x faster for them (row sum 512x4096: 1.3 ms vs 6.8 ms), vector
+exp 10 % faster; code that pyir vectorized itself ran as fast after "fast" (a
+default-scheduled 1024x1024 add, column sum or register-tiled matmul) and built 1.5-10x
+sooner. Its machine code keeps loop strength reduction, as "O3"'s does.
 """
 
 import contextlib
@@ -37,8 +42,19 @@ from llvmlite.binding import ffi
 
 from .target import Target, init_llvm
 
-IR_LEVELS = ("none", "fast", "O1", "O2", "O3")
-DEFAULT_IR_LEVEL = "O3"
+IR_LEVELS = ("none", "fast", "auto", "O1", "O2", "O3")
+DEFAULT_IR_LEVEL = "auto"
+#: The first line of a compile unit's text that holds loops codegen left to LLVM's loop
+#: passes (see the module docstring).
+LOOPS_FOR_LLVM = "; pyir: loops for LLVM to vectorize"
+
+
+def unit_level(llvm_ir, level):
+    """The IR pipeline for the compile unit(s) ``llvm_ir`` at ``level``: "auto" resolved
+    (see the module docstring), any other level as it is."""
+    if level != "auto":
+        return level
+    return "O3" if LOOPS_FOR_LLVM in llvm_ir else "fast"
 
 
 _MACHINE = threading.RLock()
@@ -91,11 +107,12 @@ class Pipeline:
     unroll hint: unrolling them unasked doubled machine-code time for scheduled kernels).
     """
 
-    def __init__(self, tm, level=DEFAULT_IR_LEVEL, unroll=True):
+    def __init__(self, tm, level="O3", unroll=True):
         self.reusable = level in ("none", "fast")
-        if level not in IR_LEVELS:
-            raise ValueError(f"unknown IR optimization level {level!r}; expected one of "
-                             f"{', '.join(IR_LEVELS)}")
+        if level not in IR_LEVELS or level == "auto":
+            raise ValueError(f"unknown IR pipeline {level!r}; expected one of "
+                             f"{', '.join(x for x in IR_LEVELS if x != 'auto')} (a compile "
+                             "unit's level: 'auto' is resolved by unit_level)")
         self._passes = None
         if level == "none":
             return
@@ -122,7 +139,7 @@ class Pipeline:
         return mod
 
 
-def optimize(mod, tm, level=DEFAULT_IR_LEVEL, unroll=True):
+def optimize(mod, tm, level="O3", unroll=True):
     """Run the IR pipeline ``level`` over ModuleRef ``mod`` in place for machine ``tm``
     (see `Pipeline`)."""
     return Pipeline(tm, level, unroll).run(mod)
@@ -142,6 +159,7 @@ class Machine:
 
     def prepare(self, llvm_ir, level=DEFAULT_IR_LEVEL, context=None):
         """``llvm_ir`` parsed (in ``context``, see `parse`), for this machine, optimized."""
+        level = unit_level(llvm_ir, level)
         mod = parse(llvm_ir, context)
         mod.triple = self.target.triple
         mod.data_layout = self.data_layout

@@ -527,6 +527,9 @@ class FunctionEmitter(ExprEmitter):
             saved = self.float_flags
             if dict(s.annotations).get(REASSOCIATE[0]):
                 self.float_flags = ("contract", "reassoc")
+            if self.vvar is None and not _holds_loops(s.body) and not any(
+                    isinstance(n, S.For) and n.kind == "vectorized" for n in walk(s.body)):
+                self.ctx.leave_loops_to_llvm(self.fn)   # an innermost loop of scalar code
             self.serial(s.loop_var, start, self.b.add(start, extent), s.body, hint,
                         split=SPLIT_TAIL in dict(s.annotations))
             self.float_flags = saved
@@ -550,6 +553,10 @@ class FunctionEmitter(ExprEmitter):
         directly as a scalar loop with LLVM's vectorize hint. ``start_multiple``: what
         ``start`` is known to be a multiple of (for the alignment of vector accesses)."""
         lanes, maskable = self.ctx.vector_plan(body, var)
+        if lanes is None or any(isinstance(n, E.Call) for n in walk(body)):
+            # LLVM's loop passes interleave vector math (exp: 10 % faster), or vectorize
+            # what codegen could not.
+            self.ctx.leave_loops_to_llvm(self.fn)
         if lanes is None:
             # No hint over a call of native code or a choice between reads that vector code
             # could not mask: LLVM cannot vectorize them either, and says so on stderr

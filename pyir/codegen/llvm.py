@@ -31,6 +31,7 @@ from ..transform.common import shape_vars
 from . import types as T
 from .abi import Condition, FuncInfo, entry_symbol, param_infos
 from .builder import Builder
+from .compile import LOOPS_FOR_LLVM
 from .emit_expr import index_arithmetic
 from .emit_stmt import PARALLEL_FOR, CodegenError, FunctionEmitter, unoptimized
 from .target import Target
@@ -64,6 +65,7 @@ class ModuleContext:
         self._waiting = set()   # ids of the functions deferred and not emitted yet
         self._pending = []   # complete functions of the open unit, in order
         self._sent = set()   # ids of the functions sent in earlier units
+        self._loops_for_llvm = set()   # ids of the functions with loops left to LLVM
 
     def declare(self, name, ret, args):
         """The function ``name`` (declared on first use)."""
@@ -94,6 +96,11 @@ class ModuleContext:
     def index_arithmetic(self, e):
         """`pyir.codegen.emit_expr.index_arithmetic`, remembered for the module."""
         return index_arithmetic(e, self._index)
+
+    def leave_loops_to_llvm(self, fn):
+        """Function ``fn`` holds a loop codegen did not vectorize, innermost: its unit says
+        so (`pyir.codegen.compile.LOOPS_FOR_LLVM`), for LLVM's loop passes."""
+        self._loops_for_llvm.add(id(fn))
 
     def extern_symbol(self, kernel_name):
         return self.externs.get(kernel_name, kernel_name)
@@ -165,7 +172,10 @@ class ModuleContext:
 
     def send(self, functions):
         """Send the unit defining ``functions`` to the sink, and free their instructions."""
-        self._sink(_unit_text(self.module, functions, self._sent | self._waiting))
+        text = _unit_text(self.module, functions, self._sent | self._waiting)
+        if any(id(f) in self._loops_for_llvm for f in functions):
+            text = f"{LOOPS_FOR_LLVM}\n{text}"
+        self._sink(text)
         self._sent.update(id(f) for f in functions)
         self._pending = []
         _release(functions)

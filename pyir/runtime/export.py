@@ -29,7 +29,7 @@ def export_library(path, units, infos, target, opt_level="O3", graphs=(), symbol
     """Write the shared object; ``units`` are the IR texts of the compile units, ``graphs``
     the `GraphPlan`s of the graph functions compiled into them; ``symbols`` map the names
     generated code calls extern kernels by to their addresses."""
-    from ..codegen.compile import Machine, machine_code, optimize  # llvmlite: when compiling
+    from ..codegen.compile import Machine, machine_code, optimize, unit_level  # llvmlite
     machine = Machine(target, reloc="pic")
     tm = machine.tm
     with ir_rejected("module"):
@@ -40,11 +40,12 @@ def export_library(path, units, infos, target, opt_level="O3", graphs=(), symbol
     for fn in mod.functions:
         if not fn.is_declaration and fn.name not in entries:
             fn.linkage = "internal"
-    optimize(mod, tm, ir_level(opt_level), unroll=any("llvm.loop.unroll" in u for u in units))
+    optimize(mod, tm, unit_level("\n".join(units), ir_level(opt_level)),
+             unroll=any("llvm.loop.unroll" in u for u in units))
     if any("pyir_parallel_for" in u for u in units):
         from .threadpool import threadpool_ir
         with ir_rejected("the thread pool"):
-            mod.link_in(machine.prepare(threadpool_ir(tm.triple), ir_level(opt_level)))
+            mod.link_in(machine.prepare(threadpool_ir(tm.triple), "none"))
     with ir_rejected("the function metadata"):
         mod.link_in(machine.prepare(metadata_ir(abi.dumps(infos, graphs)), "none"))
     libraries = _call_kernels_by_name(mod, symbols or {})

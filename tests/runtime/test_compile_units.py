@@ -252,3 +252,70 @@ def test_builds_from_two_threads_take_turns_and_both_work():
     assert not errors and sorted(libs) == [0, 1]
     for lib in libs.values():
         _check(lib, 40)
+
+
+_AUTO_KERNELS = """
+from pyir.script import ir as I, tensor as T
+
+@I.ir_module
+class Kernels:
+    @T.prim_func
+    def add(A: T.Buffer(("n", "m"), "float32"), B: T.Buffer(("n", "m"), "float32")):
+        for i, j in T.grid(n, m):
+            with T.block("B"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                B[vi, vj] = A[vi, vj] + A[vi, vj]
+
+    @T.prim_func
+    def expo(A: T.Buffer(("n", "m"), "float32"), B: T.Buffer(("n", "m"), "float32")):
+        for i, j in T.grid(n, m):
+            with T.block("B"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                B[vi, vj] = T.exp(A[vi, vj])
+
+    @T.prim_func
+    def row_sum(A: T.Buffer(("n", "m"), "float32"), S: T.Buffer(("n",), "float32")):
+        for i, j in T.grid(n, m):
+            with T.block("S"):
+                vi, vj = T.axis.remap("SR", [i, j])
+                with T.init():
+                    S[vi] = T.float32(0)
+                S[vi] = S[vi] + A[vi, vj]
+"""
+
+
+@pytest.mark.parametrize("name, left_to_llvm", [("add", False), ("expo", True),
+                                                 ("row_sum", True)])
+def test_auto_gives_o3_only_to_units_with_loops_left_to_llvm(name, left_to_llvm):
+    """The default opt_level "auto": a unit whose loops codegen vectorized itself gets the
+    cheap "fast" IR passes (a 1024x1024 add built 2-10x sooner, as fast to run); one with a
+    loop left to LLVM (the row sum's reassociated reduction) or vector math LLVM interleaves
+    (exp) says so in its first line and gets "O3"."""
+    from pyir.codegen.compile import LOOPS_FOR_LLVM, unit_level
+    from pyir.script import from_source
+    func = from_source(_AUTO_KERNELS)[name]
+    units = []
+    llvm_codegen.codegen_units(transform.lower(pyir.ir.IRModule.from_dict({name: func})),
+                               units.append)
+    marked = [u.startswith(LOOPS_FOR_LLVM + "\n") for u in units]
+    assert any(marked) == left_to_llvm
+    assert [unit_level(u, "auto") for u in units] == ["O3" if m else "fast" for m in marked]
+    assert {unit_level(u, "O1") for u in units} == {"O1"}
+    lib = pyir.build(func)
+    a = np.random.default_rng(0).random((5, 37), np.float32)
+    out = np.empty(5 if name == "row_sum" else (5, 37), np.float32)
+    lib[name](a, out)
+    want = {"add": a + a, "expo": np.exp(a), "row_sum": a.sum(1)}[name]
+    np.testing.assert_allclose(out, want, rtol=1e-5)
+    if name == "row_sum":   # LLVM vectorized the reassociated reduction
+        assert re.search(r"fadd reassoc contract <\d+ x float>", lib.source("llvm-opt"))
+
+
+def test_auto_leaves_a_scalar_loop_to_llvm():
+    """A loop no schedule vectorized (built without the default schedule) is LLVM's to
+    vectorize: its unit gets O3, which does."""
+    from pyir.script import from_source
+    func = from_source(_AUTO_KERNELS)["add"]
+    lib = pyir.build(func, default_schedule=False)
+    assert lib.source("llvm").startswith("; pyir: loops for LLVM")
+    assert re.search(r"fadd contract <\d+ x float>", lib.source("llvm-opt"))
