@@ -5,6 +5,7 @@ The text notation has names, integer literals, ``+ - * // %`` and parentheses; a
 `IndexMap` prints back to that notation, which is how traces store it.
 """
 
+import functools
 import inspect
 
 from lark import Lark, Transformer
@@ -38,7 +39,11 @@ NAME: /[^\W\d]\w*/
 %ignore WS
 """
 
-_PARSER = Lark(_GRAMMAR, parser="lalr")
+@functools.cache
+def _parser():
+    """The grammar's parser, built at the first index map written as text (20-35 ms: not
+    when pyir.schedule is imported, as the default schedule does for a matmul)."""
+    return Lark(_GRAMMAR, parser="lalr")
 
 
 class _Build(Transformer):
@@ -108,7 +113,7 @@ class IndexMap:
             return spec
         if isinstance(spec, str):
             try:
-                inputs, outputs = _Build().transform(_PARSER.parse(spec))
+                inputs, outputs = _Build().transform(_parser().parse(spec))
             except (UnexpectedCharacters, UnexpectedToken, VisitError) as e:
                 raise ScheduleError(primitive, f"index map {spec!r}", "cannot read it: "
                                     f"{_why(e)}; write it like \"i, j -> j // 16, i, j % 16\""

@@ -2,7 +2,7 @@
 
 An unscheduled function (attribute "scheduled" not set) that still has blocks and is one
 float matmul (``C[i, j] += A[i, k] * B[k, j]``, or a batch of them times one matrix:
-`pyir.schedule.gemm.matmul_block`) gets the packed-B register-tile schedule that
+`matmul_block`) gets the packed-B register-tile schedule that
 bench/matmul.py measures (`pyir.schedule.gemm`): 2.5-7x the speed of the rules below,
 which any other such function gets:
 - consecutive loop nests over the same rows fused into one row loop (softmax, layernorm:
@@ -49,18 +49,66 @@ REASSOCIATE = ("reassociate", 1)
 
 def _register_tiled(func):
     """``func`` under the register-tile schedule if it is one float matmul
-    (`pyir.schedule.gemm`), else None."""
-    from ..schedule import ScheduleError, gemm
-    from ..schedule.state import Schedule   # the schedule is built on these passes
-    name = gemm.matmul_block(func)
+    (`matmul_block`), else None."""
+    name = matmul_block(func)
     if name is None:
         return None
+    from ..schedule import Schedule, ScheduleError, gemm   # built on these passes
     sch = Schedule(func)
     try:
         gemm.schedule_matmul(sch, name, gemm.register_tile(func.params[-1].dtype))
     except ScheduleError:
         return None   # the rules below still apply
     return sch.mod[func.name]
+
+
+def matmul_block(func):
+    """The name of the block when the body of prim function ``func`` is one loop nest
+    ``for i, j, k`` over a block computing ``C[i, j] += A[i, k] * B[k, j]`` from an init of
+    0 -- or ``for b, i, j, k`` over ``C[b, i, j] += A[b, i, k] * B[k, j]`` (a batch of rows
+    times one matrix) -- with A, B and C float32 or float64 parameters named so, the loops
+    from 0 over the buffers' extents, the block's reads and writes declared (as the parser
+    infers them); else None."""
+    loops, s = [], func.body
+    while isinstance(s, S.For):
+        loops.append(s)
+        s = s.body
+    if len(loops) not in (3, 4) or not isinstance(s, S.BlockRealize):
+        return None
+    block = s.block
+    names = {p.name: p for p in func.params if isinstance(p, E.Buffer)}
+    a, b, c = (names.get(x) for x in "ABC")
+    rank = len(loops) - 1
+    if (a is None or b is None or c is None or len(func.params) != 3
+            or c.dtype not in ("float32", "float64")
+            or any(x.dtype != c.dtype for x in (a, b))
+            or [len(x.shape) for x in (a, b, c)] != [rank, 2, rank] or not _plain(loops, s)
+            or [iv.kind for iv in block.iter_vars] != ["S"] * rank + ["R"]
+            or block.alloc_buffers
+            or {r.buffer for r in block.reads} != {a, b, c}
+            or {w.buffer for w in block.writes} != {c}):
+        return None
+    *rows, vj, vk = (iv.var for iv in block.iter_vars)
+    *outer, m, k = (loop.extent for loop in loops)
+    if not all(x == y for x, y in zip((*outer, m, *outer, k, k, m),
+                                      (*c.shape, *a.shape, *b.shape))):
+        return None
+    acc = E.BufferLoad(c, (*rows, vj))
+    update = S.BufferStore(c, E.Binary("add", acc, E.Binary(
+        "mul", E.BufferLoad(a, (*rows, vk)), E.BufferLoad(b, (vk, vj)))), (*rows, vj))
+    zero = S.BufferStore(c, E.FloatImm(0.0, c.dtype), (*rows, vj))
+    if block.body != update or block.init != zero:
+        return None
+    return block.name
+
+
+def _plain(loops, realize):
+    """Serial loops from 0 without annotations, bound one to one to the block's iterators
+    (no T.where)."""
+    return (all(loop.kind == "serial" and not loop.annotations and loop.start == E.IntImm(0)
+                for loop in loops)
+            and list(realize.iter_values) == [loop.loop_var for loop in loops]
+            and realize.predicate == E.IntImm(1, "bool"))
 
 
 def _independent(loop, outer):

@@ -16,6 +16,7 @@ from pyir.schedule import Schedule, gemm
 from pyir.script import from_source
 from pyir.script import tensor as T
 from pyir.transform import storage
+from pyir.transform.default_schedule import matmul_block
 
 ALL = [K.elementwise(shape=("n", "m")), K.matmul(), K.row_sum(), K.window_sum(),
        K.scaled_copy_via_temp(), K.clamp_if(), K.lowered_loop(), K.allocate_plain(8)]
@@ -342,7 +343,7 @@ def test_default_schedule_tiles_a_batch_of_rows_times_one_matrix():
     batch and the row tiles one parallel loop; tails in every batch and empty extents
     run right."""
     f = from_source(_BATCH_MATMUL)
-    assert gemm.matmul_block(f) == "C"
+    assert matmul_block(f) == "C"
     out = transform.default_schedule(ir.IRModule.from_dict({"bmm": f}))["bmm"]
     assert out.attr("scheduled") and [lp.kind for lp in loops(out)][0] == "parallel"
     lib = pyir.build(f)
@@ -368,7 +369,7 @@ def test_default_schedule_tiles_a_batch_of_rows_times_one_matrix():
 ], ids=["int32", "transposed B", "operands swapped", "scaled", "no reads", "batch of B"])
 def test_default_schedule_keeps_its_rules_for_what_is_not_a_plain_matmul(func):
     f = func()
-    assert gemm.matmul_block(f) is None
+    assert matmul_block(f) is None
     out = transform.default_schedule(ir.IRModule.from_dict({f.name: f}))[f.name]
     assert not out.attr("scheduled") and [lp.kind for lp in loops(out)][0] == "parallel"
 
