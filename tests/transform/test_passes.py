@@ -374,6 +374,25 @@ def test_default_schedule_keeps_its_rules_for_what_is_not_a_plain_matmul(func):
     assert not out.attr("scheduled") and [lp.kind for lp in loops(out)][0] == "parallel"
 
 
+def test_a_build_imports_the_schedule_only_for_a_matmul():
+    """The default schedule asks pyir.schedule for a matmul only (importing it cost 50-400
+    ms), and the tile's layouts do not build the index-map grammar."""
+    import subprocess
+    import sys
+    mm = _MATMUL.format(dtype="float32", n=3, k=4, m=5, update="A[vi, vr] * B[vr, vj]", ln=3,
+                        lk=4, lm=5)
+    add = mm.replace("A[vi, vr] * B[vr, vj]", "A[vi, vr] + B[vr, vj]")
+    code = (f"import sys, pyir\nfrom pyir.script import from_source\n"
+            f"pyir.build(from_source({add!r}))\n"
+            "print('pyir.schedule' in sys.modules)\n"
+            f"pyir.build(from_source({mm!r}))\n"
+            "from pyir.schedule import index_map\n"
+            "print('pyir.schedule' in sys.modules, index_map._parser.cache_info().currsize)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout.split()
+    assert out == ["False", "True", "0"]
+
+
 @pytest.mark.parametrize("x_shape", [(45, 20), (3, 45, 20)])
 def test_a_graph_matmul_gets_the_register_tile(x_shape):
     """R.matmul of a matrix, or a batch of them, times a matrix is legalized to a plain
