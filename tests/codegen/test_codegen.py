@@ -620,8 +620,9 @@ def test_unrolling_a_loop_around_loops_stays_within_a_budget():
 def test_a_constant_loop_around_a_long_nest_is_not_unrolled_by_llvm():
     """O[i, j] = 3 over 33 x 1000, unscheduled: LLVM vectorized and fully unrolled the row
     loop, then the 33 rows around it -- 2,063 vector stores in one block and 12 s of machine
-    code. The row loop is now marked not to unroll; the loops around a short nest (a 3 x 3
-    window) stay LLVM's to unroll and vectorize."""
+    code. The row loop is now marked not to unroll (LLVM may still unroll one row: 125
+    stores of 8 lanes where it prefers 256-bit vectors, as on Intel's AVX-512 cores); the
+    loops around a short nest (a 3 x 3 window) stay LLVM's to unroll and vectorize."""
     src = """from pyir.script import tensor as T
 
 @T.prim_func
@@ -633,7 +634,7 @@ def fill(O: T.Buffer((33, 1000), "int32")):
 """
     lib = pyir.build(pyir.script.from_source(src), default_schedule=False, use_cache=False)
     assert lib.source("llvm").count("llvm.loop.unroll.disable") == 1
-    assert lib.source("llvm-opt").count("store ") < 100
+    assert lib.source("llvm-opt").count("store ") <= 1000 // 8 + 8
     out = np.zeros((33, 1000), "int32")
     lib["fill"](out)
     assert (out == 3).all()
