@@ -10,7 +10,7 @@ from ..ffi.registry import get_global_func
 from ..ir import expr as E
 from ..ir import stmt as S
 from ..ir.module import IRModule
-from ..ir.node import walk
+from ..ir.node import rewrite, walk, with_fields
 
 
 class LowerError(Error):
@@ -45,6 +45,34 @@ def has_blocks(func):
             return True
         todo.extend(S.stmt_children(s))
     return False
+
+
+def fresh_copy(stmt):
+    """``stmt`` with every variable and buffer it defines (loops, lets, allocations, blocks'
+    iterators and buffers) replaced by a new one: a second copy of a statement in one
+    function (each variable is defined once)."""
+    mapping = {}
+
+    def new(old):
+        if old not in mapping:
+            mapping[old] = E.Var(old.name, old.dtype) if isinstance(old, E.Var) \
+                else with_fields(old)
+
+    for n in walk(stmt):
+        if isinstance(n, S.For):
+            new(n.loop_var)
+        elif isinstance(n, S.LetStmt):
+            new(n.var)
+        elif isinstance(n, S.Allocate):
+            new(n.buffer)
+        elif isinstance(n, S.Block):
+            for iv in n.iter_vars:
+                new(iv.var)
+            for buf in n.alloc_buffers:
+                new(buf)
+    if not mapping:
+        return stmt
+    return rewrite(stmt, lambda n: mapping.get(n) if isinstance(n, (E.Var, E.Buffer)) else None)
 
 
 def replace_func(func, body=None, params=None, attrs=None):

@@ -37,8 +37,8 @@ import math
 from ..arith import vars_of
 from ..ir import expr as E
 from ..ir import stmt as S
-from ..ir.node import substitute, walk
-from .common import has_blocks, prim_func_pass, replace_func
+from ..ir.node import rewrite, substitute, walk, with_fields
+from .common import fresh_copy, has_blocks, prim_func_pass, replace_func
 from .dependence import iteration_conflict
 from .linear import coefficient
 
@@ -46,9 +46,10 @@ from .linear import coefficient
 MIN_VECTOR_EXTENT = 4
 #: The annotation of a loop whose float additions and multiplications may be reassociated.
 REASSOCIATE = ("reassociate", 1)
-#: A matmul with fewer rows of C than this (batch included), known when built, keeps the
-#: generic rules: the register tile packs all of B for them (one row times 784x512 float32
-#: took 103 us tiled, 28 us with the generic rules; they break even at 8 rows).
+#: A matmul with fewer rows of C than this (batch included) runs under the generic rules:
+#: the register tile packs all of B for them (one row times 784x512 float32 took 103 us
+#: tiled, 28 us with the generic rules; they break even at 8 rows). Rows known only when
+#: called choose between the two nests then.
 MIN_TILED_ROWS = 8
 
 
@@ -58,18 +59,30 @@ def _register_tiled(func):
     name = matmul_block(func)
     if name is None:
         return None
-    (c,) = [p for p in func.params if p.name == "C"]
-    rows = c.shape[:-1]
-    if all(isinstance(r, E.IntImm) for r in rows) and \
-            math.prod(r.value for r in rows) < MIN_TILED_ROWS:
+    rows = _rows(func)
+    if isinstance(rows, E.IntImm) and rows.value < MIN_TILED_ROWS:
         return None
     from ..schedule import Schedule, ScheduleError, gemm   # built on these passes
     sch = Schedule(func)
     try:
-        gemm.schedule_matmul(sch, name, gemm.register_tile(c.dtype))
+        gemm.schedule_matmul(sch, name, gemm.register_tile(_output(func).dtype))
     except ScheduleError:
         return None   # the rules below still apply
     return sch.mod[func.name]
+
+
+def _output(func):
+    """The matmul's C."""
+    (c,) = [p for p in func.params if p.name == "C"]
+    return c
+
+
+def _rows(func):
+    """The rows of the matmul's C, batch included: an expression (constant if known)."""
+    rows = _output(func).shape[:-1]
+    if all(isinstance(r, E.IntImm) for r in rows):
+        return E.IntImm(math.prod(r.value for r in rows))
+    return functools.reduce(lambda a, b: E.Binary("mul", a, b), rows)
 
 
 def matmul_block(func):
@@ -374,11 +387,24 @@ def default_schedule(func):
     """Parallelize and vectorize an unscheduled function (see the module docstring)."""
     if func.attr("scheduled") or not has_blocks(func):
         return func
-    tiled = _register_tiled(func)
-    if tiled is not None:
-        return tiled
     proven = {}   # id -> loop whose iterations `_independent` found independent
     body = _reduction_outward(_fuse_rows(func.body, (), proven), ())
     body = _vectorize(body, (), proven)
     body = _reassociate(_parallelize(body, (), proven), ())
-    return replace_func(func, body=body)
+    tiled = _register_tiled(func)
+    if tiled is None:
+        return replace_func(func, body=body)
+    rows = _rows(func)
+    if isinstance(rows, E.IntImm):
+        return tiled
+    # Rows known only when called: the tile from MIN_TILED_ROWS on, the rules above below.
+    return replace_func(tiled, body=S.IfThenElse(
+        E.Binary("ge", rows, E.IntImm(MIN_TILED_ROWS)), tiled.body,
+        _renamed_blocks(fresh_copy(body), "_generic")))
+
+
+def _renamed_blocks(stmt, suffix):
+    """``stmt`` with ``suffix`` added to the name of every block in it (a second copy of a
+    nest in one function: blocks are found by name, each needs its own)."""
+    return rewrite(stmt, lambda n: with_fields(n, name=n.name + suffix)
+                   if isinstance(n, S.Block) else None)

@@ -41,7 +41,7 @@ from ..ir import expr as E
 from ..ir import stmt as S
 from ..ir.expr import conjuncts
 from ..ir.node import node_fields, rewrite, rewrite_top_down, substitute, walk, with_fields
-from .common import kernel_addresses, prim_func_pass, replace_func
+from .common import fresh_copy, kernel_addresses, prim_func_pass, replace_func
 from .linear import coefficient
 
 TAIL_KEY = "pyir.split_tail"
@@ -363,21 +363,6 @@ def _drop_whole_tiles(tail, levels):
     return _edit_ifs(tail, edit)
 
 
-def _fresh_copy(stmt):
-    """``stmt`` with every variable and buffer it defines replaced by a new one."""
-    mapping = {}
-    for n in walk(stmt):
-        if isinstance(n, S.For) and n.loop_var not in mapping:
-            mapping[n.loop_var] = E.Var(n.loop_var.name, n.loop_var.dtype)
-        elif isinstance(n, S.LetStmt) and n.var not in mapping:
-            mapping[n.var] = E.Var(n.var.name, n.var.dtype)
-        elif isinstance(n, S.Allocate) and n.buffer not in mapping:
-            mapping[n.buffer] = with_fields(n.buffer)
-    if not mapping:
-        return stmt
-    return rewrite(stmt, lambda n: mapping.get(n) if isinstance(n, (E.Var, E.Buffer)) else None)
-
-
 def _tail_split(loop):
     """``(f, E, E // f)`` of a loop split by ``f`` from an extent ``E`` with a tail (see
     `_tail_extent`), else None."""
@@ -432,7 +417,7 @@ def _versioned(loop, whole, main, levels=()):
     """``loop`` running ``main`` (its body without the tail guards) where ``whole`` holds,
     its body as it was elsewhere (less the branches only whole tiles of the splits
     ``levels`` take, `_drop_whole_tiles`)."""
-    main = _split_outside_in(_fresh_copy(main))
+    main = _split_outside_in(fresh_copy(main))
     last = _last_iteration(loop, whole)
     if last is not None:
         # The partial tile is the loop's last iteration, a known constant: its guards

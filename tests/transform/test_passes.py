@@ -306,17 +306,25 @@ def _matmul(dtype="float32", n='"n"', k='"k"', m='"m"', update="A[vi, vr] * B[vr
     ("float64", (8, 0, 5))])
 def test_default_schedule_gives_a_float_matmul_the_register_tile(dtype, shape):
     """An unscheduled float matmul gets the packed-B register-tile schedule of
-    pyir.schedule.gemm (2.5-7x the speed of the generic rules), symbolic or static with 8
-    rows or more, and its results stay those of numpy at every size, tails and empty
-    extents included."""
+    pyir.schedule.gemm (2.5-7x the speed of the generic rules) for 8 rows or more: static,
+    the tile alone; symbolic, the tile where the call has 8 rows or more and the generic
+    rules below (packing all of B cost more there). Its results stay those of numpy at every
+    size, tails and empty extents included."""
     f = _matmul(dtype) if shape is None else _matmul(dtype, *map(str, shape))
     out = transform.default_schedule(ir.IRModule.from_dict({"mm": f}))["mm"]
     tiled = gemm.schedule_matmul(Schedule(f), "C", gemm.register_tile(dtype)).mod["mm"]
-    ir.assert_structural_equal(out, tiled)
+    if shape is None:
+        assert isinstance(out.body, S.IfThenElse) and out.body.condition.script() == "n >= 8"
+        ir.assert_structural_equal(out.body.then_case, tiled.body)
+        assert out.attrs == tiled.attrs
+        assert [n.name for n in walk(out.body.else_case) if isinstance(n, S.Block)] == \
+            ["C_generic"]
+    else:
+        ir.assert_structural_equal(out, tiled)
     lib = pyir.build(f)
     rng = np.random.default_rng(0)
-    sizes = [shape] if shape else [(0, 4, 3), (5, 0, 7), (1, 1, 1), (8, 33, 31), (37, 19, 45),
-                                   (100, 64, 70)]
+    sizes = [shape] if shape else [(0, 4, 3), (5, 0, 7), (1, 1, 1), (7, 9, 33), (8, 33, 31),
+                                   (37, 19, 45), (100, 64, 70)]
     for n, k, m in sizes:
         a, b = rng.random((n, k)).astype(dtype), rng.random((k, m)).astype(dtype)
         c = np.full((n, m), 5, dtype)
@@ -351,7 +359,7 @@ def test_default_schedule_tiles_a_batch_of_rows_times_one_matrix():
     assert "B_global" in lib.source("llvm")
     rng = np.random.default_rng(2)
     for b, n, k, m in ((3, 9, 20, 35), (2, 1, 5, 3), (0, 4, 4, 4), (2, 0, 3, 3), (1, 8, 0, 40),
-                       (4, 16, 33, 64)):
+                       (4, 16, 33, 64), (1, 7, 9, 40), (2, 4, 9, 40)):
         a, w = rng.random((b, n, k), np.float32), rng.random((k, m), np.float32)
         c = np.full((b, n, m), 5, np.float32)
         lib["bmm"](a, w, c)
