@@ -10,11 +10,11 @@ and 6x16 with AVX2, whose 16 vector registers 7 x 2 accumulators would overflow)
   the C columns a tile needs are contiguous for every k (the packing loop is parallel and
   vectorized);
 - C is computed in R x C tiles: ``split`` i by R and j by C, ``reorder`` to
-  ``i0, j0, k, i1, j1``; the tile accumulates in a ``cache_write(..., "local")`` buffer
-  written back after the k loop (``reverse_compute_at``), initialised by
-  ``decompose_reduction``; i1 is unrolled and j1 vectorized (2 vectors), so the 2R
-  accumulators live in vector registers;
-- the outer row tiles run in parallel.
+  ``j0, i0, k, i1, j1`` (a panel of packed B stays in L2 while every row tile reads it);
+  the tile accumulates in a ``cache_write(..., "local")`` buffer written back after the k
+  loop (``reverse_compute_at``), initialised by ``decompose_reduction``; i1 is unrolled
+  and j1 vectorized (2 vectors), so the 2R accumulators live in vector registers;
+- the column panels run in parallel (the row tiles, with fewer than 8 panels).
 
 Variants: ``static`` (n = 1024 in the types) and ``symbolic`` (``n`` a shape variable),
 2 threads (parallel outer tiles on the pool) and 1 thread (the same schedule without the

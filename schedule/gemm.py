@@ -3,16 +3,28 @@
 ``C[i, j] += A[i, k] * B[k, j]``: B is packed into panels of ``cols`` columns
 (``B_global[j // cols, k, j % cols]``, contiguous along each panel's rows); C is computed in
 tiles of ``rows x cols`` kept in vector registers across the whole ``k`` loop, the tile's
-rows unrolled and its columns vectorized; the row tiles run in parallel. Partial tiles of a
-split tail keep the same loops, masked. A batch of row blocks times one matrix,
-``C[b, i, j] += A[b, i, k] * B[k, j]`` (activations times weights), is tiled the same way in
-each batch, the batch and row-tile loops fused into one parallel loop. bench/matmul.py
-measures the schedule, and the default schedule gives it to an unscheduled function that
-is one float matmul (`pyir.transform.default_schedule.matmul_block`).
+rows unrolled and its columns vectorized. The panels are the outer loop and the row tiles
+the inner one, so that one panel (``k x cols`` floats: 128 KiB for k = 1024) stays in the
+core's L2 cache while every row tile reads it, and only A streams from memory: with the
+row tiles outside, all of packed B streamed through for every row tile, which ran at 40 %
+of the FMA peak on an Intel Xeon (emeraldrapids, 2 MiB L2) and at 75 % with the panels
+outside. The panels run in parallel when there are `MIN_PARALLEL_PANELS` or more of them
+(or their number is known only when called), else the row tiles. Partial tiles of a split
+tail keep the same loops, masked. A batch of row blocks times one matrix,
+``C[b, i, j] += A[b, i, k] * B[k, j]`` (activations times weights), is tiled the same way
+under the panel loop, whose panel every batch reads; with few panels the batch and
+row-tile loops are fused into one parallel loop. bench/matmul.py measures the schedule,
+and the default schedule gives it to an unscheduled function that is one float matmul
+(`pyir.transform.default_schedule.matmul_block`).
 """
 
 from ..codegen.target import Target
 from ..ir import dtype as dt
+from ..ir import expr as E
+
+#: The fewest column panels (a constant count) that run in parallel themselves; with fewer,
+#: the row tiles do (two panels would keep only two cores busy).
+MIN_PARALLEL_PANELS = 8
 
 
 def register_tile(dtype="float32", target="llvm"):
@@ -41,9 +53,9 @@ def schedule_matmul(sch, block, tile, parallel=True, tensorize=None):
     *batch, i, j, k = sch.get_loops(c)
     i0, i1 = sch.split(i, factors=[None, tile_i])
     j0, j1 = sch.split(j, factors=[None, tile_j])
-    sch.reorder(i0, j0, k, i1, j1)
+    sch.reorder(j0, *batch, i0, k, i1, j1)
     cw = sch.cache_write(c, 0, "local")
-    sch.reverse_compute_at(cw, j0)
+    sch.reverse_compute_at(cw, i0)
     init = sch.decompose_reduction(c, k)
     for blk in (init, cw):
         a, b = sch.get_loops(blk)[-2:]
@@ -58,5 +70,9 @@ def schedule_matmul(sch, block, tile, parallel=True, tensorize=None):
                                                              i % tile_i, j % tile_j))
         sch.tensorize(i1, tensorize)
     if parallel:
-        sch.parallel(sch.fuse(*batch, i0) if batch else i0)
+        panels = sch.get(j0).extent
+        if not isinstance(panels, E.IntImm) or panels.value >= MIN_PARALLEL_PANELS:
+            sch.parallel(j0)
+        else:
+            sch.parallel(sch.fuse(*batch, i0) if batch else i0)
     return sch

@@ -178,6 +178,14 @@ class Schedule:
         self._record("get_child_blocks", [block_or_loop], {}, children)
         return children
 
+    def get(self, block_or_loop):
+        """The IR a handle points at in the current state: a loop's ``For``, a block's
+        ``Block`` (a query, as in TVM: not a step of the trace)."""
+        _block_or_loop(block_or_loop, "get")
+        if isinstance(block_or_loop, BlockRV):
+            return self._resolve_block(block_or_loop, "get")[1][-1].block
+        return self._resolve_loop(block_or_loop, "get")[1][-1]
+
     # ------------------------------------------------------------------ loops
     def split(self, loop, factors):
         """Split ``loop`` into ``len(factors)`` nested loops (see `loops.split`)."""

@@ -64,19 +64,34 @@ def test_register_tile_is_compacted_to_one_stack_tile():
 
 def test_split_tails_give_a_guard_free_main_path():
     func = _lowered(M.schedule_matmul(M.matmul_func(None)).mod)
-    # One test for the row and the column tiles (i_0 < n // 7 and j_0 < n // 32) inside
-    # both loops: its first branch holds the hot k loop, with no `if` inside it; the other
-    # is the one copy of the partial tiles, at the end of a row or column of tiles.
-    i0 = next(n for n in walk(func.body) if isinstance(n, S.For) and n.loop_var.name == "i_0")
-    j0 = i0.body
-    assert isinstance(j0, S.For) and j0.loop_var.name == "j_0"
-    tile = j0.body
+    # One test for the column and the row tiles (j_0 < n // 32 and i_0 < n // 7) inside
+    # both loops (the column panels outside, `gemm`): its first branch holds the hot k
+    # loop, with no `if` inside it; the other is the one copy of the partial tiles, at the
+    # end of a row or column of tiles.
+    j0 = next(n for n in walk(func.body) if isinstance(n, S.For) and n.loop_var.name == "j_0")
+    assert j0.kind == "parallel"
+    i0 = j0.body
+    assert isinstance(i0, S.For) and i0.loop_var.name == "i_0"
+    tile = i0.body
     assert isinstance(tile, S.IfThenElse)
     assert {c.a.name for c in conjuncts(tile.condition)} == {"i_0", "j_0"}
     main = tile.then_case
     assert not any(isinstance(n, S.IfThenElse) for n in walk(main))
     assert any(isinstance(n, S.For) and n.kind == "vectorized" for n in walk(main))
-    assert sum(isinstance(n, S.IfThenElse) for n in walk(i0)) == 1
+    assert sum(isinstance(n, S.IfThenElse) for n in walk(j0)) == 1
+
+
+@pytest.mark.parametrize("n, parallel", [(None, "j_0"), (1024, "j_0"), (256, "j_0"),
+                                         (224, "i_0"), (64, "i_0")])
+def test_the_column_panels_run_in_parallel_when_there_are_enough(n, parallel):
+    """The panel loop is outside the row tiles (one panel of packed B stays in L2 while
+    the row tiles read it); it is the parallel loop with 8 panels or more, or a number
+    known only when called, and the row tiles are with fewer (224 columns: 7 panels)."""
+    func = M.schedule_matmul(M.matmul_func(n)).mod["matmul"]
+    loops = {x.loop_var.name: x for x in walk(func.body) if isinstance(x, S.For)}
+    j0, i0 = loops["j_0"], loops["i_0"]
+    assert i0 in list(walk(j0.body))
+    assert [x.loop_var.name for x in (j0, i0) if x.kind == "parallel"] == [parallel]
 
 
 @pytest.mark.parametrize("n, rows", [(1024, 2), (64, 1)])
@@ -194,7 +209,7 @@ def test_the_lowered_partial_tile_calls_no_kernel(intrin):
     micro-kernel to compile in it."""
     func = _lowered(_tensorized().mod)
     i0 = next(n for n in walk(func.body) if isinstance(n, S.For) and n.loop_var.name == "i_0")
-    tile = i0.body.body
+    tile = i0.body
     calls = lambda s: [n for n in walk(s) if isinstance(n, S.Evaluate)]  # noqa: E731
     assert len(calls(tile.then_case)) == 1
     assert calls(tile.else_case) == []

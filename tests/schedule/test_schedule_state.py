@@ -118,6 +118,25 @@ def test_handles_survive_later_steps():
     check_results(sch, "chain")
 
 
+def test_get_answers_with_the_ir_a_handle_points_at_now():
+    """``sch.get`` (TVM's query): a loop's For, a block's Block, in the current state; not
+    a step of the trace. A stale handle or something else is refused by name."""
+    sch = fresh("chain")
+    b = sch.get_block("B")
+    i, j = sch.get_loops(b)
+    steps = len(sch.trace)
+    assert sch.get(b).name == "B" and sch.get(i).loop_var is i.loop_var
+    assert sch.get(j).extent.script() == "m"
+    assert len(sch.trace) == steps
+    j0, _ = sch.split(j, factors=[None, 4])
+    assert sch.get(j0).extent.script() == "(m + 3) // 4"
+    with pytest.raises(ScheduleError, match=r"get: loop j: this handle is stale: step 3, "
+                       r"`l3, l4 = sch.split"):
+        sch.get(j)
+    with pytest.raises(ScheduleError, match="get: 3: expected a block or loop handle"):
+        sch.get(3)
+
+
 def test_undo_restores_state_and_trace():
     sch = fresh("chain")
     start = sch.mod
