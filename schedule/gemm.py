@@ -10,7 +10,9 @@ row tiles outside, all of packed B streamed through for every row tile, which ra
 of the FMA peak on an Intel Xeon (emeraldrapids, 2 MiB L2) and at 75 % with the panels
 outside. The panels run in parallel when there are `MIN_PARALLEL_PANELS` or more of them
 (or their number is known only when called), else the row tiles. Partial tiles of a split
-tail keep the same loops, masked. A batch of row blocks times one matrix,
+tail keep the same loops, masked. With ``pack_b=False`` the tiles read B in place (for
+fewer than `MIN_PACKED_ROW_TILES` row tiles, where packing costs more). A batch of row
+blocks times one matrix,
 ``C[b, i, j] += A[b, i, k] * B[k, j]`` (activations times weights), is tiled the same way
 under the panel loop, whose panel every batch reads; with few panels the batch and
 row-tile loops are fused into one parallel loop. bench/matmul.py measures the schedule,
@@ -25,6 +27,12 @@ from ..ir import expr as E
 #: The fewest column panels (a constant count) that run in parallel themselves; with fewer,
 #: the row tiles do (two panels would keep only two cores busy).
 MIN_PARALLEL_PANELS = 8
+#: The fewest row tiles for which packing B pays: each panel is packed once and read by
+#: every row tile, where reading it in place strides through B a row at a time. With the
+#: 7-row tile on an Intel Xeon (emeraldrapids), 8 rows times 1024x1024 took 402 us in
+#: place and 497 packed, 16 rows 1085 and 856; 8 rows times 4096x4096 14 ms and 31 ms, 16
+#: rows 20 and 28, 32 rows 37 and 31.
+MIN_PACKED_ROW_TILES = 3
 
 
 def register_tile(dtype="float32", target="llvm"):
@@ -36,20 +44,23 @@ def register_tile(dtype="float32", target="llvm"):
     return (7, 2 * lanes) if bits >= 512 else (6, 2 * lanes)
 
 
-def schedule_matmul(sch, block, tile, parallel=True, tensorize=None):
+def schedule_matmul(sch, block, tile, parallel=True, tensorize=None, pack_b=True):
     """Apply the register-tile schedule (see the module docstring) to the matmul ``block``
     of ``sch`` (a BlockRV or its name), whose B operand is the buffer named "B". With
     ``tensorize`` (a registered tensor intrinsic's name) the tile update of one k step is
-    that micro-kernel in whole tiles; partial tiles keep the unrolled, vectorized loops."""
+    that micro-kernel in whole tiles; partial tiles keep the unrolled, vectorized loops.
+    ``pack_b=False`` reads the tiles' columns of B where they are, for a matmul of so few
+    rows that packing B costs more than it saves (`MIN_PACKED_ROW_TILES`)."""
     tile_i, tile_j = tile
     c = sch.get_block(block) if isinstance(block, str) else block
-    bp = sch.cache_read(c, "B", "global")
-    sch.transform_layout(bp, ("write", 0), lambda k, j: (j // tile_j, k, j % tile_j))
-    p0, p1 = sch.get_loops(bp)
-    _, p11 = sch.split(p1, factors=[None, tile_j])
-    sch.vectorize(p11)
-    if parallel:
-        sch.parallel(p0)
+    if pack_b:
+        bp = sch.cache_read(c, "B", "global")
+        sch.transform_layout(bp, ("write", 0), lambda k, j: (j // tile_j, k, j % tile_j))
+        p0, p1 = sch.get_loops(bp)
+        _, p11 = sch.split(p1, factors=[None, tile_j])
+        sch.vectorize(p11)
+        if parallel:
+            sch.parallel(p0)
     *batch, i, j, k = sch.get_loops(c)
     i0, i1 = sch.split(i, factors=[None, tile_i])
     j0, j1 = sch.split(j, factors=[None, tile_j])

@@ -3,8 +3,10 @@
 An unscheduled function (attribute "scheduled" not set) that still has blocks and is one
 float matmul (``C[i, j] += A[i, k] * B[k, j]``, or a batch of them times one matrix:
 `matmul_block`) gets the packed-B register-tile schedule that
-bench/matmul.py measures (`pyir.schedule.gemm`): 2.5-7x the speed of the rules below,
-which any other such function gets:
+bench/matmul.py measures (`pyir.schedule.gemm`): 2.5-7x the speed of the rules below;
+with fewer than three tiles of rows, the tile reads B in place (1.2-3x the speed of the
+rules below for 1 to 8 rows times 784x512), and with rows known only when called the
+function holds both nests and chooses when called. Any other such function gets:
 - consecutive loop nests over the same rows fused into one row loop (softmax, layernorm:
   a row reduction, then elementwise work with its result), when every access to a buffer
   that the nests write indexes its first dimension by exactly the row variable, so that
@@ -46,29 +48,32 @@ from .linear import coefficient
 MIN_VECTOR_EXTENT = 4
 #: The annotation of a loop whose float additions and multiplications may be reassociated.
 REASSOCIATE = ("reassociate", 1)
-#: A matmul with fewer rows of C than this (batch included) runs under the generic rules:
-#: the register tile packs all of B for them (one row times 784x512 float32 took 103 us
-#: tiled, 28 us with the generic rules; they break even at 8 rows). Rows known only when
-#: called choose between the two nests then.
-MIN_TILED_ROWS = 8
-
-
 def _register_tiled(func):
     """``func`` under the register-tile schedule if it is one float matmul
-    (`matmul_block`), else None."""
+    (`matmul_block`), else None: B packed for `gemm.MIN_PACKED_ROW_TILES` row tiles or more
+    (batch included), read in place for fewer. Rows known only when called choose between
+    the two nests then."""
     name = matmul_block(func)
     if name is None:
         return None
-    rows = _rows(func)
-    if isinstance(rows, E.IntImm) and rows.value < MIN_TILED_ROWS:
-        return None
     from ..schedule import Schedule, ScheduleError, gemm   # built on these passes
-    sch = Schedule(func)
+    tile = gemm.register_tile(_output(func).dtype)
+    rows = _rows(func)
+    packed_from = (gemm.MIN_PACKED_ROW_TILES - 1) * tile[0] + 1
+    static = isinstance(rows, E.IntImm)
+
+    def tiled(pack_b):
+        return gemm.schedule_matmul(Schedule(func), name, tile, pack_b=pack_b).mod[func.name]
+
     try:
-        gemm.schedule_matmul(sch, name, gemm.register_tile(_output(func).dtype))
+        if static:
+            return tiled(rows.value >= packed_from)
+        packed, in_place = tiled(True), tiled(False)
     except ScheduleError:
-        return None   # the rules below still apply
-    return sch.mod[func.name]
+        return None   # the generic rules apply
+    return replace_func(packed, body=S.IfThenElse(
+        E.Binary("ge", rows, E.IntImm(packed_from)), packed.body,
+        _renamed_blocks(fresh_copy(in_place.body), "_few_rows")))
 
 
 def _output(func):
@@ -387,20 +392,14 @@ def default_schedule(func):
     """Parallelize and vectorize an unscheduled function (see the module docstring)."""
     if func.attr("scheduled") or not has_blocks(func):
         return func
+    tiled = _register_tiled(func)
+    if tiled is not None:
+        return tiled
     proven = {}   # id -> loop whose iterations `_independent` found independent
     body = _reduction_outward(_fuse_rows(func.body, (), proven), ())
     body = _vectorize(body, (), proven)
     body = _reassociate(_parallelize(body, (), proven), ())
-    tiled = _register_tiled(func)
-    if tiled is None:
-        return replace_func(func, body=body)
-    rows = _rows(func)
-    if isinstance(rows, E.IntImm):
-        return tiled
-    # Rows known only when called: the tile from MIN_TILED_ROWS on, the rules above below.
-    return replace_func(tiled, body=S.IfThenElse(
-        E.Binary("ge", rows, E.IntImm(MIN_TILED_ROWS)), tiled.body,
-        _renamed_blocks(fresh_copy(body), "_generic")))
+    return replace_func(func, body=body)
 
 
 def _renamed_blocks(stmt, suffix):

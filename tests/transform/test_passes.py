@@ -301,30 +301,37 @@ def _matmul(dtype="float32", n='"n"', k='"k"', m='"m"', update="A[vi, vr] * B[vr
                                       ln=n.strip('"'), lk=k.strip('"'), lm=m.strip('"')))
 
 
-@pytest.mark.parametrize("dtype, shape", [
-    ("float32", None), ("float64", None), ("float32", (37, 19, 45)), ("float32", (8, 3, 2)),
-    ("float64", (8, 0, 5))])
-def test_default_schedule_gives_a_float_matmul_the_register_tile(dtype, shape):
-    """An unscheduled float matmul gets the packed-B register-tile schedule of
-    pyir.schedule.gemm (2.5-7x the speed of the generic rules) for 8 rows or more: static,
-    the tile alone; symbolic, the tile where the call has 8 rows or more and the generic
-    rules below (packing all of B cost more there). Its results stay those of numpy at every
-    size, tails and empty extents included."""
+@pytest.mark.parametrize("dtype, shape, pack_b", [
+    ("float32", None, None), ("float64", None, None), ("float32", (37, 19, 45), True),
+    ("float32", (15, 3, 40), True), ("float32", (14, 3, 40), False),
+    ("float32", (8, 3, 2), False), ("float64", (8, 0, 5), False)])
+def test_default_schedule_gives_a_float_matmul_the_register_tile(dtype, shape, pack_b):
+    """An unscheduled float matmul gets the register-tile schedule of pyir.schedule.gemm
+    (2.5-7x the speed of the generic rules): B packed for 3 tiles of 7 rows or more (15
+    rows), read in place for fewer, where packing it cost more; with rows known only when
+    called, both nests under a test of the rows, the one for few rows with blocks of their
+    own names. Its results stay those of numpy at every size, tails and empty extents
+    included."""
     f = _matmul(dtype) if shape is None else _matmul(dtype, *map(str, shape))
     out = transform.default_schedule(ir.IRModule.from_dict({"mm": f}))["mm"]
-    tiled = gemm.schedule_matmul(Schedule(f), "C", gemm.register_tile(dtype)).mod["mm"]
+    tile = gemm.register_tile(dtype)
+
+    def tiled(pack):
+        return gemm.schedule_matmul(Schedule(f), "C", tile, pack_b=pack).mod["mm"]
+
     if shape is None:
-        assert isinstance(out.body, S.IfThenElse) and out.body.condition.script() == "n >= 8"
-        ir.assert_structural_equal(out.body.then_case, tiled.body)
-        assert out.attrs == tiled.attrs
-        assert [n.name for n in walk(out.body.else_case) if isinstance(n, S.Block)] == \
-            ["C_generic"]
+        assert isinstance(out.body, S.IfThenElse) and out.body.condition.script() == "n >= 15"
+        ir.assert_structural_equal(out.body.then_case, tiled(True).body)
+        assert out.attrs == tiled(True).attrs
+        few = {n.name for n in walk(out.body.else_case) if isinstance(n, S.Block)}
+        assert few == {b + "_few_rows" for b in ("C", "C_init", "C_local")}
     else:
-        ir.assert_structural_equal(out, tiled)
+        ir.assert_structural_equal(out, tiled(pack_b))
     lib = pyir.build(f)
+    assert ("B_global" in lib.source("llvm")) == (pack_b is not False)
     rng = np.random.default_rng(0)
     sizes = [shape] if shape else [(0, 4, 3), (5, 0, 7), (1, 1, 1), (7, 9, 33), (8, 33, 31),
-                                   (37, 19, 45), (100, 64, 70)]
+                                   (14, 5, 40), (15, 5, 40), (37, 19, 45), (100, 64, 70)]
     for n, k, m in sizes:
         a, b = rng.random((n, k)).astype(dtype), rng.random((k, m)).astype(dtype)
         c = np.full((n, m), 5, dtype)
@@ -381,17 +388,6 @@ def test_default_schedule_keeps_its_rules_for_what_is_not_a_plain_matmul(func):
     assert matmul_block(f) is None
     out = transform.default_schedule(ir.IRModule.from_dict({f.name: f}))[f.name]
     assert not out.attr("scheduled") and [lp.kind for lp in loops(out)][0] == "parallel"
-
-
-def test_default_schedule_keeps_its_rules_for_a_matmul_of_few_rows():
-    """Seven rows, known when built: packing all of B would cost more than the tile gains
-    (one row times 784x512: 103 us tiled, 28 us generic)."""
-    f = _matmul(n="7", k="300", m="64")
-    assert matmul_block(f) == "C"
-    out = transform.default_schedule(ir.IRModule.from_dict({"mm": f}))["mm"]
-    assert not out.attr("scheduled")
-    assert transform.default_schedule(ir.IRModule.from_dict(
-        {"mm": _matmul(n="8", k="300", m="64")}))["mm"].attr("scheduled")
 
 
 def test_a_build_imports_the_schedule_only_for_a_matmul():
