@@ -63,7 +63,8 @@ def main():
 
 def schedule_matmul(console):
     """Schedule ``matmul`` (split, reorder, parallel, vectorize), show the trace, check the
-    scheduled kernel against numpy and time it against the unscheduled one."""
+    scheduled kernel against numpy and time it against the loop nest as written and the
+    build's default schedule (for a matmul, `pyir.schedule.gemm`'s register tile)."""
     from rich.rule import Rule
     from rich.table import Table
 
@@ -78,22 +79,24 @@ def schedule_matmul(console):
     sch.parallel(i)
     sch.vectorize(j1)
     console.print(str(sch.trace))
-    naive = pyir.build(Module.without("main"), default_schedule=False)
-    fast = pyir.build(sch.mod.without("main"))
+    libs = {"loops as written": pyir.build(Module.without("main"), default_schedule=False),
+            "scheduled above": pyir.build(sch.mod.without("main")),
+            "default schedule": pyir.build(Module.without("main"))}
     rng = np.random.default_rng(1)
     a = rng.random((256, 256), dtype=np.float32)
     b = rng.random((256, 256), dtype=np.float32)
     c = np.empty((256, 256), np.float32)
-    fast["matmul"](a, b, c)
-    np.testing.assert_allclose(c, a @ b, rtol=1e-4)
+    for lib in libs.values():
+        lib["matmul"](a, b, c)
+        np.testing.assert_allclose(c, a @ b, rtol=1e-4)
     table = Table("matmul 256³ float32", "median", "GFLOPS")
-    for name, lib in (("no schedule", naive), ("scheduled", fast)):
+    for name, lib in libs.items():
         t = lib.benchmark("matmul", a, b, c).median
         table.add_row(name, f"{t * 1e3:.2f} ms", f"{2 * 256 ** 3 / t / 1e9:.1f}")
     t = _per_call_us(lambda: a @ b, number=20) * 1e-6
     table.add_row("numpy a @ b", f"{t * 1e3:.2f} ms", f"{2 * 256 ** 3 / t / 1e9:.1f}")
     console.print(table)
-    console.print("[green]the scheduled matmul matches numpy[/green]")
+    console.print("[green]the scheduled matmul matches numpy (and so do the others)[/green]")
     return sch.mod
 
 
