@@ -44,9 +44,9 @@ def register_tile(dtype="float32", target="llvm"):
     return (7, 2 * lanes) if bits >= 512 else (6, 2 * lanes)
 
 
-def schedule_matmul(sch, block, tile, parallel=True, tensorize=None, pack_b=True):
+def schedule_matmul(sch, block, tile, parallel=True, tensorize=None, pack_b=True, b="B"):
     """Apply the register-tile schedule (see the module docstring) to the matmul ``block``
-    of ``sch`` (a BlockRV or its name), whose B operand is the buffer named "B". With
+    of ``sch`` (a BlockRV or its name), whose B operand is the buffer named ``b``. With
     ``tensorize`` (a registered tensor intrinsic's name) the tile update of one k step is
     that micro-kernel in whole tiles; partial tiles keep the unrolled, vectorized loops.
     ``pack_b=False`` reads the tiles' columns of B where they are, for a matmul of so few
@@ -54,7 +54,7 @@ def schedule_matmul(sch, block, tile, parallel=True, tensorize=None, pack_b=True
     tile_i, tile_j = tile
     c = sch.get_block(block) if isinstance(block, str) else block
     if pack_b:
-        bp = sch.cache_read(c, "B", "global")
+        bp = sch.cache_read(c, b, "global")
         sch.transform_layout(bp, ("write", 0), lambda k, j: (j // tile_j, k, j % tile_j))
         p0, p1 = sch.get_loops(bp)
         _, p11 = sch.split(p1, factors=[None, tile_j])

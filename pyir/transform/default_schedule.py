@@ -48,22 +48,26 @@ from .linear import coefficient
 MIN_VECTOR_EXTENT = 4
 #: The annotation of a loop whose float additions and multiplications may be reassociated.
 REASSOCIATE = ("reassociate", 1)
+
+
 def _register_tiled(func):
     """``func`` under the register-tile schedule if it is one float matmul
     (`matmul_block`), else None: B packed for `gemm.MIN_PACKED_ROW_TILES` row tiles or more
     (batch included), read in place for fewer. Rows known only when called choose between
     the two nests then."""
-    name = matmul_block(func)
-    if name is None:
+    found = _matmul(func)
+    if found is None:
         return None
     from ..schedule import Schedule, ScheduleError, gemm   # built on these passes
-    tile = gemm.register_tile(_output(func).dtype)
-    rows = _rows(func)
+    name, _, b, c = found
+    tile = gemm.register_tile(c.dtype)
+    rows = _rows(c)
     packed_from = (gemm.MIN_PACKED_ROW_TILES - 1) * tile[0] + 1
     static = isinstance(rows, E.IntImm)
 
     def tiled(pack_b):
-        return gemm.schedule_matmul(Schedule(func), name, tile, pack_b=pack_b).mod[func.name]
+        return gemm.schedule_matmul(Schedule(func), name, tile, pack_b=pack_b,
+                                    b=b.name).mod[func.name]
 
     try:
         if static:
@@ -76,27 +80,28 @@ def _register_tiled(func):
         _renamed_blocks(fresh_copy(in_place.body), "_few_rows")))
 
 
-def _output(func):
-    """The matmul's C."""
-    (c,) = [p for p in func.params if p.name == "C"]
-    return c
-
-
-def _rows(func):
-    """The rows of the matmul's C, batch included: an expression (constant if known)."""
-    rows = _output(func).shape[:-1]
+def _rows(c):
+    """The rows of the matmul's output ``c``, batch included: an expression (constant if
+    known)."""
+    rows = c.shape[:-1]
     if all(isinstance(r, E.IntImm) for r in rows):
         return E.IntImm(math.prod(r.value for r in rows))
-    return functools.reduce(lambda a, b: E.Binary("mul", a, b), rows)
+    return functools.reduce(lambda x, y: E.Binary("mul", x, y), rows)
 
 
 def matmul_block(func):
     """The name of the block when the body of prim function ``func`` is one loop nest
     ``for i, j, k`` over a block computing ``C[i, j] += A[i, k] * B[k, j]`` from an init of
     0 -- or ``for b, i, j, k`` over ``C[b, i, j] += A[b, i, k] * B[k, j]`` (a batch of rows
-    times one matrix) -- with A, B and C float32 or float64 parameters named so, the loops
-    from 0 over the buffers' extents, the block's reads and writes declared (as the parser
-    infers them); else None."""
+    times one matrix) -- with A, B and C its three parameters (whatever their names), float32
+    or float64, the loops from 0 over the buffers' extents, the block's reads and writes
+    declared (as the parser infers them); else None."""
+    found = _matmul(func)
+    return None if found is None else found[0]
+
+
+def _matmul(func):
+    """(block name, A, B, C) of the matmul `matmul_block` describes, or None."""
     loops, s = [], func.body
     while isinstance(s, S.For):
         loops.append(s)
@@ -104,10 +109,15 @@ def matmul_block(func):
     if len(loops) not in (3, 4) or not isinstance(s, S.BlockRealize):
         return None
     block = s.block
-    names = {p.name: p for p in func.params if isinstance(p, E.Buffer)}
-    a, b, c = (names.get(x) for x in "ABC")
     rank = len(loops) - 1
-    if (a is None or b is None or c is None or len(func.params) != 3
+    body = block.body
+    if not (isinstance(body, S.BufferStore) and isinstance(body.value, E.Binary)
+            and body.value.op == "add" and isinstance(body.value.b, E.Binary)
+            and body.value.b.op == "mul"
+            and all(isinstance(x, E.BufferLoad) for x in (body.value.b.a, body.value.b.b))):
+        return None
+    c, a, b = body.buffer, body.value.b.a.buffer, body.value.b.b.buffer
+    if (len({a, b, c}) != 3 or set(func.params) != {a, b, c}
             or c.dtype not in ("float32", "float64")
             or any(x.dtype != c.dtype for x in (a, b))
             or [len(x.shape) for x in (a, b, c)] != [rank, 2, rank] or not _plain(loops, s)
@@ -127,7 +137,7 @@ def matmul_block(func):
     zero = S.BufferStore(c, E.FloatImm(0.0, c.dtype), (*rows, vj))
     if block.body != update or block.init != zero:
         return None
-    return block.name
+    return block.name, a, b, c
 
 
 def _plain(loops, realize):

@@ -339,6 +339,28 @@ def test_default_schedule_gives_a_float_matmul_the_register_tile(dtype, shape, p
         np.testing.assert_allclose(c, a @ b, rtol=1e-5, atol=1e-5)
 
 
+def test_a_matmul_is_found_by_what_its_buffers_do_not_by_their_names():
+    """Parameters named x, w, y (and listed output first) are the matmul's A, B and C: the
+    function gets the register tile, B (here w) packed."""
+    src = _MATMUL.format(dtype="float32", n='"n"', k='"k"', m='"m"', ln="n", lk="k", lm="m",
+                         update="x[vi, vr] * w[vr, vj]")
+    src = src.replace("C[", "y[").replace(
+        'A: T.Buffer(("n", "k"), "float32"), B: T.Buffer(("k", "m"), "float32"),\n'
+        '       C: T.Buffer(("n", "m"), "float32")',
+        'y: T.Buffer(("n", "m"), "float32"), x: T.Buffer(("n", "k"), "float32"),\n'
+        '       w: T.Buffer(("k", "m"), "float32")')
+    f = from_source(src)
+    assert [p.name for p in f.params] == ["y", "x", "w"] and matmul_block(f) == "C"
+    lib = pyir.build(f)
+    assert "w_global" in lib.source("llvm")
+    rng = np.random.default_rng(3)
+    for n, k, m in ((20, 9, 40), (3, 5, 7)):
+        x, w = rng.random((n, k), np.float32), rng.random((k, m), np.float32)
+        y = np.full((n, m), 5, np.float32)
+        lib["mm"](y, x, w)
+        np.testing.assert_allclose(y, x @ w, rtol=1e-5, atol=1e-5)
+
+
 _BATCH_MATMUL = """
 from pyir.script import tensor as T
 
