@@ -7,17 +7,16 @@ rows unrolled and its columns vectorized. The panels are the outer loop and the 
 the inner one, so that one panel (``k x cols`` floats: 128 KiB for k = 1024) stays in the
 core's L2 cache while every row tile reads it, and only A streams from memory: with the
 row tiles outside, all of packed B streamed through for every row tile, which ran at 40 %
-of the FMA peak on an Intel Xeon (emeraldrapids, 2 MiB L2) and at 75 % with the panels
-outside. The panels run in parallel when there are `MIN_PARALLEL_PANELS` or more of them
-(or their number is known only when called), else the row tiles. Partial tiles of a split
-tail keep the same loops, masked. With ``pack_b=False`` the tiles read B in place (for
-fewer than `MIN_PACKED_ROW_TILES` row tiles, where packing costs more). A batch of row
-blocks times one matrix,
-``C[b, i, j] += A[b, i, k] * B[k, j]`` (activations times weights), is tiled the same way
-under the panel loop, whose panel every batch reads; with few panels the batch and
-row-tile loops are fused into one parallel loop. bench/matmul.py measures the schedule,
-and the default schedule gives it to an unscheduled function that is one float matmul
-(`pyir.transform.default_schedule.matmul_block`).
+of the FMA peak on an Intel Xeon (emeraldrapids, 2 MiB L2) and at about 80 % with the
+panels outside. The panels run in parallel when there are `MIN_PARALLEL_PANELS` or more
+of them (or their number is known only when called), else the row tiles. Partial tiles of
+a split tail keep the same loops, masked. With ``pack_b=False`` the tiles read B in place
+(for fewer than `MIN_PACKED_ROW_TILES` row tiles, where packing costs more). A batch of
+row blocks times one matrix, ``C[b, i, j] += A[b, i, k] * B[k, j]`` (activations times
+weights), is tiled the same way under the panel loop, whose panel every batch reads; with
+few panels the batch and row-tile loops are fused into one parallel loop. bench/matmul.py
+measures the schedule, and the default schedule gives it to an unscheduled function that
+is one float matmul (`pyir.transform.default_schedule.matmul_block`).
 """
 
 from ..codegen.target import Target
@@ -69,9 +68,9 @@ def schedule_matmul(sch, block, tile, parallel=True, tensorize=None, pack_b=True
     sch.reverse_compute_at(cw, i0)
     init = sch.decompose_reduction(c, k)
     for blk in (init, cw):
-        a, b = sch.get_loops(blk)[-2:]
-        sch.unroll(a)
-        sch.vectorize(b)
+        rows_loop, cols_loop = sch.get_loops(blk)[-2:]
+        sch.unroll(rows_loop)
+        sch.vectorize(cols_loop)
     sch.unroll(i1)
     sch.vectorize(j1)
     if tensorize is not None:
