@@ -4,7 +4,7 @@ An unscheduled function (attribute "scheduled" not set) that still has blocks an
 float matmul (``C[i, j] += A[i, k] * B[k, j]``, or a batch of them times one matrix:
 `matmul_block`) gets the packed-B register-tile schedule that
 bench/matmul.py measures (`pyir.schedule.gemm`): 2.5-7x the speed of the rules below;
-with fewer than three tiles of rows, the tile reads B in place (1.2-3x the speed of the
+with fewer than three tiles of rows, the tile reads B in place (1.1-2.9x the speed of the
 rules below for 1 to 8 rows times 784x512), and with rows known only when called the
 function holds both nests and chooses when called. Any other such function gets:
 - consecutive loop nests over the same rows fused into one row loop (softmax, layernorm:
