@@ -190,10 +190,8 @@ class Builder(ir.IRBuilder):
         home = self.block
         frames = self._frames
         if operands is not None:
-            top, entry = self._top, self._entry
-            if top is not None and all(not isinstance(v, ir.Instruction) or v.parent is top
-                                       or v.parent is entry for v in operands):
-                home = top
+            if self._top is not None and self._in_top(operands):
+                home = self._top
             elif frames:
                 defined = max(map(self.defined_in, operands), default=-1)
                 if frames[-1][0] > defined:           # invariant in the innermost loop at least
@@ -218,6 +216,15 @@ class Builder(ir.IRBuilder):
                     self.position_at_end(here)
             self._numbers[key] = hit
         return hit
+
+    def _in_top(self, operands):
+        """Whether every operand is defined in the first block, the entry block or no block
+        (a loop, not a generator: `numbered` asks this for nearly every instruction)."""
+        top, entry = self._top, self._entry
+        for v in operands:
+            if isinstance(v, ir.Instruction) and v.parent is not top and v.parent is not entry:
+                return False
+        return True
 
     add = _folding(ir.IRBuilder.add, operator.add)
     sub = _folding(ir.IRBuilder.sub, operator.sub)

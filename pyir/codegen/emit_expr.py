@@ -97,8 +97,8 @@ class ExprEmitter:
         block and set of variable values: unrolled copies of a body ask for the same index
         sums many times, and instruction numbering alone would still walk them each time."""
         if type(e) is E.Binary and e.dtype == "int64" and self.ctx.index_arithmetic(e):
-            key = (id(e), self.lanes, id(self.b.block)) + tuple(
-                self.env.get(v) for v in vars_of(e))
+            env = self.env
+            key = (id(e), self.lanes, id(self.b.block), *[env.get(v) for v in vars_of(e)])
             hit = self.sums.get(key)
             if hit is None or hit[0] is not e:
                 hit = self.sums[key] = (e, self._e_Binary(e))

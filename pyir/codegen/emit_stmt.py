@@ -552,8 +552,8 @@ class FunctionEmitter(ExprEmitter):
         vectors and a scalar loop for the rest; a body that cannot become vector code
         directly as a scalar loop with LLVM's vectorize hint. ``start_multiple``: what
         ``start`` is known to be a multiple of (for the alignment of vector accesses)."""
-        lanes, maskable = self.ctx.vector_plan(body, var)
-        if lanes is None or any(isinstance(n, E.Call) for n in walk(body)):
+        lanes, maskable, calls = self.ctx.vector_plan(body, var)
+        if lanes is None or calls:
             # LLVM's loop passes interleave vector math (exp: 10 % faster), or vectorize
             # what codegen could not.
             self.ctx.leave_loops_to_llvm(self.fn)

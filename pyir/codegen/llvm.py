@@ -75,12 +75,15 @@ class ModuleContext:
         return ir.Function(self.module, ir.FunctionType(ret, args), name)
 
     def vector_plan(self, body, var):
-        """`pyir.codegen.vectorize.vector_plan` of a loop body, once per body (a loop
-        inside an unrolled one is emitted many times)."""
+        """`pyir.codegen.vectorize.vector_plan` of a loop body and whether the body calls
+        anything, ``(lanes, maskable, calls)``, once per body (a loop inside an unrolled
+        one is emitted many times)."""
         key = (id(body), id(var))
         hit = self._plans.get(key)
         if hit is None:
-            hit = self._plans[key] = (body, var, vector_plan(body, var, self.target.vector_bits))
+            calls = any(isinstance(n, E.Call) for n in walk(body))
+            hit = self._plans[key] = (body, var,
+                                      (*vector_plan(body, var, self.target.vector_bits), calls))
         return hit[2]
 
     def lane0_multiple(self, index, var):

@@ -172,13 +172,13 @@ class Binary(PrimExpr):
 
     def __hash__(self):
         # Computed once: answers are remembered by expression, and a sum's hash would
-        # otherwise walk all of it at every lookup.
-        try:
-            return self._hash
-        except AttributeError:
+        # otherwise walk all of it at every lookup. (getattr with a default: most nodes are
+        # hashed once, and a caught AttributeError cost twice as much.)
+        h = getattr(self, "_hash", None)
+        if h is None:
             h = hash((self.op, self.a, self.b))
             object.__setattr__(self, "_hash", h)
-            return h
+        return h
 
 
 @dataclass(frozen=True, slots=True)
