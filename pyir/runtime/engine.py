@@ -176,11 +176,11 @@ class JitEngine:
             job, future = self._jobs[k]
             if future is None or future.cancel():
                 objects[k] = job()
-        objects = [obj if obj is not None else future.result()
-                   for obj, (_, future) in zip(objects, self._jobs)]
+        # Made while the background thread may still be on its unit (~0.6 ms).
         self._engine = llvm.create_mcjit_compiler(llvm.parse_assembly(""),
                                                   self.target.create_target_machine())
-        for obj in objects:
+        for obj, (_, future) in zip(objects, self._jobs):
+            obj = obj if obj is not None else future.result()
             self._engine.add_object_file(llvm.ObjectFileRef.from_data(obj))
         self._engine.finalize_object()
 
