@@ -5,8 +5,9 @@ float matmul (``C[i, j] += A[i, k] * B[k, j]``, or a batch of them times one mat
 `matmul_block`) gets the packed-B register-tile schedule that
 bench/matmul.py measures (`pyir.schedule.gemm`): 2.5-7x the speed of the rules below;
 with fewer than three tiles of rows, the tile reads B in place (1.1-2.9x the speed of the
-rules below for 1 to 8 rows times 784x512), and with rows known only when called the
-function holds both nests and chooses when called. Any other such function gets:
+rules below for 1 to 8 rows times 784x512), in tiles as tall as the registers allow when the
+rows are known (`gemm.few_rows_tile`), and with rows known only when called the function
+holds both nests and chooses when called. Any other such function gets:
 - consecutive loop nests over the same rows fused into one row loop (softmax, layernorm:
   a row reduction, then elementwise work with its result), when every access to a buffer
   that the nests write indexes its first dimension by exactly the row variable, so that
@@ -53,8 +54,8 @@ REASSOCIATE = ("reassociate", 1)
 def _register_tiled(func):
     """``func`` under the register-tile schedule if it is one float matmul
     (`matmul_block`), else None: B packed for `gemm.MIN_PACKED_ROW_TILES` row tiles or more
-    (batch included), read in place for fewer. Rows known only when called choose between
-    the two nests then."""
+    (batch included), read in place for fewer (in `gemm.few_rows_tile` tiles). Rows known
+    only when called choose between the two nests then."""
     found = _matmul(func)
     if found is None:
         return None
@@ -65,13 +66,15 @@ def _register_tiled(func):
     packed_from = (gemm.MIN_PACKED_ROW_TILES - 1) * tile[0] + 1
     static = isinstance(rows, E.IntImm)
 
-    def tiled(pack_b):
+    def tiled(pack_b, tile=tile):
         return gemm.schedule_matmul(Schedule(func), name, tile, pack_b=pack_b,
                                     b=b.name).mod[func.name]
 
     try:
-        if static:
-            return tiled(rows.value >= packed_from)
+        if static and rows.value >= packed_from:
+            return tiled(True)
+        if static:   # few rows, B in place: as few tiles as the registers allow
+            return tiled(False, gemm.few_rows_tile(c.shape[-2].value, c.dtype))
         packed, in_place = tiled(True), tiled(False)
     except ScheduleError:
         return None   # the generic rules apply

@@ -7,7 +7,7 @@ import re
 
 import numpy as np
 import pytest
-from pyir.schedule import Schedule, ScheduleError
+from pyir.schedule import Schedule, ScheduleError, gemm
 from pyir.script import from_source
 from pyir.script import tensor as T
 
@@ -110,6 +110,17 @@ def test_a_static_last_tile_is_a_smaller_register_tile(n, rows):
                   and x.loop_var.name in ("i_1", "ax0")]
     assert len(rows_loops) == 3     # initialize, accumulate, copy out
     assert all(x.kind == "unroll" and x.extent.value == rows for x in rows_loops)
+
+
+@pytest.mark.parametrize("target, rows, tile", [
+    ("llvm -mattr=+avx512f", 8, (8, 32)), ("llvm -mattr=+avx512f", 14, (14, 32)),
+    ("llvm -mattr=+avx512f", 1, (1, 32)), ("llvm -mattr=+avx512f", 0, (1, 32)),
+    ("llvm -mattr=+avx512f", 20, (10, 32)), ("llvm -mattr=+avx2", 6, (6, 16)),
+    ("llvm -mattr=+avx2", 12, (6, 16)), ("llvm -mattr=+avx2", 7, (4, 16))])
+def test_few_rows_take_as_few_register_tiles_as_the_registers_allow(target, rows, tile):
+    """Two accumulators a row beside two vectors of B and one of A: 14 rows in 32 vector
+    registers, 6 in 16; more rows are cut into tiles of equal rows."""
+    assert gemm.few_rows_tile(rows, "float32", target) == tile
 
 
 def test_split_tail_main_path_is_the_likely_branch():

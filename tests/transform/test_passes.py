@@ -308,15 +308,16 @@ def _matmul(dtype="float32", n='"n"', k='"k"', m='"m"', update="A[vi, vr] * B[vr
 def test_default_schedule_gives_a_float_matmul_the_register_tile(dtype, shape, pack_b):
     """An unscheduled float matmul gets the register-tile schedule of pyir.schedule.gemm
     (2.5-7x the speed of the generic rules): B packed for 3 tiles of 7 rows or more (15
-    rows), read in place for fewer, where packing it cost more; with rows known only when
-    called, both nests under a test of the rows, the one for few rows with blocks of their
-    own names. Its results stay those of numpy at every size, tails and empty extents
-    included."""
+    rows), read in place for fewer, where packing it cost more, in tiles as tall as the
+    registers allow when the rows are known; with rows known only when called, both nests
+    under a test of the rows, the one for few rows with blocks of their own names. Its
+    results stay those of numpy at every size, tails and empty extents included."""
     f = _matmul(dtype) if shape is None else _matmul(dtype, *map(str, shape))
     out = transform.default_schedule(ir.IRModule.from_dict({"mm": f}))["mm"]
-    tile = gemm.register_tile(dtype)
 
     def tiled(pack):
+        tile = gemm.register_tile(dtype) if pack or shape is None \
+            else gemm.few_rows_tile(shape[0], dtype)
         return gemm.schedule_matmul(Schedule(f), "C", tile, pack_b=pack).mod["mm"]
 
     if shape is None:
