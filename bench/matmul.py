@@ -28,7 +28,8 @@ numpy is measured in subprocesses with 1 and 2 threads: with the environment as 
 (which on this machine kind pins ``OPENBLAS_CORETYPE=Haswell``) and with
 ``OPENBLAS_CORETYPE`` and ``OPENBLAS_L2_SIZE`` unset (OpenBLAS then picks the kernel for
 the CPU, AVX-512 where there is one). A JIT'd FMA-chain probe on the widest vectors gives
-the machine's peak for the "90 % of peak" target.
+the machine's peak for the "90 % of peak" target; it is timed in every round beside the
+kernels (`FmaProbe`), so that a slow spell of a shared host lowers both alike.
 
 TVM (the optional ``peers`` extra, ``apache-tvm``): ``bench/peers/tvm_matmul.py`` is TVM's
 version of the same schedule and tile (static n; TensorIR schedule, built for the host CPU),
@@ -348,35 +349,42 @@ def fma_probe_ir(lanes, chains=12):
     return "\n".join(out)
 
 
-def bench_fma_probe(threads_list=(1, 2), iters=20_000_000):
-    """Peak fp32 GFLOPS of 12 independent FMA chains of the host's widest vectors (a JIT'd
-    loop), run on 1 and 2 Python threads (ctypes releases the GIL)."""
-    import llvmlite.binding as llvm
+class FmaProbe:
+    """Peak fp32 GFLOPS: 12 independent FMA chains of the host's widest vectors (a JIT'd
+    loop), run on 1 or 2 Python threads at once (ctypes releases the GIL). `run` times it in
+    every round beside the kernels, so that the ratio to its peak compares runs made in the
+    same spells of a shared machine."""
 
-    from pyir.codegen.target import Target
-    target = Target.from_string("llvm")
-    tm = target.create_target_machine()
-    lanes = vector_lanes()
-    mod = llvm.parse_assembly(fma_probe_ir(lanes))
-    engine = llvm.create_mcjit_compiler(mod, tm)
-    engine.finalize_object()
-    fn = ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_int64)(engine.get_function_address("fma_probe"))
-    flop = 12 * lanes * 2 * iters
-    out = {}
-    for threads in threads_list:
-        runs = []
-        for _ in range(5):
-            ts = [threading.Thread(target=fn, args=(iters,)) for _ in range(threads)]
+    def __init__(self, iters=20_000_000):
+        import llvmlite.binding as llvm
+
+        from pyir.codegen.target import Target
+        lanes = vector_lanes()
+        self._engine = llvm.create_mcjit_compiler(llvm.parse_assembly(fma_probe_ir(lanes)),
+                                                  Target.from_string("llvm")
+                                                  .create_target_machine())
+        self._engine.finalize_object()
+        self._fn = ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_int64)(
+            self._engine.get_function_address("fma_probe"))
+        self.iters = iters
+        self.flop = 12 * lanes * 2 * iters
+
+    def runs(self, threads, repeats=3):
+        """Seconds of ``repeats`` runs, each of ``threads`` threads at once."""
+        out = []
+        for _ in range(repeats):
+            ts = [threading.Thread(target=self._fn, args=(self.iters,)) for _ in range(threads)]
             t0 = time.perf_counter()
             for t in ts:
                 t.start()
             for t in ts:
                 t.join()
-            runs.append(time.perf_counter() - t0)
-        out[str(threads)] = {"gflops": threads * flop / min(runs) / 1e9,
-                             "gflops_median": threads * flop / statistics.median(runs) / 1e9}
-    out["_engine"] = engine  # keep alive until the caller drops the dict
-    return out
+            out.append(time.perf_counter() - t0)
+        return out
+
+    def summary(self, runs, threads):
+        return {"gflops": threads * self.flop / min(runs) / 1e9,
+                "gflops_median": threads * self.flop / statistics.median(runs) / 1e9}
 
 
 TVM_SCRIPT = pathlib.Path(__file__).parent / "peers" / "tvm_matmul.py"
@@ -497,6 +505,14 @@ def run(n, rounds=4, tvm_python=sys.executable, tile=TILE):
             tvm_rows[key] = results[key] = {}
             tvm_info["rows"].append(key)
             timed[key] = tvm_timed(n, tvm_python, threads, tvm_rows[key], tile)
+    probe_threads = {}
+    try:
+        probe = FmaProbe()
+        for threads in (1, 2):
+            probe_threads[f"fma probe {threads}T"] = threads
+            timed[f"fma probe {threads}T"] = lambda t=threads: probe.runs(t)
+    except Exception as e:  # noqa: BLE001
+        results["fma probe"] = {"error": f"{type(e).__name__}: {e}"}
     runs = {k: [] for k in timed}
     for _ in range(rounds):
         for key, fn in timed.items():
@@ -504,17 +520,17 @@ def run(n, rounds=4, tvm_python=sys.executable, tile=TILE):
                 runs[key].extend(fn())
             except Exception as e:  # noqa: BLE001
                 results[key] = {"error": f"{type(e).__name__}: {e}"}
+    for key, threads in probe_threads.items():
+        rs = runs.pop(key)
+        if rs:
+            results.setdefault("fma probe", {})[str(threads)] = probe.summary(rs, threads)
+        elif key in results:
+            results["fma probe"] = results.pop(key)
     for key, rs in runs.items():
         if rs and "error" not in results[key]:
             results[key].update(summarise(rs, sizes.get(key, n)))
     for key, row in tvm_rows.items():
         finish_tvm_row(row)
-    try:
-        probe = bench_fma_probe()
-        probe.pop("_engine")
-        results["fma probe"] = probe
-    except Exception as e:  # noqa: BLE001
-        results["fma probe"] = {"error": f"{type(e).__name__}: {e}"}
     results["tvm"] = tvm_info
     return results
 
