@@ -16,7 +16,7 @@ conversion, integer truncation, address, vector insert, extract or shuffle)
 on the same operands as one already emitted in the block it goes to returns that
 instruction. Operands compare as llvmlite compares them: constants by their text,
 instructions by identity. A load is numbered too, until its block writes the object it
-reads (an alloca, a ``noalias`` argument or a fresh ``aligned_alloc`` result: a store
+reads (an alloca, a ``noalias`` argument or a fresh ``pyir_alloc`` result: a store
 through another such object cannot change it) or calls anything: each row of a register
 tile reads the same A element and B vector once per k, not once per product, although the
 accumulator tile is stored between them until SROA promotes it. Stores, calls, phis and
@@ -133,13 +133,13 @@ def _trunc_rem(a, b):
 
 def _object(ptr):
     """The memory object ``ptr`` points into, when no pointer based on another object can
-    reach it: an alloca, a ``noalias`` argument, an ``aligned_alloc`` result; else None."""
+    reach it: an alloca, a ``noalias`` argument, a ``pyir_alloc`` result; else None."""
     while isinstance(ptr, ir.GEPInstr):
         ptr = ptr.pointer
     if isinstance(ptr, ir.AllocaInstr) or (isinstance(ptr, ir.Argument)
                                            and "noalias" in ptr.attributes):
         return ptr
-    if isinstance(ptr, ir.CallInstr) and getattr(ptr.callee, "name", None) == "aligned_alloc":
+    if isinstance(ptr, ir.CallInstr) and getattr(ptr.callee, "name", None) == "pyir_alloc":
         return ptr
     return None
 

@@ -62,7 +62,7 @@ class _GraphEmitter:
         for k, step in enumerate(plan.steps):
             getattr(self, "_" + step.kind)(k, step)
         for ptr in reversed(em.heaps):
-            self.b.call(self.ctx.free(), [ptr])
+            em.heap_free(ptr)
         em.finish()
 
     def alloc(self, size):

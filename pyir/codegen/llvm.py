@@ -111,11 +111,14 @@ class ModuleContext:
     def parallel_for(self):
         return self.declare(PARALLEL_FOR, T.I32, [T.PTR, T.PTR, T.I64])
 
-    def aligned_alloc(self):
-        return self.declare("aligned_alloc", T.PTR, [T.I64, T.I64])
+    def heap_alloc(self):
+        """``ptr @pyir_alloc(i64 bytes)``: the runtime's heap blocks (pyir/runtime/workspace.ll:
+        a large one is kept for the next call)."""
+        return self.declare("pyir_alloc", T.PTR, [T.I64])
 
-    def free(self):
-        return self.declare("free", ir.VoidType(), [T.PTR])
+    def heap_free(self):
+        """``void @pyir_free(ptr, i64 bytes)``, the bytes `heap_alloc` was asked for."""
+        return self.declare("pyir_free", ir.VoidType(), [T.PTR, T.I64])
 
     def next_id(self, func_name):
         k = self._counters.get(func_name, 0)

@@ -160,8 +160,8 @@ class JitEngine:
 
     def add(self, llvm_ir):
         """Compile one unit (see the module docstring)."""
-        if "pyir_parallel_for" in llvm_ir:
-            from .threadpool import ensure_jit_pool
+        from .threadpool import ensure_jit_pool, uses_runtime
+        if uses_runtime(llvm_ir):
             ensure_jit_pool()
         self.units.append(llvm_ir)
         what = self.name if len(self.units) == 1 else f"{self.name} (unit {len(self.units)})"

@@ -42,9 +42,9 @@ def export_library(path, units, infos, target, opt_level="O3", graphs=(), symbol
             fn.linkage = "internal"
     optimize(mod, tm, unit_level("\n".join(units), ir_level(opt_level)),
              unroll=any("llvm.loop.unroll" in u for u in units))
-    if any("pyir_parallel_for" in u for u in units):
-        from .threadpool import threadpool_ir
-        with ir_rejected("the thread pool"):
+    from .threadpool import threadpool_ir, uses_runtime
+    if any(uses_runtime(u) for u in units):
+        with ir_rejected("the native runtime"):
             mod.link_in(machine.prepare(threadpool_ir(tm.triple), "none"))
     with ir_rejected("the function metadata"):
         mod.link_in(machine.prepare(metadata_ir(abi.dumps(infos, graphs)), "none"))

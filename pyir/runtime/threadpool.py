@@ -1,9 +1,12 @@
-"""The persistent native thread pool that runs parallel loops, and its JIT loader.
+"""The native runtime of generated code and its JIT loader: the persistent thread pool that
+runs parallel loops (threadpool.ll) and the heap blocks that keep large ones for the next
+call (workspace.ll).
 
-The pool is LLVM IR (threadpool.ll) calling only libc, so it needs no C compiler: the JIT
-compiles it once per process, and `export_library` links the same text into shared
-objects. Generated code calls ``i32 @pyir_parallel_for(ptr fn, ptr closure, i64 n)``
-with ``fn: i32 (i64 begin, i64 end, ptr closure)``; see threadpool.ll for the protocol.
+Both are LLVM IR calling only libc, so they need no C compiler: the JIT compiles them once
+per process, and `export_library` links the same text into shared objects. Generated code
+calls ``i32 @pyir_parallel_for(ptr fn, ptr closure, i64 n)`` with ``fn: i32 (i64 begin,
+i64 end, ptr closure)`` (see threadpool.ll for the protocol), and ``ptr @pyir_alloc(i64
+size)`` / ``void @pyir_free(ptr, i64 size)`` for its heap blocks (see workspace.ll).
 """
 
 import ctypes
@@ -19,10 +22,14 @@ from ..errors import ArgumentValueError, Error
 
 ENTRY_SYMBOL = "pyir_parallel_for"
 NUM_THREADS_SYMBOL = "pyir_num_threads"
+#: The heap-block functions generated code calls (workspace.ll).
+ALLOC_SYMBOLS = ("pyir_alloc", "pyir_free")
+RELEASE_SYMBOL = "pyir_release_blocks"
 ENV_VAR = "PYIR_NUM_THREADS"
 MAX_THREADS = 1024
 
 _IR_FILE = pathlib.Path(__file__).with_name("threadpool.ll")
+_WORKSPACE_FILE = pathlib.Path(__file__).with_name("workspace.ll")
 
 # Per architecture: futex syscall number, spin-wait hint instruction, its declaration.
 _ARCH_PARTS = {
@@ -45,17 +52,24 @@ class _JitPool:
 
 
 def threadpool_ir(triple=None):
-    """The pool's LLVM module text for ``triple`` (default: this process's triple)."""
+    """The runtime's LLVM module text (the pool and the heap blocks) for ``triple``
+    (default: this process's triple)."""
     triple = triple or llvm.get_process_triple()
     arch, _, system = triple.partition("-")
     if arch not in _ARCH_PARTS or "linux" not in system:
-        raise Error(f"the parallel runtime supports Linux on {', '.join(_ARCH_PARTS)}; "
+        raise Error(f"the native runtime supports Linux on {', '.join(_ARCH_PARTS)}; "
                     f"target triple {triple!r} is not one of them")
     futex_nr, relax_call, relax_decl = _ARCH_PARTS[arch]
     return (f'target triple = "{triple}"\n\n'
             + _IR_FILE.read_text()
             + f"\n@tp_sys_futex = internal constant i64 {futex_nr}\n\n{relax_decl}\n\n"
-            + f"define internal void @tp_relax() {{\nentry:\n  {relax_call}\n  ret void\n}}\n")
+            + f"define internal void @tp_relax() {{\nentry:\n  {relax_call}\n  ret void\n}}\n"
+            + "\n" + _WORKSPACE_FILE.read_text())
+
+
+def uses_runtime(llvm_ir):
+    """Whether the IR text ``llvm_ir`` calls the runtime (a parallel loop, a heap block)."""
+    return any(name in llvm_ir for name in (ENTRY_SYMBOL, *ALLOC_SYMBOLS))
 
 
 def configured_threads():
@@ -74,10 +88,12 @@ def configured_threads():
 
 
 def ensure_jit_pool():
-    """Compile the pool into this process once; return the address of `pyir_parallel_for`.
+    """Compile the runtime into this process once; return the address of
+    `pyir_parallel_for`.
 
-    The symbol is also registered with ``llvmlite.binding.add_symbol`` so that modules
-    JIT-compiled later resolve calls to it. Worker threads start on the first launch.
+    Its exported functions are also registered with ``llvmlite.binding.add_symbol`` so that
+    modules JIT-compiled later resolve calls to them. Worker threads start on the first
+    launch.
     """
     global _jit
     with _lock:
@@ -85,7 +101,16 @@ def ensure_jit_pool():
             configured_threads()
             _jit = _JitPool(_compile())
             llvm.add_symbol(ENTRY_SYMBOL, _jit.address)
+            for name in ALLOC_SYMBOLS:
+                llvm.add_symbol(name, _jit.engine.get_function_address(name))
         return _jit.address
+
+
+def release_heap_blocks():
+    """Free the large heap blocks the runtime keeps for the next call of a kernel
+    (workspace.ll); later calls allocate them again."""
+    ensure_jit_pool()
+    ctypes.CFUNCTYPE(None)(_jit.engine.get_function_address(RELEASE_SYMBOL))()
 
 
 def num_threads():

@@ -1,6 +1,7 @@
 """Test-only JIT: lower, codegen, MCJIT, and a ctypes call with a slot array built from
 numpy arrays. ``pyir_parallel_for`` is a serial stand-in (two chunks, to exercise
-begin > 0) written in LLVM IR until the runtime's pool is used."""
+begin > 0) written in LLVM IR until the runtime's pool is used; heap blocks come from the
+runtime (``pyir_alloc``, compiled into the process on first use)."""
 
 import ctypes
 
@@ -11,6 +12,7 @@ from pyir import transform
 from pyir.codegen import abi
 from pyir.codegen.compile import optimize_and_emit
 from pyir.codegen.llvm import codegen
+from pyir.runtime.threadpool import ALLOC_SYMBOLS, ensure_jit_pool
 
 SERIAL_POOL_IR = r"""
 define i32 @pyir_parallel_for(ptr %fn, ptr %closure, i64 %n) {
@@ -35,6 +37,8 @@ class Compiled:
         self.lowered = transform.lower(mod, default_schedule) if lower else mod
         self.llvm_ir, infos = codegen(self.lowered, target)
         self.infos = {i.name: i for i in infos}
+        if any(name in self.llvm_ir for name in ALLOC_SYMBOLS):
+            ensure_jit_pool()
         ref, tm = optimize_and_emit(self.llvm_ir, target, level)
         pool = llvm.parse_assembly(SERIAL_POOL_IR)
         pool.triple, pool.data_layout = ref.triple, ref.data_layout

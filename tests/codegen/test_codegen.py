@@ -116,7 +116,7 @@ def test_allocated_heap_buffer():
     # Unscheduled: the two loops stay apart, so T is not shrunk to the one element of a
     # fused iteration, and its symbolic size puts it on the heap.
     c = Compiled(K.module(K.scaled_copy_via_temp()), default_schedule=False)
-    assert "aligned_alloc" in c.llvm_ir and '@"free"' in c.llvm_ir
+    assert '@"pyir_alloc"' in c.llvm_ir and '@"pyir_free"' in c.llvm_ir
     for n in SIZES:
         a, b = rand(n, "float32"), np.zeros(n, "float32")
         assert c("via_temp", a, b) == 0
@@ -125,7 +125,7 @@ def test_allocated_heap_buffer():
 
 def test_allocated_stack_buffer():
     c = Compiled(K.module(K.allocate_plain(8)))
-    assert "alloca [8 x float]" in c.llvm_ir and "aligned_alloc" not in c.llvm_ir
+    assert "alloca [8 x float]" in c.llvm_ir and "pyir_alloc" not in c.llvm_ir
     a, b = rand(29, "float32"), np.zeros(29, "float32")
     assert c("alloc_plain", a, b) == 0
     np.testing.assert_allclose(b, a + np.arange(29) % 8)
