@@ -211,7 +211,6 @@ class FunctionEmitter(ExprEmitter):
         self.allocas = Builder(entry)
         self.b = Builder(fn.append_basic_block("body"))
         self.env, self.bufs, self.heaps = {}, {}, []
-        self._heap_bytes = {}   # id(block) -> (block, the bytes asked for)
         self.aligned = set()  # buffers allocated here: HEAP_ALIGNMENT-aligned
         self.padded = {}      # local buffers masked vectors access in whole rows (width)
         self.lanes, self.vvar, self.vbase, self.vmult = 1, None, None, 1
@@ -429,14 +428,14 @@ class FunctionEmitter(ExprEmitter):
             self.return_if(bad, T.int_const(STATUS_NO_MEMORY, 32))
         rounded = self.b.add(self.b.or_(nbytes, T.int_const(HEAP_ALIGNMENT - 1)), T.int_const(1))
         ptr = self.b.call(self.ctx.heap_alloc(), [rounded], name=name)
-        self._heap_bytes[id(ptr)] = ptr, rounded
         self.return_if(self.b.icmp_unsigned("==", ptr, ir.Constant(T.PTR, None)),
                        T.int_const(STATUS_NO_MEMORY, 32))
         return ptr
 
     def heap_free(self, ptr):
-        """Give back the block ``ptr`` of `heap_alloc`."""
-        self.b.call(self.ctx.heap_free(), [ptr, self._heap_bytes[id(ptr)][1]])
+        """Give back the block ``ptr`` of `heap_alloc` (the call that made it holds the bytes
+        it asked for)."""
+        self.b.call(self.ctx.heap_free(), [ptr, ptr.args[0]])
 
     def overflows(self, e):
         """One i1 per int64 add, sub or mul in ``e``: true when the operation overflows for
