@@ -351,7 +351,7 @@ def fma_probe_ir(lanes, chains=12):
 
 class FmaProbe:
     """Peak fp32 GFLOPS: 12 independent FMA chains of the host's widest vectors (a JIT'd
-    loop), run on 1 or 2 Python threads at once (ctypes releases the GIL). `run` times it in
+    loop), run on 1 or 2 Python threads at once (ctypes releases the GIL). `runs` times it in
     every round beside the kernels, so that the ratio to its peak compares runs made in the
     same spells of a shared machine."""
 
