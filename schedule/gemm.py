@@ -11,7 +11,9 @@ of the FMA peak on an Intel Xeon (emeraldrapids, 2 MiB L2) and at about 80 % wit
 panels outside. The panels run in parallel when there are `MIN_PARALLEL_PANELS` or more
 of them (or their number is known only when called), else the row tiles. Partial tiles of
 a split tail keep the same loops, masked. With ``pack_b=False`` the tiles read B in place
-(for fewer than `MIN_PACKED_ROW_TILES` row tiles, where packing costs more). A batch of
+(for fewer than `MIN_PACKED_ROW_TILES` row tiles, where packing costs more); with
+``pack_a=True`` the tiles read A from a copy laid out k-major (``A_global[k, i]``), for a
+tile whose rows of A would all fall in one set of the L1 data cache (`packs_a`). A batch of
 row blocks times one matrix, ``C[b, i, j] += A[b, i, k] * B[k, j]`` (activations times
 weights), is tiled the same way under the panel loop, whose panel every batch reads; with
 few panels the batch and row-tile loops are fused into one parallel loop. bench/matmul.py
@@ -60,15 +62,46 @@ def few_rows_tile(rows, dtype="float32", target="llvm"):
     return max(-(-rows // tiles), 1), cols
 
 
-def schedule_matmul(sch, block, tile, parallel=True, tensorize=None, pack_b=True, b="B"):
+#: The bytes of one way of an x86 L1 data cache (64 sets of 64-byte lines, AMD Zen and
+#: Intel cores alike): addresses this far apart fall in the same set.
+L1_WAY_BYTES = 4096
+#: The fewest ways of those caches (32 KiB in 8 ways: AMD Zen 4, Intel before Ice Lake;
+#: Intel's 48 KiB caches have 12).
+L1_WAYS = 8
+
+
+def packs_a(rows, k, dtype="float32"):
+    """Whether a register tile of ``rows`` rows (a constant) should read A packed
+    (`schedule_matmul`'s ``pack_a``) when A's rows are ``k`` elements apart (an int, or None
+    when known only when called): when its rows fall in one set of the L1 data cache (``k``
+    elements a multiple of `L1_WAY_BYTES`) and outnumber the set's `L1_WAYS` ways, the
+    loads of each k step evict lines of A that the next steps read again. On an AMD EPYC
+    (Zen 4, 2 threads, default schedule, in place against packed A): 9, 11 and 14 rows
+    times 4096 x 4096 took 11.2, 12.1 and 14.0 ms against 7.8, 8.7 and 8.4; 14 times 1024 x
+    4096 3.3 against 1.6 ms; 11 times 1024 x 1024 154 against 138 us. With k = 784 (rows
+    spread over the sets) packing cost 6-9 us in 33-54. With ``k`` unknown, such a tile
+    packs: the copy is rows x k elements, against rows x k x columns multiply-adds."""
+    if rows <= L1_WAYS:
+        return False
+    return k is None or k * dt.nbytes(dtype) % L1_WAY_BYTES == 0
+
+
+def schedule_matmul(sch, block, tile, parallel=True, tensorize=None, pack_b=True, b="B",
+                    pack_a=False, a="A"):
     """Apply the register-tile schedule (see the module docstring) to the matmul ``block``
-    of ``sch`` (a BlockRV or its name), whose B operand is the buffer named ``b``. With
-    ``tensorize`` (a registered tensor intrinsic's name) the tile update of one k step is
-    that micro-kernel in whole tiles; partial tiles keep the unrolled, vectorized loops.
-    ``pack_b=False`` reads the tiles' columns of B where they are, for a matmul of so few
-    rows that packing B costs more than it saves (`MIN_PACKED_ROW_TILES`)."""
+    of ``sch`` (a BlockRV or its name), whose A and B operands are the buffers named ``a``
+    and ``b``. With ``tensorize`` (a registered tensor intrinsic's name) the tile update of
+    one k step is that micro-kernel in whole tiles; partial tiles keep the unrolled,
+    vectorized loops. ``pack_b=False`` reads the tiles' columns of B where they are, for a
+    matmul of so few rows that packing B costs more than it saves (`MIN_PACKED_ROW_TILES`);
+    ``pack_a=True`` first copies A k-major, batch first (``A_global[b, k, i]``), so that
+    each k step's elements of a tile's rows share one cache line (`packs_a`)."""
     tile_i, tile_j = tile
     c = sch.get_block(block) if isinstance(block, str) else block
+    if pack_a:
+        lead = "".join(f"b{d}, " for d in range(len(sch.get_loops(c)) - 3))   # batch
+        ap = sch.cache_read(c, a, "global")
+        sch.transform_layout(ap, ("write", 0), f"{lead}i, k -> {lead}k, i")
     if pack_b:
         bp = sch.cache_read(c, b, "global")
         sch.transform_layout(bp, ("write", 0), lambda k, j: (j // tile_j, k, j % tile_j))

@@ -6,8 +6,10 @@ float matmul (``C[i, j] += A[i, k] * B[k, j]``, or a batch of them times one mat
 bench/matmul.py measures (`pyir.schedule.gemm`): 2.5-7x the speed of the rules below;
 with fewer than three tiles of rows, the tile reads B in place (1.1-2.9x the speed of the
 rules below for 1 to 8 rows times 784x512), in tiles as tall as the registers allow when the
-rows are known (`gemm.few_rows_tile`), and with rows known only when called the function
-holds both nests and chooses when called. Any other such function gets:
+rows are known (`gemm.few_rows_tile`), A copied k-major first when such a tile's rows
+would share one L1 cache set (`gemm.packs_a`: 1.4-1.7x for 9-14 rows times 4096x4096), and
+with rows known only when called the function holds both nests and chooses when called.
+Any other such function gets:
 - consecutive loop nests over the same rows fused into one row loop (softmax, layernorm:
   a row reduction, then elementwise work with its result), when every access to a buffer
   that the nests write indexes its first dimension by exactly the row variable, so that
@@ -54,27 +56,30 @@ REASSOCIATE = ("reassociate", 1)
 def _register_tiled(func):
     """``func`` under the register-tile schedule if it is one float matmul
     (`matmul_block`), else None: B packed for `gemm.MIN_PACKED_ROW_TILES` row tiles or more
-    (batch included), read in place for fewer (in `gemm.few_rows_tile` tiles). Rows known
-    only when called choose between the two nests then."""
+    (batch included), read in place for fewer (in `gemm.few_rows_tile` tiles, A packed as
+    `gemm.packs_a` says). Rows known only when called choose between the two nests then."""
     found = _matmul(func)
     if found is None:
         return None
     from ..schedule import Schedule, ScheduleError, gemm   # built on these passes
-    name, _, b, c = found
+    name, a, b, c = found
     tile = gemm.register_tile(c.dtype)
     rows = _rows(c)
     packed_from = (gemm.MIN_PACKED_ROW_TILES - 1) * tile[0] + 1
     static = isinstance(rows, E.IntImm)
 
-    def tiled(pack_b, tile=tile):
-        return gemm.schedule_matmul(Schedule(func), name, tile, pack_b=pack_b,
-                                    b=b.name).mod[func.name]
+    def tiled(pack_b, tile=tile, pack_a=False):
+        return gemm.schedule_matmul(Schedule(func), name, tile, pack_b=pack_b, b=b.name,
+                                    pack_a=pack_a, a=a.name).mod[func.name]
 
     try:
         if static and rows.value >= packed_from:
             return tiled(True)
         if static:   # few rows, B in place: as few tiles as the registers allow
-            return tiled(False, gemm.few_rows_tile(c.shape[-2].value, c.dtype))
+            few = gemm.few_rows_tile(c.shape[-2].value, c.dtype)
+            k = a.shape[-1]
+            return tiled(False, few, gemm.packs_a(
+                few[0], k.value if isinstance(k, E.IntImm) else None, c.dtype))
         packed, in_place = tiled(True), tiled(False)
     except ScheduleError:
         return None   # the generic rules apply

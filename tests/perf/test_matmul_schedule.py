@@ -123,6 +123,17 @@ def test_few_rows_take_as_few_register_tiles_as_the_registers_allow(target, rows
     assert gemm.few_rows_tile(rows, "float32", target) == tile
 
 
+@pytest.mark.parametrize("rows, k, dtype, packs", [
+    (14, 4096, "float32", True), (9, 1024, "float32", True), (9, 512, "float64", True),
+    (14, 2048, "float32", True), (14, None, "float32", True), (8, 4096, "float32", False),
+    (8, None, "float32", False), (14, 784, "float32", False), (14, 512, "float32", False),
+    (14, 1025, "float32", False)])
+def test_a_tile_packs_a_when_its_rows_would_share_one_l1_set(rows, k, dtype, packs):
+    """More rows than the 8 ways of an L1 set, a multiple of 4 KiB apart (or apart by k
+    known only when called), read A packed; rows 2 KiB apart spread over two sets."""
+    assert gemm.packs_a(rows, k, dtype) is packs
+
+
 def test_split_tail_main_path_is_the_likely_branch():
     """Codegen weights the main side of every split loop's test 1000:1, so that register
     allocation keeps the hot tile in registers (with symbolic n, values live only in the

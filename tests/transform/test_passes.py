@@ -301,24 +301,29 @@ def _matmul(dtype="float32", n='"n"', k='"k"', m='"m"', update="A[vi, vr] * B[vr
                                       ln=n.strip('"'), lk=k.strip('"'), lm=m.strip('"')))
 
 
-@pytest.mark.parametrize("dtype, shape, pack_b", [
-    ("float32", None, None), ("float64", None, None), ("float32", (37, 19, 45), True),
-    ("float32", (15, 3, 40), True), ("float32", (14, 3, 40), False),
-    ("float32", (8, 3, 2), False), ("float64", (8, 0, 5), False)])
-def test_default_schedule_gives_a_float_matmul_the_register_tile(dtype, shape, pack_b):
+@pytest.mark.parametrize("dtype, shape, pack_b, pack_a", [
+    ("float32", None, None, False), ("float64", None, None, False),
+    ("float32", (37, 19, 45), True, False), ("float32", (15, 3, 40), True, False),
+    ("float32", (14, 3, 40), False, False), ("float32", (8, 3, 2), False, False),
+    ("float64", (8, 0, 5), False, False), ("float32", (14, 1024, 40), False, True),
+    ("float64", (9, 512, 33), False, True), ("float32", (8, 1024, 40), False, False)])
+def test_default_schedule_gives_a_float_matmul_the_register_tile(dtype, shape, pack_b, pack_a):
     """An unscheduled float matmul gets the register-tile schedule of pyir.schedule.gemm
     (2.5-7x the speed of the generic rules): B packed for 3 tiles of 7 rows or more (15
     rows), read in place for fewer, where packing it cost more, in tiles as tall as the
-    registers allow when the rows are known; with rows known only when called, both nests
-    under a test of the rows, the one for few rows with blocks of their own names. Its
-    results stay those of numpy at every size, tails and empty extents included."""
+    registers allow when the rows are known, A copied k-major first where more than 8 of
+    those rows would share one L1 cache set (rows a multiple of 4 KiB apart); with rows
+    known only when called, both nests under a test of the rows, the one for few rows with
+    blocks of their own names. Its results stay those of numpy at every size, tails and
+    empty extents included."""
     f = _matmul(dtype) if shape is None else _matmul(dtype, *map(str, shape))
     out = transform.default_schedule(ir.IRModule.from_dict({"mm": f}))["mm"]
 
     def tiled(pack):
         tile = gemm.register_tile(dtype) if pack or shape is None \
             else gemm.few_rows_tile(shape[0], dtype)
-        return gemm.schedule_matmul(Schedule(f), "C", tile, pack_b=pack).mod["mm"]
+        return gemm.schedule_matmul(Schedule(f), "C", tile, pack_b=pack,
+                                    pack_a=pack_a).mod["mm"]
 
     if shape is None:
         assert isinstance(out.body, S.IfThenElse) and out.body.condition.script() == "n >= 15"
@@ -330,6 +335,7 @@ def test_default_schedule_gives_a_float_matmul_the_register_tile(dtype, shape, p
         ir.assert_structural_equal(out, tiled(pack_b))
     lib = pyir.build(f)
     assert ("B_global" in lib.source("llvm")) == (pack_b is not False)
+    assert ("A_global" in lib.source("llvm")) == pack_a
     rng = np.random.default_rng(0)
     sizes = [shape] if shape else [(0, 4, 3), (5, 0, 7), (1, 1, 1), (7, 9, 33), (8, 33, 31),
                                    (14, 5, 40), (15, 5, 40), (37, 19, 45), (100, 64, 70)]
@@ -390,6 +396,25 @@ def test_default_schedule_tiles_a_batch_of_rows_times_one_matrix():
     rng = np.random.default_rng(2)
     for b, n, k, m in ((3, 9, 20, 35), (2, 1, 5, 3), (0, 4, 4, 4), (2, 0, 3, 3), (1, 8, 0, 40),
                        (4, 16, 33, 64), (1, 7, 9, 40), (2, 4, 9, 40)):
+        a, w = rng.random((b, n, k), np.float32), rng.random((k, m), np.float32)
+        c = np.full((b, n, m), 5, np.float32)
+        lib["bmm"](a, w, c)
+        np.testing.assert_allclose(c, a @ w, rtol=1e-5, atol=1e-5)
+
+
+def test_a_batch_of_few_rows_reads_a_packed_k_major_when_asked():
+    """gemm.schedule_matmul(pack_a=True) on a batch of rows times one matrix copies A to
+    A_global[b, k, i] before the tiles, which read it there; results are numpy's, tails
+    and empty extents included."""
+    sch = gemm.schedule_matmul(Schedule(from_source(_BATCH_MATMUL)), "C", (7, 32),
+                               pack_b=False, pack_a=True)
+    copy = sch.get(sch.get_block("A_global"))
+    assert copy.body.script().strip().splitlines()[-1].strip() == \
+        "A_global[v0, v2, v1] = A[v0, v1, v2]"
+    lib = pyir.build(sch.mod)
+    rng = np.random.default_rng(4)
+    for b, n, k, m in ((3, 9, 20, 35), (2, 1, 5, 3), (0, 4, 4, 4), (1, 8, 0, 40),
+                       (2, 14, 64, 40)):
         a, w = rng.random((b, n, k), np.float32), rng.random((k, m), np.float32)
         c = np.full((b, n, m), 5, np.float32)
         lib["bmm"](a, w, c)
