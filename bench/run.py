@@ -1,14 +1,15 @@
 """pyir benchmarks against numpy: prints a rich table and writes JSON under bench/results/
 (a timestamped file and latest.json) so a figure can be compared between versions.
 
-Measured: elementwise add and log of 10^7 float32, softmax and row max 4096x1024, and a
-512x512 float32 matmul (all with the default schedule) against numpy on the same arrays,
+Measured: elementwise add and log of 10^7 float32, softmax and row max 4096x1024, a
+512x512 float32 matmul and one of 14 rows times 4096x4096 (all with the default schedule)
+against numpy on the same arrays,
 the parallel-loop launch overhead (back to back, with the threads sharing one CPU, and
 waking sleeping workers), the build time of one kernel cold and on a cache hit, and the
 time of ``import pyir`` in a fresh process. A measurement that fails is reported as an
 error row, and the others still run.
 
-The kernels are built with the IR node API until the script language can write them.
+The kernels are built with the IR node API, the matmuls in the script language.
 Run: ``python bench/run.py``.
 """
 
@@ -42,13 +43,14 @@ from pyir.ir import (
 )
 from pyir.runtime import cache
 from pyir.runtime.benchmark import time_calls
+from pyir.script import from_source
 
 RESULTS = pathlib.Path(__file__).parent / "results"
 TRUE = IntImm(1, "bool")
 FLOAT32_LOWEST = -3.4028234663852886e38
 
 
-# ---------------------------------------------------------------- kernels (IR by hand)
+# ---------------------------------------------------------------- kernels
 def _block(name, iters, body, init=None):
     """Loops over ``iters`` ((extent, "S"|"R") pairs) around a block; ``body(*vs)`` and
     ``init(*vs)`` build its statements from the block iterators."""
@@ -108,15 +110,29 @@ def row_max():
     return PrimFunc("row_max", (X, M), body)
 
 
-def matmul():
-    """C = A @ B over symbolic n, k, m (the default schedule register-tiles it)."""
-    n, k, m = Var("n"), Var("k"), Var("m")
-    A, B, C = Buffer("A", (n, k), "float32"), Buffer("B", (k, m), "float32"), \
-        Buffer("C", (n, m), "float32")
-    body = _block("C", [(n, "S"), (m, "S"), (k, "R")],
-                  lambda i, j, r: BufferStore(C, C[i, j] + A[i, r] * B[r, j], (i, j)),
-                  lambda i, j, r: BufferStore(C, FloatImm(0.0), (i, j)))
-    return PrimFunc("matmul", (A, B, C), body)
+MATMUL_SRC = """
+from pyir.script import tensor as T
+
+@T.prim_func
+def matmul(A: T.Buffer(({n}, {k}), "float32"), B: T.Buffer(({k}, {m}), "float32"),
+           C: T.Buffer(({n}, {m}), "float32")):
+    for i, j, r in T.grid({ln}, {lm}, {lk}):
+        with T.block("C"):
+            vi, vj, vr = T.axis.remap("SSR", [i, j, r])
+            with T.init():
+                C[vi, vj] = T.float32(0)
+            C[vi, vj] = C[vi, vj] + A[vi, vr] * B[vr, vj]
+"""
+
+
+def matmul(n=None, k=None, m=None):
+    """C = A @ B over n, k, m, each a constant or (None) symbolic, in the script language:
+    the parser declares the block's reads and writes, by which the default schedule knows
+    a matmul and gives it the register tile (`pyir.transform.default_schedule`)."""
+    dims = {name: f'"{name}"' if x is None else str(x) for name, x in
+            (("n", n), ("k", k), ("m", m))}
+    return from_source(MATMUL_SRC.format(**dims, **{"l" + name: d.strip('"')
+                                                    for name, d in dims.items()}))
 
 
 def numpy_softmax(x, out):
@@ -173,6 +189,17 @@ def bench_matmul():
                         lambda: np.testing.assert_allclose(c, expected, rtol=1e-5))
 
 
+def bench_few_rows():
+    """14 rows times a 4096 x 4096 matrix (activations times weights): the default
+    schedule's few-row register tile, which reads A packed there (`gemm.packs_a`)."""
+    rng = np.random.default_rng(5)
+    a, b = rng.random((14, 4096), np.float32), rng.random((4096, 4096), np.float32)
+    c, expected = np.empty((14, 4096), np.float32), a @ b
+    return versus_numpy(matmul(14, 4096, 4096), "matmul", (a, b, c),
+                        lambda: np.matmul(a, b, out=expected),
+                        lambda: np.testing.assert_allclose(c, expected, rtol=1e-4))
+
+
 def bench_launch():
     sys.path.insert(0, str(pathlib.Path(__file__).parent))
     from launch_overhead import measure
@@ -226,7 +253,8 @@ def machine_note():
 
 
 BENCHMARKS = {"elementwise": bench_elementwise, "log": bench_log, "softmax": bench_softmax,
-              "row_max": bench_row_max, "matmul": bench_matmul, "launch": bench_launch,
+              "row_max": bench_row_max, "matmul": bench_matmul, "few_rows": bench_few_rows,
+              "launch": bench_launch,
               "build": bench_build, "import": bench_import}
 
 
@@ -249,7 +277,8 @@ def rows(results):
     out = []
     for key, label in (("elementwise", "add 10^7 float32"), ("log", "log 10^7 float32"),
                        ("softmax", "softmax 4096x1024"), ("row_max", "row max 4096x1024"),
-                       ("matmul", "matmul 512^3 float32")):
+                       ("matmul", "matmul 512^3 float32"),
+                       ("few_rows", "matmul 14x4096 @ 4096x4096 float32")):
         r = results[key]
         if "error" in r:
             out.append((label, r["error"], "", "", "≥ 1.0x numpy", False))
