@@ -11,8 +11,8 @@ of the FMA peak on an Intel Xeon (emeraldrapids, 2 MiB L2) and at about 80 % wit
 panels outside. The panels run in parallel when there are `MIN_PARALLEL_PANELS` or more
 of them (or their number is known only when called), else the row tiles. Partial tiles of
 a split tail keep the same loops, masked. With ``pack_b=False`` the tiles read B in place
-(for fewer than `MIN_PACKED_ROW_TILES` row tiles, where packing costs more); with
-``pack_a=True`` the tiles read A from a copy laid out k-major (``A_global[k, i]``), for a
+(for so few row tiles that packing costs more: `reads_b_in_place`, `MIN_PACKED_ROW_TILES`);
+with ``pack_a=True`` they read A from a copy laid out k-major (``A_global[k, i]``), for a
 tile whose rows of A would all fall in one set of the L1 data cache (`packs_a`). A batch of
 row blocks times one matrix, ``C[b, i, j] += A[b, i, k] * B[k, j]`` (activations times
 weights), is tiled the same way under the panel loop, whose panel every batch reads; with
@@ -28,8 +28,9 @@ from ..ir import expr as E
 #: The fewest column panels (a constant count) that run in parallel themselves; with fewer,
 #: the row tiles do (two panels would keep only two cores busy).
 MIN_PARALLEL_PANELS = 8
-#: The fewest row tiles for which packing B pays: each panel is packed once and read by
-#: every row tile, where reading it in place strides through B a row at a time. With the
+#: With the rows known only when called, the fewest row tiles (of `register_tile`'s rows)
+#: for which packing B pays: each panel is packed once and read by every row tile, where
+#: reading it in place strides through B a row at a time. With the
 #: 7-row tile on an Intel Xeon (emeraldrapids), 8 rows times 1024x1024 took 402 us in
 #: place and 497 packed, 16 rows 1085 and 856; 8 rows times 4096x4096 14 ms and 31 ms, 16
 #: rows 20 and 28, 32 rows 37 and 31. Those packed times were mostly page faults: the
@@ -37,6 +38,14 @@ MIN_PARALLEL_PANELS = 8
 #: times 4096x4096 took 7.2 ms in place and 10.3 packed, 14 rows 11.3 and 9.9, 28 rows 24.6
 #: and 12.7; 14 rows times 1024x1024 0.27 and 0.36.
 MIN_PACKED_ROW_TILES = 3
+#: With the rows known, the most `few_rows_tile` tiles that read B in place (`packs_a`
+#: made tall tiles fast): on an AMD EPYC (Zen 4, 2 threads), 16 and 28 rows times
+#: 1024x1024 took 193 and 344-354 us in place against 275-279 and 393-400 packed, times
+#: 4096x4096 8.2-8.4 and 7.0-9.2 ms against 9.5-10.3 and 10.0-10.7, times 784x512 63 and
+#: 106-116 us against 111 and 153; three tiles (32 rows) were 9-10 % faster in place, five
+#: (64 rows) no faster. (The Intel figures above predate `packs_a`: its 14-row tiles missed
+#: in L1 there too, 14 rows being more than its 12 ways.)
+MAX_IN_PLACE_TILES = 2
 
 
 def register_tile(dtype="float32", target="llvm"):
@@ -70,6 +79,13 @@ L1_WAY_BYTES = 4096
 L1_WAYS = 8
 
 
+def reads_b_in_place(batches, rows, dtype="float32", target="llvm"):
+    """Whether ``batches`` blocks of ``rows`` rows (constants) read B in place: in at most
+    `MAX_IN_PLACE_TILES` tiles of `few_rows_tile`, each of which streams all of B."""
+    tile_rows = few_rows_tile(rows, dtype, target)[0]
+    return batches * -(-rows // tile_rows) <= MAX_IN_PLACE_TILES
+
+
 def packs_a(rows, k, dtype="float32"):
     """Whether a register tile of ``rows`` rows (a constant) should read A packed
     (`schedule_matmul`'s ``pack_a``) when A's rows are ``k`` elements apart (an int, or None
@@ -93,7 +109,7 @@ def schedule_matmul(sch, block, tile, parallel=True, tensorize=None, pack_b=True
     and ``b``. With ``tensorize`` (a registered tensor intrinsic's name) the tile update of
     one k step is that micro-kernel in whole tiles; partial tiles keep the unrolled,
     vectorized loops. ``pack_b=False`` reads the tiles' columns of B where they are, for a
-    matmul of so few rows that packing B costs more than it saves (`MIN_PACKED_ROW_TILES`);
+    matmul of so few rows that packing B costs more than it saves (`reads_b_in_place`);
     ``pack_a=True`` first copies A k-major, batch first (``A_global[b, k, i]``), so that
     each k step's elements of a tile's rows share one cache line (`packs_a`)."""
     tile_i, tile_j = tile

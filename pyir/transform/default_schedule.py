@@ -3,13 +3,14 @@
 An unscheduled function (attribute "scheduled" not set) that still has blocks and is one
 float matmul (``C[i, j] += A[i, k] * B[k, j]``, or a batch of them times one matrix:
 `matmul_block`) gets the packed-B register-tile schedule that
-bench/matmul.py measures (`pyir.schedule.gemm`): 2.5-7x the speed of the rules below;
-with fewer than three tiles of rows, the tile reads B in place (1.1-2.9x the speed of the
-rules below for 1 to 8 rows times 784x512), in tiles as tall as the registers allow when the
-rows are known (`gemm.few_rows_tile`), A copied k-major first when such a tile's rows
-would share one L1 cache set (`gemm.packs_a`: 1.4-1.7x for 9-14 rows times 4096x4096), and
-with rows known only when called the function holds both nests and chooses when called.
-Any other such function gets:
+bench/matmul.py measures (`pyir.schedule.gemm`): 2.5-7x the speed of the rules below.
+With few rows the tiles read B in place (1.1-2.9x the speed of the rules below for 1 to 8
+rows times 784x512): with the rows known, up to two tiles as tall as the registers allow
+(`gemm.reads_b_in_place`, `gemm.few_rows_tile`; 1.1-1.8x packing B for 16-28 rows), A
+copied k-major first when such a tile's rows would share one L1 cache set
+(`gemm.packs_a`: 1.4-1.7x for 9-14 rows times 4096x4096); with the rows known only when
+called, fewer than three 7-row tiles, the function holding both nests and choosing when
+called. Any other such function gets:
 - consecutive loop nests over the same rows fused into one row loop (softmax, layernorm:
   a row reduction, then elementwise work with its result), when every access to a buffer
   that the nests write indexes its first dimension by exactly the row variable, so that
@@ -55,9 +56,11 @@ REASSOCIATE = ("reassociate", 1)
 
 def _register_tiled(func):
     """``func`` under the register-tile schedule if it is one float matmul
-    (`matmul_block`), else None: B packed for `gemm.MIN_PACKED_ROW_TILES` row tiles or more
-    (batch included), read in place for fewer (in `gemm.few_rows_tile` tiles, A packed as
-    `gemm.packs_a` says). Rows known only when called choose between the two nests then."""
+    (`matmul_block`), else None. With the rows known, B is read in place where
+    `gemm.reads_b_in_place` says (in `gemm.few_rows_tile` tiles, A packed as `gemm.packs_a`
+    says), else packed; rows known only when called choose between the packed nest and one
+    reading B in place, for `gemm.MIN_PACKED_ROW_TILES` row tiles or more (batch
+    included)."""
     found = _matmul(func)
     if found is None:
         return None
@@ -65,24 +68,25 @@ def _register_tiled(func):
     name, a, b, c = found
     tile = gemm.register_tile(c.dtype)
     rows = _rows(c)
-    packed_from = (gemm.MIN_PACKED_ROW_TILES - 1) * tile[0] + 1
-    static = isinstance(rows, E.IntImm)
 
     def tiled(pack_b, tile=tile, pack_a=False):
         return gemm.schedule_matmul(Schedule(func), name, tile, pack_b=pack_b, b=b.name,
                                     pack_a=pack_a, a=a.name).mod[func.name]
 
     try:
-        if static and rows.value >= packed_from:
-            return tiled(True)
-        if static:   # few rows, B in place: as few tiles as the registers allow
-            few = gemm.few_rows_tile(c.shape[-2].value, c.dtype)
+        if isinstance(rows, E.IntImm):
+            per_batch = c.shape[-2].value
+            batches = rows.value // per_batch if per_batch else 0
+            if not gemm.reads_b_in_place(batches, per_batch, c.dtype):
+                return tiled(True)
+            few = gemm.few_rows_tile(per_batch, c.dtype)
             k = a.shape[-1]
             return tiled(False, few, gemm.packs_a(
                 few[0], k.value if isinstance(k, E.IntImm) else None, c.dtype))
         packed, in_place = tiled(True), tiled(False)
     except ScheduleError:
         return None   # the generic rules apply
+    packed_from = (gemm.MIN_PACKED_ROW_TILES - 1) * tile[0] + 1
     return replace_func(packed, body=S.IfThenElse(
         E.Binary("ge", rows, E.IntImm(packed_from)), packed.body,
         _renamed_blocks(fresh_copy(in_place.body), "_few_rows")))

@@ -123,6 +123,17 @@ def test_few_rows_take_as_few_register_tiles_as_the_registers_allow(target, rows
     assert gemm.few_rows_tile(rows, "float32", target) == tile
 
 
+@pytest.mark.parametrize("target, batches, rows, in_place", [
+    ("llvm -mattr=+avx512f", 1, 28, True), ("llvm -mattr=+avx512f", 1, 29, False),
+    ("llvm -mattr=+avx512f", 2, 14, True), ("llvm -mattr=+avx512f", 3, 5, False),
+    ("llvm -mattr=+avx512f", 1, 15, True), ("llvm -mattr=+avx512f", 0, 0, True),
+    ("llvm -mattr=+avx2", 1, 12, True), ("llvm -mattr=+avx2", 1, 13, False)])
+def test_known_rows_read_b_in_place_in_at_most_two_tiles(target, batches, rows, in_place):
+    """Up to two of the tallest tiles the registers allow read B in place (each streams all
+    of B); more pack it."""
+    assert gemm.reads_b_in_place(batches, rows, "float32", target) is in_place
+
+
 @pytest.mark.parametrize("rows, k, dtype, packs", [
     (14, 4096, "float32", True), (9, 1024, "float32", True), (9, 512, "float64", True),
     (14, 2048, "float32", True), (14, None, "float32", True), (8, 4096, "float32", False),

@@ -303,19 +303,21 @@ def _matmul(dtype="float32", n='"n"', k='"k"', m='"m"', update="A[vi, vr] * B[vr
 
 @pytest.mark.parametrize("dtype, shape, pack_b, pack_a", [
     ("float32", None, None, False), ("float64", None, None, False),
-    ("float32", (37, 19, 45), True, False), ("float32", (15, 3, 40), True, False),
+    ("float32", (37, 19, 45), True, False), ("float32", (29, 3, 40), True, False),
+    ("float32", (28, 3, 40), False, False), ("float32", (15, 3, 40), False, False),
     ("float32", (14, 3, 40), False, False), ("float32", (8, 3, 2), False, False),
     ("float64", (8, 0, 5), False, False), ("float32", (14, 1024, 40), False, True),
-    ("float64", (9, 512, 33), False, True), ("float32", (8, 1024, 40), False, False)])
+    ("float32", (28, 1024, 33), False, True), ("float64", (9, 512, 33), False, True),
+    ("float32", (8, 1024, 40), False, False)])
 def test_default_schedule_gives_a_float_matmul_the_register_tile(dtype, shape, pack_b, pack_a):
     """An unscheduled float matmul gets the register-tile schedule of pyir.schedule.gemm
-    (2.5-7x the speed of the generic rules): B packed for 3 tiles of 7 rows or more (15
-    rows), read in place for fewer, where packing it cost more, in tiles as tall as the
-    registers allow when the rows are known, A copied k-major first where more than 8 of
-    those rows would share one L1 cache set (rows a multiple of 4 KiB apart); with rows
-    known only when called, both nests under a test of the rows, the one for few rows with
-    blocks of their own names. Its results stay those of numpy at every size, tails and
-    empty extents included."""
+    (2.5-7x the speed of the generic rules). With the rows known, B is read in place by up
+    to two tiles as tall as the registers allow (14 rows each), where packing it cost more,
+    and packed for more rows; A is copied k-major first where more than 8 rows of a tile
+    would share one L1 cache set (rows a multiple of 4 KiB apart). With rows known only
+    when called, both nests under a test of the rows (3 tiles of 7 rows or more pack B),
+    the one for few rows with blocks of their own names. Its results stay those of numpy
+    at every size, tails and empty extents included."""
     f = _matmul(dtype) if shape is None else _matmul(dtype, *map(str, shape))
     out = transform.default_schedule(ir.IRModule.from_dict({"mm": f}))["mm"]
 
@@ -400,6 +402,21 @@ def test_default_schedule_tiles_a_batch_of_rows_times_one_matrix():
         c = np.full((b, n, m), 5, np.float32)
         lib["bmm"](a, w, c)
         np.testing.assert_allclose(c, a @ w, rtol=1e-5, atol=1e-5)
+
+
+def test_a_known_batch_of_few_rows_reads_b_in_place_and_a_packed():
+    """Two batches of 14 rows, 1024 apart, are two tiles: B in place, A copied k-major
+    (14 rows of a tile would share one L1 set); results are numpy's."""
+    src = _BATCH_MATMUL.replace('("b", "n", "k")', "(2, 14, 1024)").replace(
+        '("k", "m")', "(1024, 40)").replace('("b", "n", "m")', "(2, 14, 40)").replace(
+        "T.grid(b, n, m, k)", "T.grid(2, 14, 40, 1024)")
+    lib = pyir.build(from_source(src))
+    assert "A_global" in lib.source("llvm") and "B_global" not in lib.source("llvm")
+    rng = np.random.default_rng(5)
+    a, w = rng.random((2, 14, 1024), np.float32), rng.random((1024, 40), np.float32)
+    c = np.full((2, 14, 40), 5, np.float32)
+    lib["bmm"](a, w, c)
+    np.testing.assert_allclose(c, a @ w, rtol=1e-5, atol=1e-5)
 
 
 def test_a_batch_of_few_rows_reads_a_packed_k_major_when_asked():
