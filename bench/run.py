@@ -2,12 +2,11 @@
 (a timestamped file and latest.json) so a figure can be compared between versions.
 
 Measured: elementwise add and log of 10^7 float32, softmax and row max 4096x1024, a
-512x512 float32 matmul and one of 14 rows times 4096x4096 (all with the default schedule)
-against numpy on the same arrays,
-the parallel-loop launch overhead (back to back, with the threads sharing one CPU, and
-waking sleeping workers), the build time of one kernel cold and on a cache hit, and the
-time of ``import pyir`` in a fresh process. A measurement that fails is reported as an
-error row, and the others still run.
+512x512 float32 matmul and ones of 14 and 28 rows times 4096x4096 (all with the default
+schedule) against numpy on the same arrays, the parallel-loop launch overhead (back to
+back, with the threads sharing one CPU, and waking sleeping workers), the build time of
+one kernel cold and on a cache hit, and the time of ``import pyir`` in a fresh process.
+A measurement that fails is reported as an error row, and the others still run.
 
 The kernels are built with the IR node API, the matmuls in the script language.
 Run: ``python bench/run.py``.
@@ -189,13 +188,14 @@ def bench_matmul():
                         lambda: np.testing.assert_allclose(c, expected, rtol=1e-5))
 
 
-def bench_few_rows():
-    """14 rows times a 4096 x 4096 matrix (activations times weights): the default
-    schedule's few-row register tile, which reads A packed there (`gemm.packs_a`)."""
+def bench_few_rows(rows):
+    """``rows`` rows times a 4096 x 4096 matrix (activations times weights): the default
+    schedule reads B in place in one or two tiles of up to 14 rows, A packed there
+    (`gemm.reads_b_in_place`, `gemm.packs_a`)."""
     rng = np.random.default_rng(5)
-    a, b = rng.random((14, 4096), np.float32), rng.random((4096, 4096), np.float32)
-    c, expected = np.empty((14, 4096), np.float32), a @ b
-    return versus_numpy(matmul(14, 4096, 4096), "matmul", (a, b, c),
+    a, b = rng.random((rows, 4096), np.float32), rng.random((4096, 4096), np.float32)
+    c, expected = np.empty((rows, 4096), np.float32), a @ b
+    return versus_numpy(matmul(rows, 4096, 4096), "matmul", (a, b, c),
                         lambda: np.matmul(a, b, out=expected),
                         lambda: np.testing.assert_allclose(c, expected, rtol=1e-4))
 
@@ -253,9 +253,9 @@ def machine_note():
 
 
 BENCHMARKS = {"elementwise": bench_elementwise, "log": bench_log, "softmax": bench_softmax,
-              "row_max": bench_row_max, "matmul": bench_matmul, "few_rows": bench_few_rows,
-              "launch": bench_launch,
-              "build": bench_build, "import": bench_import}
+              "row_max": bench_row_max, "matmul": bench_matmul,
+              "few_rows": lambda: bench_few_rows(14), "few_rows_28": lambda: bench_few_rows(28),
+              "launch": bench_launch, "build": bench_build, "import": bench_import}
 
 
 def run_all():
@@ -278,7 +278,8 @@ def rows(results):
     for key, label in (("elementwise", "add 10^7 float32"), ("log", "log 10^7 float32"),
                        ("softmax", "softmax 4096x1024"), ("row_max", "row max 4096x1024"),
                        ("matmul", "matmul 512^3 float32"),
-                       ("few_rows", "matmul 14x4096 @ 4096x4096 float32")):
+                       ("few_rows", "matmul 14x4096 @ 4096x4096 float32"),
+                       ("few_rows_28", "matmul 28x4096 @ 4096x4096 float32")):
         r = results[key]
         if "error" in r:
             out.append((label, r["error"], "", "", "≥ 1.0x numpy", False))
