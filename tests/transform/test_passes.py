@@ -404,6 +404,19 @@ def test_default_schedule_tiles_a_batch_of_rows_times_one_matrix():
         np.testing.assert_allclose(c, a @ w, rtol=1e-5, atol=1e-5)
 
 
+def test_few_known_rows_of_a_length_known_only_when_called_read_a_packed():
+    """14 rows whose length k is known only when called could share one L1 set: A is
+    copied k-major; results are numpy's for every k, 0 included."""
+    lib = pyir.build(_matmul(n="14"))
+    assert "A_global" in lib.source("llvm") and "B_global" not in lib.source("llvm")
+    rng = np.random.default_rng(6)
+    for k, m in ((1024, 40), (5, 33), (0, 7), (3, 1)):
+        a, b = rng.random((14, k), np.float32), rng.random((k, m), np.float32)
+        c = np.full((14, m), 5, np.float32)
+        lib["mm"](a, b, c)
+        np.testing.assert_allclose(c, a @ b, rtol=1e-5, atol=1e-5)
+
+
 def test_a_known_batch_of_few_rows_reads_b_in_place_and_a_packed():
     """Two batches of 14 rows, 1024 apart, are two tiles: B in place, A copied k-major
     (14 rows of a tile would share one L1 set); results are numpy's."""
