@@ -418,8 +418,8 @@ def test_few_known_rows_of_a_length_known_only_when_called_read_a_packed():
 
 
 def test_a_known_batch_of_few_rows_reads_b_in_place_and_a_packed():
-    """Two batches of 14 rows, 1024 apart, are two tiles: B in place, A copied k-major
-    (14 rows of a tile would share one L1 set); results are numpy's."""
+    """Two batches of 14 rows of 1024 elements are two tiles: B in place, A copied k-major
+    (the 14 rows of a tile, 4 KiB apart, would share one L1 set); results are numpy's."""
     src = _BATCH_MATMUL.replace('("b", "n", "k")', "(2, 14, 1024)").replace(
         '("k", "m")', "(1024, 40)").replace('("b", "n", "m")', "(2, 14, 40)").replace(
         "T.grid(b, n, m, k)", "T.grid(2, 14, 40, 1024)")
