@@ -236,6 +236,21 @@ def test_tensorize_leaves_partial_tiles_as_scheduled(intrin):
     assert kinds == ["unroll", "vectorized"]
 
 
+@pytest.mark.parametrize("n, sizes", [(None, (64, 61, 13, 1)), (45, (45,))])
+def test_tensorize_reads_a_packed_k_major(intrin, n, sizes):
+    """With ``pack_a`` the kernel takes its 7 rows of A from the k-major copy, where they
+    lie one element apart: the call passes row stride 1, and the results stay numpy's."""
+    sch = gemm.schedule_matmul(Schedule(M.matmul_func(n)), "C", M.TILE, parallel=False,
+                               tensorize=intrin, pack_a=True)
+    call = next(line.strip() for line in sch.mod.script().splitlines()
+                if "T.call_extern" in line)
+    assert call == ('T.call_extern("bench.ukernel_7x32.impl", C_local[vi_o, vj_o, 0, 0], '
+                    'A_global[vk_o, vi_o * 7], B_global[vj_o, vk_o, 0], 1, dtype="void")')
+    lib = pyir.build(sch.mod, opt_level="fast")
+    for size in sizes:
+        _check(lib, size)
+
+
 def test_the_lowered_partial_tile_calls_no_kernel(intrin):
     """The kernel call's guard (the whole 7x32 tile fits) is false in the partial-tile
     copy that split_tail_loops makes: that copy is only loops, and LLVM gets no inlined
