@@ -241,6 +241,22 @@ def warm_up():
     return time.perf_counter() - t0
 
 
+#: Iterations of `python_probe`'s loop (5-10 ms on the AMD EPYC measured, quiet to busy).
+PYTHON_PROBE_ITERATIONS = 100_000
+
+
+def python_probe():
+    """Seconds of a fixed loop of Python code: how fast this host runs Python now. A build
+    is mostly Python (the schedule, the passes and code generation), and a shared host runs
+    the same build up to 1.5x slower in a busy spell (the static one: 33 ms median in one run,
+    50 ms in a run half an hour later), so the report gives the probe beside the builds."""
+    t0 = time.perf_counter()
+    x = 0
+    for i in range(PYTHON_PROBE_ITERATIONS):
+        x += i * i % 7
+    return time.perf_counter() - t0
+
+
 def timed_builds(n, static, threads, tensorize=None, tile=TILE, builds=5):
     """Schedule + build, cold, ``builds`` times: (the last schedule, its library, the
     medians and minimum of the wall time and the minimum CPU time of this process, of both
@@ -248,10 +264,12 @@ def timed_builds(n, static, threads, tensorize=None, tile=TILE, builds=5):
     is computed: OpenBLAS's threads spin on after a call, and a build timed then shares the
     cores with them (measured: the first build 10 ms slower, the median of five 1.3 ms).
     Cold means that no build reuses what an earlier one worked out: the answers the
-    symbolic analyzers share (`pyir.arith.clear_cache`) are forgotten before each."""
+    symbolic analyzers share (`pyir.arith.clear_cache`) are forgotten before each. Also
+    the median of `python_probe`, timed before each build."""
     func = matmul_func(n if static else None)
-    times, cpu = [], []
+    times, cpu, probes = [], [], []
     for _ in range(builds):
+        probes.append(python_probe())
         pyir.arith.clear_cache()
         c0, t0 = time.process_time(), time.perf_counter()
         sch = schedule_matmul(func, parallel=threads > 1, tensorize=tensorize, tile=tile)
@@ -263,7 +281,8 @@ def timed_builds(n, static, threads, tensorize=None, tile=TILE, builds=5):
             "build_s": statistics.median(t[1] for t in times),
             "schedule_build_s": statistics.median(sum(t) for t in times),
             "schedule_build_min_s": min(sum(t) for t in times),
-            "schedule_build_cpu_min_s": min(cpu)}
+            "schedule_build_cpu_min_s": min(cpu),
+            "python_probe_s": statistics.median(probes)}
     return sch, lib, info
 
 
@@ -647,6 +666,12 @@ def print_table(results, machine):
                       f"warm-up (imports, LLVM and thread-pool start-up) of "
                       f"{results['process_warm_up_s'] * 1e3:.0f} ms; TVM: schedule + compile + "
                       "load, median over rounds")
+    probes = [r["python_probe_s"] for r in results.values()
+              if isinstance(r, dict) and "python_probe_s" in r]
+    if probes:
+        console.print(f"Python speed beside the builds (`python_probe`, a fixed loop of "
+                      f"{PYTHON_PROBE_ITERATIONS:,} iterations): {min(probes) * 1e3:.1f}–"
+                      f"{max(probes) * 1e3:.1f} ms, the medians of the variants")
     t2 = Table(title="targets (issue 6)")
     for col in ("target", "measured", "met"):
         t2.add_column(col)
