@@ -29,7 +29,9 @@ numpy is measured in subprocesses with 1 and 2 threads: with the environment as 
 ``OPENBLAS_CORETYPE`` and ``OPENBLAS_L2_SIZE`` unset (OpenBLAS then picks the kernel for
 the CPU, AVX-512 where there is one). A JIT'd FMA-chain probe on the widest vectors gives
 the machine's peak for the "90 % of peak" target; it is timed in every round beside the
-kernels (`FmaProbe`), so that a slow spell of a shared host lowers both alike.
+kernels (`FmaProbe`), so that a slow spell of a shared host lowers both alike. Its
+counterpart for the build times is `python_probe`, a fixed loop of Python code timed
+before each build (a build is mostly Python).
 
 TVM (the optional ``peers`` extra, ``apache-tvm``): ``bench/peers/tvm_matmul.py`` is TVM's
 version of the same schedule and tile (static n; TensorIR schedule, built for the host CPU),
