@@ -107,10 +107,12 @@ def ensure_jit_pool():
 
 
 def release_heap_blocks():
-    """Free the large heap blocks the runtime keeps for the next call of a kernel
-    (workspace.ll); later calls allocate them again."""
-    ensure_jit_pool()
-    ctypes.CFUNCTYPE(None)(_jit.engine.get_function_address(RELEASE_SYMBOL))()
+    """Free the large heap blocks the JIT-compiled runtime keeps for the next call of a
+    kernel (workspace.ll); later calls allocate them again. Before the runtime is compiled
+    there are none, and nothing is compiled to find that out. (A library written by
+    `export_library` links a runtime of its own, whose blocks this leaves alone.)"""
+    if _jit is not None:
+        ctypes.CFUNCTYPE(None)(_jit.engine.get_function_address(RELEASE_SYMBOL))()
 
 
 def num_threads():

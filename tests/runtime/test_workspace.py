@@ -3,6 +3,8 @@ call, within bounds, and generated code gets and gives back its heap buffers thr
 
 import ctypes
 import resource
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -131,3 +133,14 @@ def test_threads_never_hold_one_block_at_once(blocks):
     for t in threads:
         t.join()
     assert errors == []
+
+
+def test_releasing_before_the_runtime_is_compiled_compiles_nothing():
+    """In a process that never compiled the runtime, no block is cached: release returns
+    without compiling it (a fresh interpreter, as this one has compiled it)."""
+    code = ("from pyir.runtime import threadpool\n"
+            "threadpool.release_heap_blocks()\n"
+            "print(threadpool._jit is None)\n")
+    done = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True,
+                          text=True, timeout=120)
+    assert done.stdout.split() == ["True"]
