@@ -106,7 +106,7 @@ def _build_prims(mod, target, default_schedule, opt_level, options, extra=None):
     tgt = Target.from_string(target)
     kernels = kernels_called(mod)
     options.setdefault("externs", {k.name: k.symbol for k in kernels})
-    lowered = lower(mod, default_schedule=default_schedule)
+    lowered = lower(mod, default_schedule=default_schedule, target=tgt)
     symbols = {k.symbol: k.address for k in kernels if k.address is not None}
     link = IRLinker(kernels)
     with JitEngine(tgt, opt_level, symbols) as engine:

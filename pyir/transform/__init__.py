@@ -32,13 +32,19 @@ PIPELINE = [
 AFTER_EACH_PASS = []
 
 
-def lower(mod, default_schedule=True):
-    """Run `PIPELINE` over ``mod`` (skipping the default schedule when told to)."""
+def lower(mod, default_schedule=True, target="llvm"):
+    """Run `PIPELINE` over ``mod`` (skipping the default schedule when told to). The default
+    schedule is the one for ``target`` (its register tiles fit the target's registers); the
+    other passes do not depend on the target."""
     for p in PIPELINE:
-        if p.__name__ != "default_schedule" or default_schedule:
+        if p.__name__ == "default_schedule":
+            if not default_schedule:
+                continue
+            mod = p(mod, target=target)
+        else:
             mod = p(mod)
-            for check in AFTER_EACH_PASS:
-                check(mod, p.__name__)
+        for check in AFTER_EACH_PASS:
+            check(mod, p.__name__)
     return mod
 
 

@@ -18,15 +18,16 @@ class LowerError(Error):
 
 
 def prim_func_pass(fn):
-    """Turn ``fn(PrimFunc) -> PrimFunc`` into a pass ``IRModule -> IRModule`` that leaves
-    graph functions alone."""
+    """Turn ``fn(PrimFunc, **options) -> PrimFunc`` into a pass ``IRModule -> IRModule``
+    (taking the same keyword ``options``) that leaves graph functions alone."""
 
     @functools.wraps(fn)
-    def run(mod):
+    def run(mod, **options):
         funcs = []
         for name, func in mod.functions:
             try:
-                funcs.append((name, fn(func) if isinstance(func, S.PrimFunc) else func))
+                funcs.append((name, fn(func, **options) if isinstance(func, S.PrimFunc)
+                              else func))
             except RecursionError:
                 raise LowerError(f"prim function {name} (pass {fn.__name__}): {TOO_DEEP}; "
                                  "split it into smaller ones") from None

@@ -3,7 +3,8 @@
 An unscheduled function (attribute "scheduled" not set) that still has blocks and is one
 float matmul (``C[i, j] += A[i, k] * B[k, j]``, or a batch of them times one matrix:
 `matmul_block`) gets the packed-B register-tile schedule that
-bench/matmul.py measures (`pyir.schedule.gemm`): 2.5-7x the speed of the rules below.
+bench/matmul.py measures (`pyir.schedule.gemm`), with the tiles of the target the build is
+for (`pyir.transform.lower`'s ``target``): 2.5-7x the speed of the rules below.
 With few rows the tiles read B in place (1.1-2.9x the speed of the rules below for 1 to 8
 rows times 784x512): with the rows known, up to two tiles as tall as the registers allow
 (`gemm.reads_b_in_place`, `gemm.few_rows_tile`; 1.1-1.8x packing B for 16-28 rows), A
@@ -54,7 +55,7 @@ MIN_VECTOR_EXTENT = 4
 REASSOCIATE = ("reassociate", 1)
 
 
-def _register_tiled(func):
+def _register_tiled(func, target):
     """``func`` under the register-tile schedule if it is one float matmul
     (`matmul_block`), else None. With the rows known, B is read in place where
     `gemm.reads_b_in_place` says (in `gemm.few_rows_tile` tiles, A packed as `gemm.packs_a`
@@ -66,7 +67,7 @@ def _register_tiled(func):
         return None
     from ..schedule import Schedule, ScheduleError, gemm   # built on these passes
     name, a, b, c = found
-    tile = gemm.register_tile(c.dtype)
+    tile = gemm.register_tile(c.dtype, target)
     rows = _rows(c)
 
     def tiled(pack_b, tile=tile, pack_a=False):
@@ -77,9 +78,9 @@ def _register_tiled(func):
         if isinstance(rows, E.IntImm):
             per_batch = c.shape[-2].value
             batches = rows.value // per_batch if per_batch else 0
-            if not gemm.reads_b_in_place(batches, per_batch, c.dtype):
+            if not gemm.reads_b_in_place(batches, per_batch, c.dtype, target):
                 return tiled(True)
-            few = gemm.few_rows_tile(per_batch, c.dtype)
+            few = gemm.few_rows_tile(per_batch, c.dtype, target)
             k = a.shape[-1]
             return tiled(False, few, gemm.packs_a(
                 few[0], k.value if isinstance(k, E.IntImm) else None, c.dtype))
@@ -410,11 +411,12 @@ def _map_children(stmt, fn):
 
 
 @prim_func_pass
-def default_schedule(func):
-    """Parallelize and vectorize an unscheduled function (see the module docstring)."""
+def default_schedule(func, target="llvm"):
+    """Parallelize and vectorize an unscheduled function (see the module docstring); a
+    matmul gets the register tile of ``target``."""
     if func.attr("scheduled") or not has_blocks(func):
         return func
-    tiled = _register_tiled(func)
+    tiled = _register_tiled(func, target)
     if tiled is not None:
         return tiled
     proven = {}   # id -> loop whose iterations `_independent` found independent
