@@ -166,6 +166,7 @@ def _build_graph(mod, names, target, default_schedule, opt_level, options):
     exe = _build_prims(prims, target, default_schedule, opt_level, options, emit_graphs)
     for plan in plans:
         exe.add_graph_function(plan)
-    for name in own:
-        register_func(name, exe[name], override=True)
+    if not exe.missing_features:   # else code that cannot run here (see Executable)
+        for name in own:
+            register_func(name, exe[name], override=True)
     return exe

@@ -9,7 +9,15 @@ offers no list of names. So a target other than the host's is tried once per pro
 child process that compiles a small function for it (`_check_machine`): a warning or a
 failure there is a `TargetError`. A triple must be for the architecture and system of the
 process, which runs the code.
+
+Code for a CPU with features this machine's CPU lacks compiles, but running it would stop
+the process with an illegal instruction: `Target.missing_on_host` names those features
+(the ones the target turns on, and for a target other than the host's, those of
+`FEATURE_PROBES` its CPU's name implies, found by the same child process), and an
+executable refuses to call such code.
 """
+
+import re
 
 import functools
 import os
@@ -62,6 +70,13 @@ class Target:
     def has_feature(self, name):
         return name in _enabled(self.features)
 
+    def missing_on_host(self):
+        """The CPU features that code for this target may use and this machine's CPU lacks
+        (sorted names; none when the code runs here): those the target turns on that the
+        host reports, and for a target other than the host's, those of `FEATURE_PROBES` that
+        its CPU's name implies (a virtual machine may hide some of its CPU's features)."""
+        return _missing_on_host(self.triple, self.cpu, self.features)
+
     @property
     def vector_bits(self):
         """Width of the widest vector registers the target has."""
@@ -90,19 +105,50 @@ _PROBE_IR = """define float @probe(float %x) {
 }"""
 
 
+#: The x86 features whose use `_compile_for_target` detects in the code LLVM makes for a
+#: CPU (code generation picks vectors, and LLVM instructions, by them): feature -> (a
+#: function of LLVM IR, an instruction of the assembly LLVM makes of it where the target
+#: has the feature).
+FEATURE_PROBES = {
+    "avx": ("<8 x float> @f(<8 x float> %a, <8 x float> %b) {\n"
+            "  %c = fadd <8 x float> %a, %b\n  ret <8 x float> %c\n}", r"%ymm"),
+    "avx2": ("<8 x i32> @f(<8 x i32> %a, <8 x i32> %b) {\n"
+             "  %c = add <8 x i32> %a, %b\n  ret <8 x i32> %c\n}", r"vpaddd\s+%ymm"),
+    "fma": ("float @f(float %a, float %b, float %c) {\n"
+            "  %d = call float @llvm.fma.f32(float %a, float %b, float %c)\n"
+            "  ret float %d\n}\ndeclare float @llvm.fma.f32(float, float, float)", r"vfmadd"),
+    "avx512f": ('<16 x float> @f(<16 x float> %a, <16 x float> %b) '
+                '"min-legal-vector-width"="512" {\n'
+                "  %c = fadd <16 x float> %a, %b\n  ret <16 x float> %c\n}", r"%zmm"),
+    "avx512bw": ('<64 x i8> @f(<64 x i8> %a, <64 x i8> %b) "min-legal-vector-width"="512" {\n'
+                 "  %c = add <64 x i8> %a, %b\n  ret <64 x i8> %c\n}", r"vpaddb\s+%zmm"),
+}
+#: How `_compile_for_target` reports the features it found (a line of its output).
+_FOUND = "pyir-features:"
+
+
 def _compile_for_target():
     """Make machine code of `_PROBE_IR` for the target ``sys.argv[1:4]`` (triple, CPU,
-    features): what `_check_machine` runs in a child process."""
+    features), and print the `FEATURE_PROBES` its code uses: what `_check_machine` runs in a
+    child process."""
     import llvmlite.binding as llvm
     machine = Target(*sys.argv[1:4]).create_target_machine()
     machine.emit_object(llvm.parse_assembly(_PROBE_IR))
+    found = []
+    if machine.triple.startswith(("x86_64", "i386", "i686")):
+        for name, (ir, instruction) in FEATURE_PROBES.items():
+            asm = machine.emit_assembly(llvm.parse_assembly(f"define {ir}"))
+            if re.search(instruction, asm):
+                found.append(name)
+    print(_FOUND, ",".join(found))
 
 
 @functools.lru_cache(maxsize=64)
 def _check_machine(triple, cpu, features):
-    """Why LLVM cannot make code for ``triple``, ``cpu`` and ``features`` (a warning it
-    gave, or how it failed), or None, tried in a child process: LLVM may abort the process
-    that tries (see the module docstring)."""
+    """``(why, found)``: why LLVM cannot make code for ``triple``, ``cpu`` and ``features``
+    (a warning it gave, or how it failed) or None, and the `FEATURE_PROBES` its code uses,
+    tried in a child process: LLVM may abort the process that tries (see the module
+    docstring)."""
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     # The child imports this pyir and llvmlite from where this process found them.
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([root] + [p for p in sys.path if p]))
@@ -112,12 +158,38 @@ def _check_machine(triple, cpu, features):
                                triple, cpu, features], capture_output=True, text=True,
                               env=env, timeout=120)
     except (OSError, subprocess.SubprocessError) as e:
-        return f"trying it in a child process failed ({e})"
+        return f"trying it in a child process failed ({e})", frozenset()
     said = list(dict.fromkeys(line.strip() for line in done.stderr.splitlines()
                               if line.strip()))
     if done.returncode or any("not a recognized" in line for line in said):
-        return "; ".join(said) or f"exit status {done.returncode}"
-    return None
+        return "; ".join(said) or f"exit status {done.returncode}", frozenset()
+    found = [line[len(_FOUND):].strip() for line in done.stdout.splitlines()
+             if line.startswith(_FOUND)]
+    return None, frozenset(f for f in (found or [""])[-1].split(",") if f)
+
+
+def host_cpu():
+    """The name LLVM gives this machine's CPU (``znver4``)."""
+    return _host_machine()[0]
+
+
+@functools.lru_cache(maxsize=1)
+def _host_machine():
+    """The host's CPU name and feature list (``+a,-b,...``), asked of LLVM once."""
+    import llvmlite.binding as llvm
+    init_llvm()
+    return llvm.get_host_cpu_name(), llvm.get_host_cpu_features().flatten()
+
+
+@functools.lru_cache(maxsize=64)
+def _missing_on_host(triple, cpu, features):
+    """`Target.missing_on_host` of a target's parts."""
+    host_cpu, host_features = _host_machine()
+    reported = {f[1:] for f in host_features.split(",") if f}
+    used = {f for f in _enabled(features) if f in reported}   # not tuning flags
+    if (cpu, features) != (host_cpu, host_features):   # a CPU's name implies features
+        used |= _check_machine(triple, cpu, features)[1]
+    return tuple(sorted(used - _enabled(host_features)))
 
 
 @functools.lru_cache(maxsize=64)
@@ -143,7 +215,7 @@ def _parse(text):
                               "-mcpu= or -mattr=")
         opts[key] = value
     host = "-mcpu" not in opts and "-mattr" not in opts
-    host_cpu, host_features = llvm.get_host_cpu_name(), llvm.get_host_cpu_features().flatten()
+    host_cpu, host_features = _host_machine()
     cpu = opts.get("-mcpu", host_cpu)
     features = opts.get("-mattr", host_features if host else "")
     process = llvm.get_process_triple()
@@ -163,7 +235,7 @@ def _parse(text):
         raise TargetError(f"target {text!r}: feature {unsigned[0]!r} must start with + (on) "
                           "or - (off), as in -mattr=+avx2,-avx512f")
     if cpu != host_cpu or features not in ("", host_features):
-        why = _check_machine(triple, cpu, features)
+        why = _check_machine(triple, cpu, features)[0]
         if why is not None:
             raise TargetError(f"target {text!r}: LLVM cannot make code for CPU {cpu!r} with "
                               f"features {features!r} on {triple}: {why}")

@@ -14,6 +14,9 @@ from .function import NativeCode, PrimFunction
 
 class Executable(NativeCode):
     """``lib["name"]`` is a `PrimFunction`; see also `benchmark`, `source`, `export_library`.
+    ``missing_features`` names the CPU features the code uses that this machine lacks
+    (`pyir.codegen.target.Target.missing_on_host`): with any, asking for a function is an
+    error, as running it would stop the process.
 
     ``resolve(symbol)`` gives the native address of a function's entry symbol
     (`pyir.codegen.abi.entry_symbol`); ``owner`` keeps the code alive
@@ -33,6 +36,7 @@ class Executable(NativeCode):
         self._functions = {}
         self._graphs = {}
         self._asm = None
+        self.missing_features = () if target is None else target.missing_on_host()
 
     @classmethod
     def jit(cls, llvm_ir, infos, target, opt_level="O3", symbols=None, name="module"):
@@ -60,10 +64,12 @@ class Executable(NativeCode):
 
     def __getitem__(self, name):
         fn = self._functions.get(name) or self._graphs.get(name)
-        if fn is None:
-            if name not in self._infos:
+        if fn is None or self.missing_features:
+            if name not in self._infos and name not in self._graphs:
                 raise Error(f"the executable has no function named {name!r}; it has "
                             f"{', '.join(self.function_names()) or 'none'}")
+            if self.missing_features:
+                raise Error(self._cannot_run(name))
             address = self._resolve(entry_symbol(name))
             fn = self._functions[name] = PrimFunction(self._infos[name], address, self)
         return fn
@@ -85,6 +91,15 @@ class Executable(NativeCode):
     @property
     def target(self):
         return self._target
+
+    def _cannot_run(self, name):
+        """Why function ``name`` of code that uses `missing_features` is not called here."""
+        from ..codegen.target import host_cpu
+        return (f"function {name!r} cannot run on this machine: it was built for target "
+                f"'{self._target}', whose code uses CPU features this CPU ({host_cpu()}) "
+                f"lacks ({', '.join(self.missing_features)}), and would stop the process "
+                "with an illegal instruction; build for target 'llvm' (this CPU) to run it "
+                "here, or export it with export_library for a machine that has them")
 
     def benchmark(self, name, *args, number=None, repeat=10):
         """Time the native call of prim function ``name`` on ``args`` (checked and bound

@@ -16,6 +16,7 @@ from pyir.codegen.target import Target, TargetError
 from pyir.ir import Binary, Buffer, BufferStore, Call, For, IntImm, PrimFunc, StringImm, Var
 from pyir.ir import Evaluate, LetStmt
 from pyir.schedule import Schedule
+from pyir.script import from_source
 from pyir.script import tensor as T
 
 DTYPES = ["float32", "float64", "float16", "int8", "int32", "int64", "uint8", "bool"]
@@ -343,12 +344,63 @@ def test_a_target_llvm_cannot_use_is_a_target_error(target, words):
         pyir.build(K.module(K.elementwise()), target=target)
 
 
+@pytest.mark.parametrize("cpu, found", [
+    ("x86-64", set()), ("haswell", {"avx", "avx2", "fma"}),
+    ("skylake-avx512", {"avx", "avx2", "fma", "avx512f", "avx512bw"})])
+def test_the_child_process_finds_the_vector_features_a_cpu_name_implies(cpu, found):
+    from pyir.codegen import target as tg
+    assert tg._check_machine(Target.from_string("llvm").triple, cpu, "") == (None, found)
+
+
+_GRAPH_ADD = """
+from pyir.script import graph as R
+
+@R.function
+def main(x: R.Tensor(("n",), "float32"), y: R.Tensor(("n",), "float32")):
+    return R.add(x, y)
+"""
+
+
+@pytest.mark.parametrize("target, missing", [
+    ("llvm -mattr=+avx512f", "avx512f"), ("llvm -mcpu=skylake-avx512", "avx512bw, avx512f")])
+def test_code_for_cpu_features_this_machine_lacks_is_not_called(monkeypatch, target, missing):
+    """On a machine without AVX-512 (here the host, its AVX-512 features taken away), code
+    built for a target that turns it on, or for a CPU whose name implies it, compiles and
+    shows, but its functions are refused: calling them would stop the process with an
+    illegal instruction (SIGILL). A graph function is not registered either."""
+    from pyir.codegen import target as tg
+    cpu, features = tg._host_machine()
+    without = ",".join("-" + f[1:] if f[1:].startswith("avx512") else f
+                       for f in features.split(","))
+    caches = (tg._missing_on_host, tg._parse)
+    monkeypatch.setattr(tg, "_host_machine", lambda: (cpu, without))
+    for cache in caches:
+        cache.cache_clear()
+    try:
+        lib = pyir.build(K.module(K.elementwise()), target=target, use_cache=False)
+        assert lib.missing_features == tuple(missing.split(", "))
+        with pytest.raises(Error, match=rf"function 'ew' cannot run on this machine: it was "
+                           rf"built for target '.*', whose code uses CPU features this CPU "
+                           rf"\({cpu}\) lacks \({missing}\), and would stop the process with "
+                           "an illegal instruction; build for target 'llvm'"):
+            lib["ew"]
+        assert "ew.par0:" in lib.source("asm")
+        graph = pyir.build(from_source(_GRAPH_ADD), target=target, use_cache=False)
+        with pytest.raises(Error, match="function 'main' cannot run on this machine"):
+            graph["main"]
+        assert pyir.ffi.get_global_func("main", allow_missing=True) is None
+    finally:
+        for cache in caches:
+            cache.cache_clear()
+
+
 def test_the_host_target_is_not_tried_in_a_child_process(monkeypatch):
     """Only targets other than the host's cost a child process (once per process)."""
     from pyir.codegen import target as tg
     host = Target.from_string("llvm")
     tried = []
-    monkeypatch.setattr(tg, "_check_machine", lambda *machine: tried.append(machine))
+    monkeypatch.setattr(tg, "_check_machine",
+                        lambda *machine: tried.append(machine) or (None, frozenset()))
     tg._parse.cache_clear()
     for text in ("llvm", f"llvm -mcpu={host.cpu}", f"llvm -mcpu={host.cpu} -mattr={host.features}",
                  str(host)):
