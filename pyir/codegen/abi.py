@@ -135,17 +135,22 @@ class FuncInfo:
                         tuple(data["access_checks"]))
 
 
-def dumps(infos, graphs=()):
-    """The metadata of an exported library: its prim functions' `FuncInfo`s and the JSON
-    form of its graph functions' plans (`pyir.transform.graph_plan.GraphPlan.to_json`)."""
+def dumps(infos, graphs=(), target="", requires=()):
+    """The metadata of an exported library: its prim functions' `FuncInfo`s, the JSON form
+    of its graph functions' plans (`pyir.transform.graph_plan.GraphPlan.to_json`), the
+    target it was compiled for and the CPU features (of
+    `pyir.codegen.target.FEATURE_PROBES`) its code may use."""
     return json.dumps({"functions": [i.to_json() for i in infos],
-                       "graphs": [g.to_json() for g in graphs]})
+                       "graphs": [g.to_json() for g in graphs],
+                       "target": target, "requires": sorted(requires)})
 
 
 def loads(text):
-    """``(infos, graphs)`` from `dumps` text; graphs stay JSON data."""
+    """``(infos, graphs, target, requires)`` from `dumps` text; graphs stay JSON data (a
+    library exported before the target was recorded: "" and no features)."""
     data = json.loads(text)
-    return [FuncInfo.from_json(d) for d in data["functions"]], data["graphs"]
+    return ([FuncInfo.from_json(d) for d in data["functions"]], data["graphs"],
+            data.get("target", ""), tuple(data.get("requires", ())))
 
 
 def expr_to_json(e, names):

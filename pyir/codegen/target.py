@@ -70,11 +70,15 @@ class Target:
     def has_feature(self, name):
         return name in _enabled(self.features)
 
-    def missing_on_host(self):
-        """The CPU features that code for this target may use and this machine's CPU lacks
-        (sorted names; none when the code runs here): those the target turns on that the
-        host reports, and for a target other than the host's, those of `FEATURE_PROBES` that
+    def uses(self):
+        """The CPU features that code for this target may use (a frozenset of names): those
+        it turns on, and for a target other than the host's, those of `FEATURE_PROBES` that
         its CPU's name implies (a virtual machine may hide some of its CPU's features)."""
+        return _uses(self.triple, self.cpu, self.features)
+
+    def missing_on_host(self):
+        """The features of `uses` that this machine's CPU lacks (sorted names; none when the
+        code runs here), of those the host reports."""
         return _missing_on_host(self.triple, self.cpu, self.features)
 
     @property
@@ -168,11 +172,6 @@ def _check_machine(triple, cpu, features):
     return None, frozenset(f for f in (found or [""])[-1].split(",") if f)
 
 
-def host_cpu():
-    """The name LLVM gives this machine's CPU (``znver4``)."""
-    return _host_machine()[0]
-
-
 @functools.lru_cache(maxsize=1)
 def _host_machine():
     """The host's CPU name and feature list (``+a,-b,...``), asked of LLVM once."""
@@ -182,14 +181,21 @@ def _host_machine():
 
 
 @functools.lru_cache(maxsize=64)
+def _uses(triple, cpu, features):
+    """`Target.uses` of a target's parts."""
+    used = set(_enabled(features))
+    if (cpu, features) != _host_machine():   # a CPU's name implies features
+        used |= _check_machine(triple, cpu, features)[1]
+    return frozenset(used)
+
+
+@functools.lru_cache(maxsize=64)
 def _missing_on_host(triple, cpu, features):
     """`Target.missing_on_host` of a target's parts."""
-    host_cpu, host_features = _host_machine()
-    reported = {f[1:] for f in host_features.split(",") if f}
-    used = {f for f in _enabled(features) if f in reported}   # not tuning flags
-    if (cpu, features) != (host_cpu, host_features):   # a CPU's name implies features
-        used |= _check_machine(triple, cpu, features)[1]
-    return tuple(sorted(used - _enabled(host_features)))
+    host_features = _host_machine()[1]
+    reported = {f[1:] for f in host_features.split(",") if f}   # not tuning flags
+    return tuple(sorted(f for f in _uses(triple, cpu, features) - _enabled(host_features)
+                        if f in reported))
 
 
 @functools.lru_cache(maxsize=64)

@@ -15,8 +15,9 @@ from .function import NativeCode, PrimFunction
 class Executable(NativeCode):
     """``lib["name"]`` is a `PrimFunction`; see also `benchmark`, `source`, `export_library`.
     ``missing_features`` names the CPU features the code uses that this machine lacks
-    (`pyir.codegen.target.Target.missing_on_host`): with any, asking for a function is an
-    error, as running it would stop the process.
+    (`pyir.codegen.target.Target.missing_on_host`; for a loaded library, ``built_for`` its
+    target and ``missing_features`` those `pyir.load_module` found missing): with any,
+    asking for a function is an error, as running it would stop the process.
 
     ``resolve(symbol)`` gives the native address of a function's entry symbol
     (`pyir.codegen.abi.entry_symbol`); ``owner`` keeps the code alive
@@ -24,7 +25,7 @@ class Executable(NativeCode):
     """
 
     def __init__(self, infos, resolve, owner, origin, units=None, target=None,
-                 opt_level="O3", symbols=None):
+                 opt_level="O3", symbols=None, built_for="", missing_features=()):
         self._infos = {info.name: info for info in infos}
         self._resolve = resolve
         self._owner = owner
@@ -36,7 +37,9 @@ class Executable(NativeCode):
         self._functions = {}
         self._graphs = {}
         self._asm = None
-        self.missing_features = () if target is None else target.missing_on_host()
+        self._built_for = str(target) if target is not None else built_for
+        self.missing_features = tuple(missing_features) if target is None \
+            else target.missing_on_host()
 
     @classmethod
     def jit(cls, llvm_ir, infos, target, opt_level="O3", symbols=None, name="module"):
@@ -94,12 +97,11 @@ class Executable(NativeCode):
 
     def _cannot_run(self, name):
         """Why function ``name`` of code that uses `missing_features` is not called here."""
-        from ..codegen.target import host_cpu
         return (f"function {name!r} cannot run on this machine: it was built for target "
-                f"'{self._target}', whose code uses CPU features this CPU ({host_cpu()}) "
-                f"lacks ({', '.join(self.missing_features)}), and would stop the process "
-                "with an illegal instruction; build for target 'llvm' (this CPU) to run it "
-                "here, or export it with export_library for a machine that has them")
+                f"'{self._built_for}', whose code uses CPU features this machine's CPU lacks "
+                f"({', '.join(self.missing_features)}), and would stop the process with an "
+                "illegal instruction; build for target 'llvm' (this CPU) to run it here, or "
+                "run it on a machine that has them")
 
     def benchmark(self, name, *args, number=None, repeat=10):
         """Time the native call of prim function ``name`` on ``args`` (checked and bound

@@ -4,7 +4,8 @@ The compile units' IR is linked into one module (the functions that are not entr
 made internal: a function called across units is not exported) and compiled to
 position-independent object code by llvmlite (reloc="pic", default code model), with the
 thread pool's IR linked in when a parallel loop needs it and the metadata (`abi.dumps`:
-`FuncInfo`s and graph plans) embedded as JSON in the constant `abi.METADATA_SYMBOL`; the
+`FuncInfo`s, graph plans, the target and the CPU features its code may use, which
+`pyir.load_module` checks) embedded as JSON in the constant `abi.METADATA_SYMBOL`; the
 system C compiler links the object (``cc -shared``; ``$CC`` overrides). The library needs
 only libc and libm, and the shared libraries of the native kernels it calls: a kernel
 declared with ``pyir.ffi.extern(symbol=...)`` is called by its own name in the library
@@ -20,6 +21,7 @@ import subprocess
 import tempfile
 
 from ..codegen import abi
+from ..codegen.target import FEATURE_PROBES
 from ..ffi.extern import SYMBOL_PREFIX
 from ..errors import Error
 from .engine import ir_level, ir_rejected
@@ -46,8 +48,10 @@ def export_library(path, units, infos, target, opt_level="O3", graphs=(), symbol
     if any(uses_runtime(u) for u in units):
         with ir_rejected("the native runtime"):
             mod.link_in(machine.prepare(threadpool_ir(tm.triple), "none"))
+    requires = target.uses() & FEATURE_PROBES.keys()   # what the loading machine must have
     with ir_rejected("the function metadata"):
-        mod.link_in(machine.prepare(metadata_ir(abi.dumps(infos, graphs)), "none"))
+        mod.link_in(machine.prepare(metadata_ir(abi.dumps(infos, graphs, str(target),
+                                                          requires)), "none"))
     libraries = _call_kernels_by_name(mod, symbols or {})
     with machine_code(ir_level(opt_level)):
         obj = tm.emit_object(mod)

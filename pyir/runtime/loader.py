@@ -3,6 +3,8 @@
 Only ctypes and the embedded metadata (`pyir.codegen.abi.dumps`: the prim functions'
 `FuncInfo`s and the graph functions' plans) are needed: no llvmlite, no Python source.
 Packed Python functions that graph code calls are looked up in the registry at the call.
+A library whose code uses CPU features this machine lacks (the metadata lists them) loads,
+but its functions are refused (see `Executable`).
 """
 
 import ctypes
@@ -33,7 +35,7 @@ def load_module(path):
         raise Error(f"{path} is not a library exported by pyir: it has no "
                     f"{abi.METADATA_SYMBOL} symbol") from None
     try:
-        infos, graphs = abi.loads(ctypes.string_at(start).decode())
+        infos, graphs, target, requires = abi.loads(ctypes.string_at(start).decode())
     except (KeyError, TypeError, ValueError) as e:
         raise Error(f"{path} holds metadata this version of pyir cannot read ({e!r}); "
                     "export it again with this version") from None
@@ -45,10 +47,27 @@ def load_module(path):
             raise Error(f"{path} has no symbol {symbol!r}: it was exported by an older "
                         "version of pyir; export it again with this version") from None
 
-    exe = Executable(infos, resolve, lib, origin=path)
+    flags = cpu_flags()
+    missing = () if flags is None else tuple(f for f in requires if f not in flags)
+    exe = Executable(infos, resolve, lib, origin=path, built_for=target,
+                     missing_features=missing)
     for data in graphs:
         exe.add_graph_function(GraphPlan.from_json(data))
     return exe
+
+
+def cpu_flags():
+    """The feature flags of this machine's CPU as Linux names them (``/proc/cpuinfo``: for
+    the x86 features a library records, the names LLVM gives them), or None where the
+    system does not say."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("flags"):
+                    return set(line.partition(":")[2].split())
+    except OSError:
+        pass
+    return None
 
 
 def _check_whole(path):

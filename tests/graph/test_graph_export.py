@@ -165,7 +165,7 @@ def test_a_library_with_metadata_of_an_older_format_is_a_clear_error(tmp_path, m
     from pyir.codegen import abi
     path = tmp_path / "old.so"
     with monkeypatch.context() as m:
-        m.setattr(abi, "dumps", lambda infos, graphs=(): json.dumps([i.to_json() for i in infos]))
+        m.setattr(abi, "dumps", lambda infos, *rest: json.dumps([i.to_json() for i in infos]))
         pyir.build(FloatArgument).export_library(path)
     with pytest.raises(pyir.Error, match="holds metadata this version of pyir cannot read"):
         pyir.load_module(path)

@@ -11,6 +11,7 @@ import threading
 import numpy as np
 import pytest
 
+import native_kernels
 import pyir
 from pyir.runtime import BenchmarkResult
 
@@ -179,6 +180,26 @@ def test_loaded_module_has_no_source(lib, tmp_path):
     out = np.zeros(3, np.int8)
     loaded["fill_i8"](9, out)
     assert (out == 9).all()
+
+
+def test_a_library_for_cpu_features_this_machine_lacks_loads_but_is_not_called(
+        tmp_path, monkeypatch):
+    """A library records its target and the vector features its code uses: here AVX-512,
+    on a machine whose CPU (as /proc/cpuinfo says) has AVX2 only. It loads, but its
+    functions are refused, naming what is missing; where the CPU has them, nothing is."""
+    from pyir.runtime import Executable, loader
+    lib = Executable.jit(native_kernels.IR, native_kernels.INFOS, "llvm -mattr=+avx512f")
+    path = tmp_path / "avx512.so"
+    lib.export_library(path)
+    monkeypatch.setattr(loader, "cpu_flags", lambda: {"sse2", "avx", "avx2", "fma"})
+    loaded = pyir.load_module(path)
+    assert loaded.missing_features == ("avx512f",)
+    with pytest.raises(pyir.Error, match=r"function 'add' cannot run on this machine: it was "
+                       r"built for target 'llvm -mtriple=\S+ -mcpu=\S+ -mattr=\+avx512f', "
+                       r"whose code uses CPU features this machine's CPU lacks \(avx512f\)"):
+        loaded["add"]
+    monkeypatch.setattr(loader, "cpu_flags", lambda: {"avx", "avx2", "fma", "avx512f"})
+    assert pyir.load_module(path).missing_features == ()
 
 
 def test_a_library_exported_again_to_its_path_loads_anew(tmp_path):
