@@ -20,6 +20,13 @@ from .simplify import Simplifier
 #: Symbolic proofs run at nesting depth 0 only; the simplifications they do inside use
 #: constant bounds. This keeps every question polynomial.
 _MAX_DEPTH = 1
+#: How far beyond its one bound `Analyzer._falsified` puts a variable bounded on one side
+#: only (a shape variable, >= 0): odd and past the usual tiles, so that ``n // 32`` and
+#: ``n % 7`` are neither 0 nor a whole number of tiles.
+_FAR = 1001
+#: The points `Analyzer._falsified` tries, in order, as (at_top: each variable at the top
+#: of its range, far: one bounded on one side only `_FAR` beyond its bound).
+_POINTS = ((False, False), (False, True), (True, True), (True, False))
 
 
 _NO_VARS = frozenset()
@@ -102,6 +109,7 @@ class Analyzer:
         self._fact_vars = set()   # a superset of the Vars the facts mention
         self._last_range = {}     # Var -> (start, extent, bounds) of its last Range binding
         self._intervals = {}      # Var -> its constant interval under the current facts
+        self._points = {}         # the points of `_falsified` under the current facts
         self._facts = {}          # Vars of an expression -> what it reaches (_reach)
         self._bindings = {}       # Var -> what it is bound to, in the order bound (_replay)
 
@@ -206,6 +214,7 @@ class Analyzer:
         about expressions (`_facts_about`): a bound or substitution changed."""
         self._intervals = {}
         self._facts = {}
+        self._points = {}
 
     def _range_bounds(self, rng):
         """(start, extent, inclusive bounds) of a `Range`, simplified; a constant range
@@ -432,6 +441,8 @@ class Analyzer:
         """Whether the Poly ``p`` is provably >= 0."""
         if self._bounder.poly(p)[0] >= 0 or self._nonneg_through_divisions(p):
             return True
+        if self._falsified(p):
+            return False
         sides = self._sides(p)
         if sides is not None:
             return all(self._prove_nonneg(q) for q in sides)
@@ -449,6 +460,64 @@ class Analyzer:
             return False
         finally:
             self._depth -= 1
+
+    def _falsified(self, p):
+        """Whether values the facts allow make the int64 Poly ``p`` negative, so that no
+        proof of ``p >= 0`` can succeed: such a point costs less than the symbolic
+        relaxation of a proof that fails (most of those a build asks, as of ``j < n // 32``
+        in a loop of ``(n + 31) // 32``). At each point of `_POINTS` every variable is at
+        its lowest or at its highest value given the values of the variables its facts
+        mention (one bounded on one side only: at its bound, or `_FAR` beyond); the values
+        are remembered until a fact changes."""
+        if p.dtype != "int64":
+            return False
+        names = [v for a in _atoms(p) for v in vars_of(a)]
+        for point in _POINTS:
+            values, bounder = self._points.get(point) or self._new_point(point)
+            if all(self._value_at(v, values, bounder, *point) is not None for v in names) \
+                    and bounder.poly(p)[1] < 0:
+                return True
+        return False
+
+    def _new_point(self, point):
+        """The values (none yet) and the bounder of ``point`` under the current facts."""
+        values = {}
+        made = self._points[point] = (values, ConstBounder(lambda v: (values[v], values[v])))
+        return made
+
+    def _value_at(self, var, values, bounder, at_top, far):
+        """``var``'s value at a point of `_falsified` (``values`` holds the point so far),
+        or None when the facts give it none (an empty range, a fact that is not one value,
+        a variable not int64, facts in a cycle)."""
+        if var in values:
+            return values[var]
+        values[var] = None   # until found (a cycle meets None)
+        if var.dtype != "int64":
+            return None
+        sub = self._subst.get(var)
+        facts = (sub,) if sub is not None else self._bounds.get(var, (None, None))
+        if any(self._value_at(w, values, bounder, at_top, far) is None
+               for e in facts if e is not None for w in vars_of(e)):
+            return None
+        if sub is not None:
+            lo, hi = bounder.expr(sub)
+            if lo != hi:
+                return None
+        else:
+            lo = None if facts[0] is None else bounder.expr(facts[0])[1]
+            hi = None if facts[1] is None else bounder.expr(facts[1])[0]
+        if lo is not None and hi is not None:
+            value = hi if at_top else lo
+        elif lo is not None:
+            value = lo + _FAR if far else lo
+        elif hi is not None:
+            value = hi - _FAR if far else hi
+        else:
+            value = _FAR if far else 0
+        if value in (INF, -INF) or (lo is not None and hi is not None and lo > hi):
+            return None
+        values[var] = value
+        return value
 
     def _nonneg_through_divisions(self, p):
         """Whether the constant bounds of ``s * p`` (``s >= 1``) with each term

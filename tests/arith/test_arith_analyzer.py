@@ -126,6 +126,24 @@ def test_can_prove_is_sound_on_unknowns():
     assert ana.can_prove(and_(eq(x, x), le(x, x + 1)))
 
 
+def test_a_proof_refuted_at_a_point_of_the_facts_needs_no_symbolic_relaxation(monkeypatch):
+    """``j < n // 32`` with ``j`` in ``[0, (n + 31) // 32)`` fails at n = 1, j = 0, and its
+    negation at n = 1002 (1001 past the least n), j = 0: values the facts allow, found
+    before any relaxation. What the facts do prove still goes through it; values they do
+    not allow (a range that is empty: i in [n, 2 - n] for n = 1002) refute nothing."""
+    ana = Analyzer()
+    ana.bind(n, IntBound(0, None))
+    ana.bind(j, Range(0, (n + 31) // 32))
+    relaxed = []
+    real = ana._relax
+    monkeypatch.setattr(ana, "_relax", lambda *a: relaxed.append(a) or real(*a))
+    assert not ana.can_prove(lt(j, n // 32)) and not ana.can_prove(ge(j, n // 32))
+    assert relaxed == []
+    assert ana.can_prove(lt(j * 32, n + 31)) and relaxed
+    ana.bind(i, Range(n, 3 - n * 2))
+    assert ana.can_prove(le(i + n, 2))
+
+
 def test_can_prove_equal():
     ana = Analyzer()
     assert ana.can_prove_equal((x // 8) * 8 + x % 8, x)
