@@ -17,10 +17,9 @@ the process with an illegal instruction: `Target.missing_on_host` names those fe
 executable refuses to call such code.
 """
 
-import re
-
 import functools
 import os
+import re
 import subprocess
 import sys
 from dataclasses import dataclass
