@@ -372,7 +372,7 @@ def test_code_for_cpu_features_this_machine_lacks_is_not_called(monkeypatch, tar
     cpu, features = tg._host_machine()
     without = ",".join("-" + f[1:] if f[1:].startswith("avx512") else f
                        for f in features.split(","))
-    caches = (tg._missing_on_host, tg._parse)
+    caches = (tg._uses, tg._missing_on_host, tg._parse)
     monkeypatch.setattr(tg, "_host_machine", lambda: (cpu, without))
     for cache in caches:
         cache.cache_clear()
