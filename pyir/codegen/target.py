@@ -67,7 +67,11 @@ class Target:
         return " ".join(parts)
 
     def has_feature(self, name):
-        return name in _enabled(self.features)
+        """Whether code for this target may use CPU feature ``name`` (`uses`): pyir picks
+        its vectors by what LLVM will use, so ``-mcpu=znver4`` alone has AVX-512, and
+        ``-mattr=+avx2`` is the host's CPU with AVX2 on (for an AVX2 machine, name one:
+        ``-mcpu=haswell``)."""
+        return name in self.uses()
 
     def uses(self):
         """The CPU features that code for this target may use (a frozenset of names): those

@@ -309,7 +309,10 @@ def test_scalar_parameter_and_call_extern():
 def test_explicit_target_and_vector_width():
     t = Target.from_string("llvm -mcpu=znver4 -mattr=+avx512f")
     assert t.cpu == "znver4" and t.vector_bits == 512
-    assert Target.from_string("llvm -mattr=+avx2").vector_bits == 256
+    assert Target.from_string("llvm -mcpu=haswell").vector_bits == 256
+    assert Target.from_string("llvm -mcpu=x86-64").vector_bits == 128
+    assert Target.from_string("llvm -mcpu=skylake-avx512").vector_bits == 512   # implied
+    assert Target.from_string("llvm -mcpu=skylake-avx512 -mattr=-avx512f").vector_bits == 256
     host = Target.from_string("llvm")
     assert host.features
     with pytest.raises(TargetError, match="only 'llvm'"):

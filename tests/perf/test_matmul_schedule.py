@@ -115,8 +115,8 @@ def test_a_static_last_tile_is_a_smaller_register_tile(n, rows):
 @pytest.mark.parametrize("target, rows, tile", [
     ("llvm -mattr=+avx512f", 8, (8, 32)), ("llvm -mattr=+avx512f", 14, (14, 32)),
     ("llvm -mattr=+avx512f", 1, (1, 32)), ("llvm -mattr=+avx512f", 0, (1, 32)),
-    ("llvm -mattr=+avx512f", 20, (10, 32)), ("llvm -mattr=+avx2", 6, (6, 16)),
-    ("llvm -mattr=+avx2", 12, (6, 16)), ("llvm -mattr=+avx2", 7, (4, 16))])
+    ("llvm -mattr=+avx512f", 20, (10, 32)), ("llvm -mcpu=haswell", 6, (6, 16)),
+    ("llvm -mcpu=haswell", 12, (6, 16)), ("llvm -mcpu=haswell", 7, (4, 16))])
 def test_few_rows_take_as_few_register_tiles_as_the_registers_allow(target, rows, tile):
     """Two accumulators a row beside two vectors of B and one of A: 14 rows in 32 vector
     registers, 6 in 16; more rows are cut into tiles of equal rows."""
@@ -127,7 +127,7 @@ def test_few_rows_take_as_few_register_tiles_as_the_registers_allow(target, rows
     ("llvm -mattr=+avx512f", 1, 28, True), ("llvm -mattr=+avx512f", 1, 29, False),
     ("llvm -mattr=+avx512f", 2, 14, True), ("llvm -mattr=+avx512f", 3, 5, False),
     ("llvm -mattr=+avx512f", 1, 15, True), ("llvm -mattr=+avx512f", 0, 0, True),
-    ("llvm -mattr=+avx2", 1, 12, True), ("llvm -mattr=+avx2", 1, 13, False)])
+    ("llvm -mcpu=haswell", 1, 12, True), ("llvm -mcpu=haswell", 1, 13, False)])
 def test_known_rows_read_b_in_place_in_at_most_two_tiles(target, batches, rows, in_place):
     """Up to two of the tallest tiles the registers allow read B in place (each streams all
     of B); more pack it."""

@@ -305,7 +305,7 @@ def _matmul(dtype="float32", n='"n"', k='"k"', m='"m"', update="A[vi, vr] * B[vr
 #: Targets whose register tiles the default-schedule tests pin (whatever the host has):
 #: 32 vector registers of 512 bits, and 16 of 256.
 AVX512 = "llvm -mattr=+avx512f"
-AVX2 = "llvm -mattr=+avx2,+fma"
+AVX2 = "llvm -mcpu=haswell"
 
 
 def _scheduled(func, target=AVX512):
