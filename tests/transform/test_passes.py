@@ -9,9 +9,9 @@ import kernels as K
 import sched_kernels
 import pyir
 from pyir import ir, transform
+from pyir.codegen.target import Target
 from pyir.ir import expr as E
 from pyir.ir import stmt as S
-from pyir.codegen.target import Target
 from pyir.ir.node import rewrite, walk
 from pyir.schedule import Schedule, gemm
 from pyir.script import from_source
