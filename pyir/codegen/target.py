@@ -203,7 +203,8 @@ def _missing_on_host(triple, cpu, features):
 
 @functools.lru_cache(maxsize=64)
 def _enabled(features):
-    """The feature names a ``+a,-b,+c`` list turns on (codegen asks per vector loop)."""
+    """The feature names a ``+a,-b,+c`` list turns on (what `_uses` and `_missing_on_host`
+    start from)."""
     return frozenset(f[1:] for f in features.split(",") if f.startswith("+"))
 
 
