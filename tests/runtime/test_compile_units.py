@@ -77,6 +77,20 @@ def test_units_compiled_on_one_or_two_threads_compute_the_same(monkeypatch, thre
         _check(lib, n)
 
 
+def test_the_engine_takes_its_own_empty_module_from_the_object_cache(monkeypatch):
+    """MCJIT asks the object cache for its own (empty) module's code at every link, and
+    gets the object code made once per target, not a machine-code pipeline of its own."""
+    asked = []
+    real = engine._empty_object
+    monkeypatch.setattr(engine, "_empty_object", lambda target: asked.append(target)
+                        or real(target))
+    for _ in range(2):
+        lib = pyir.build(_matmul(), opt_level="fast", use_cache=False)
+        _check(lib, 33)
+    assert len(asked) == 2 and asked[0] == asked[1]
+    assert real(asked[0]) is real(asked[1]) and real(asked[0])[:4] == b"\x7fELF"
+
+
 def test_only_units_of_glue_get_machine_code_without_optimization():
     """The entry unit of a kernel whose work is all in outlined loops (argument checks,
     allocation, launches: `optnone`) goes through LLVM's O0 machine-code pipeline; every unit
