@@ -96,26 +96,35 @@ def test_a_pure_operation_repeated_in_a_block_is_one_instruction(b):
     assert len(b.block.instructions) == 13
 
 
-def test_numbering_shares_the_first_blocks_work_and_stops_at_other_blocks(b):
-    """The first block dominates every block made after it: an operation of values defined
-    there (or of arguments) is made there once, before its branch, and shared by later
-    blocks (loop nests one after the other); other operations are made per block."""
+def test_numbering_shares_the_first_blocks_work_in_loops_and_stops_at_other_blocks(b):
+    """The first block dominates every block made after it: inside a loop, an operation of
+    values defined there (or of arguments) is made there once, before its branch, and
+    shared by later loop nests; outside every loop it is made where it is asked (moved up,
+    a value used only after a loop would live across the loop); other operations are made
+    per block."""
     top = b.block
     x = b.function.args[0]
     ptr = b.inttoptr(x, ir.PointerType())
     loaded = b.load(ptr, typ=I64)
     first = b.mul(x, c(3))
-    nxt = b.function.append_basic_block("next")
+    nxt = b.append_basic_block("next")
     b.branch(nxt)
     b.position_at_end(nxt)
-    assert b.mul(x, c(3)) is first
-    twice = b.mul(loaded, c(2))
-    assert twice.parent is top and top.instructions[-2] is twice    # before the branch
-    here = b.load(ptr, typ=I64)
-    assert here is not loaded and here.parent is nxt                # a load stays
-    again = b.mul(here, c(3))
-    assert again.parent is nxt
-    b.position_at_end(b.function.append_basic_block("third"))
+    with b.loop_frame(top, nxt):
+        assert b.mul(x, c(3)) is first
+        twice = b.mul(loaded, c(2))
+        assert twice.parent is top and top.instructions[-2] is twice    # before the branch
+        here = b.load(ptr, typ=I64)
+        assert here is not loaded and here.parent is nxt                # a load stays
+        again = b.mul(here, c(3))
+        assert again.parent is nxt
+    after = b.append_basic_block("after")
+    b.branch(after)
+    b.position_at_end(after)
+    outside = b.mul(x, c(5))
+    assert outside.parent is after and b.mul(x, c(5)) is outside
+    assert b.mul(loaded, c(2)) is not twice
+    b.position_at_end(b.append_basic_block("third"))
     assert b.mul(here, c(3)) is not again
     assert b.fadd(c(1.0, ir.FloatType()), c(2.0, ir.FloatType())) is not \
         b.fadd(c(1.0, ir.FloatType()), c(2.0, ir.FloatType()))     # not numbered
@@ -123,18 +132,23 @@ def test_numbering_shares_the_first_blocks_work_and_stops_at_other_blocks(b):
 
 def test_an_operation_of_an_allocation_is_shared_from_the_first_block():
     """A function emitter's allocations are in an entry block of their own, before the
-    builder's first block: they dominate every block too."""
+    builder's first block: they dominate every block too, and two loop nests share an
+    operation of them."""
     fn = ir.Function(ir.Module(), ir.FunctionType(I64, []), "f")
     entry = Builder(fn.append_basic_block("entry"))
     b = Builder(fn.append_basic_block("body"))
     tile = entry.alloca(I64, size=c(8))
-    later = fn.append_basic_block("later")
-    b.branch(later)
-    b.position_at_end(later)
-    row = b.gep(tile, [c(3)], source_etype=I64)
+    first_loop = b.append_basic_block("first_loop")
+    b.branch(first_loop)
+    b.position_at_end(first_loop)
+    with b.loop_frame(fn.blocks[1], first_loop):
+        row = b.gep(tile, [c(3)], source_etype=I64)
     assert row.parent is fn.blocks[1]
-    b.position_at_end(fn.append_basic_block("last"))
-    assert b.gep(tile, [c(3)], source_etype=I64) is row
+    second_loop = b.append_basic_block("second_loop")
+    b.branch(second_loop)
+    b.position_at_end(second_loop)
+    with b.loop_frame(first_loop, second_loop):
+        assert b.gep(tile, [c(3)], source_etype=I64) is row
 
 
 def test_a_load_is_reused_until_what_it_reads_may_be_written():
