@@ -160,6 +160,24 @@ def test_the_symbolic_main_tile_keeps_its_addresses_in_registers(target, tile):
     assert not re.findall(r"^\s+\S+\s.*\(%rsp\)", main, re.MULTILINE)
 
 
+def test_the_bench_compares_two_kernels_in_pairs_of_calls():
+    """`paired_ratio` is the median ratio of back-to-back calls: a busy spell that slows
+    every call threefold through the second half (on a clock the calls advance) leaves it
+    at the kernels' own ratio; timing one kernel's calls and then the other's would read
+    4.5x."""
+    clock, calls = [0.0], []
+
+    def kernel(cost):
+        def run():
+            calls.append(cost)
+            clock[0] += cost * (3.0 if len(calls) > 44 else 1.0)
+        return run
+
+    assert M.paired_ratio(kernel(1.0), kernel(1.5), (), clock=lambda: clock[0]) == \
+        pytest.approx(1.5)
+    assert len(calls) == 2 + 2 * 41
+
+
 def test_split_tail_main_path_is_the_likely_branch():
     """Codegen weights the main side of every split loop's test 1000:1, so that register
     allocation keeps the hot tile in registers (with symbolic n, values live only in the
