@@ -1,6 +1,7 @@
 """The constant-folding IR builder: exact integer folds, instructions otherwise, one
 instruction for a pure operation repeated in a block (or in the function, for operations
-of the first block's values), and a load reused until what it read may have been written."""
+of the first block's values asked for inside loops), and a load reused until what it read
+may have been written."""
 
 import re
 
