@@ -83,14 +83,18 @@ def _const(ty, value):
 _IDENTITY = {"add": (0, "both"), "sub": (0, "right"), "mul": (1, "both"),
              "sdiv": (1, "right"), "or_": (0, "both"), "xor": (0, "both"),
              "and_": (-1, "both")}
+#: Operations that a 0 on either side makes 0, whatever the other side: ``x * 0``, ``0 & x``.
+_ANNIHILATED_BY_ZERO = ("mul", "and_")
 
 
 def _folding(method, fold):
     """Wrap ``IRBuilder.method``: when both operands are integer constants and ``fold``
     returns a value, that constant replaces the instruction; an operation with its
-    identity (``x + 0``, ``1 * x``) is its other operand; otherwise it is numbered."""
+    identity (``x + 0``, ``1 * x``) is its other operand, one with a 0 that makes it 0
+    (``0 * x``) is 0; otherwise it is numbered."""
     op = method.__name__
     unit, side = _IDENTITY.get(op, (None, None))
+    annihilated = op in _ANNIHILATED_BY_ZERO
 
     def wrapped(self, lhs, rhs, name="", flags=()):
         a, b = int_value(lhs), int_value(rhs)
@@ -103,6 +107,8 @@ def _folding(method, fold):
                 return lhs
             if a == unit and side == "both":
                 return rhs
+        if annihilated and 0 in (a, b) and lhs.type == rhs.type:
+            return _const(lhs.type, 0)
         movable = op not in ("sdiv", "srem") or b not in (None, 0, -1)
         return self.numbered((op, lhs, rhs, tuple(flags)),
                              lambda: method(self, lhs, rhs, name=name, flags=flags),

@@ -76,6 +76,14 @@ def test_an_identity_operand_leaves_the_other(b):
     assert isinstance(b.sdiv(c(1), x), ir.Instruction)
 
 
+def test_a_zero_factor_or_mask_gives_zero(b):
+    x = b.function.args[0]
+    for zero in (b.mul(c(0), x), b.mul(x, c(0)), b.and_(x, c(0)), b.and_(c(0), x)):
+        assert int_value(zero) == 0 and zero.type == I64
+    assert not b.block.instructions
+    assert isinstance(b.or_(x, c(-1)), ir.Instruction)         # only what the table says
+
+
 def test_a_pure_operation_repeated_in_a_block_is_one_instruction(b):
     x = b.function.args[0]
     first = b.mul(x, c(6144))
