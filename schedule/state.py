@@ -314,8 +314,7 @@ class Schedule:
         _block_or_loop(loop_or_block, "tensorize")
         if isinstance(loop_or_block, BlockRV):
             func, path = self._resolve_block(loop_or_block, "tensorize")
-            desc_loops, _ = _tensorize._desc_parts(
-                _tensorize.get_tensor_intrin(intrin).desc, intrin)
+            desc_loops = _tensorize.get_tensor_intrin(intrin).description.loops
             loops = loops_of(path)
             if len(loops) < len(desc_loops):
                 raise ScheduleError("tensorize", f"block \"{loop_or_block.name}\"",

@@ -60,10 +60,29 @@ from .tree import find_block, find_loop, loops_of, replace, with_body
 
 
 @dataclasses.dataclass(frozen=True)
+class Description:
+    """What matching asks of an intrinsic's description, worked out when it is registered
+    (each tensorize asked it again: a fifth of the bench's tensorize step). ``loops`` as
+    `_desc_parts` finds them; ``body``, the block's store in terms of the loops' variables.
+    Per access of ``body``, in the order `_pairs` meets them: ``steps``, the coefficient of
+    its flat offset per loop (None where not linear); ``moved``, its offset from the first
+    access of its buffer with the loops at 0; ``tops``, the highest value of each index (of
+    the stored buffer's accesses, else None). ``off_first``: the buffers whose first access
+    is not at their first element."""
+    loops: tuple
+    body: BufferStore
+    steps: tuple
+    moved: tuple
+    tops: tuple
+    off_first: tuple
+
+
+@dataclasses.dataclass(frozen=True)
 class TensorIntrin:
     name: str
     desc: PrimFunc
     impl_name: str
+    description: Description = dataclasses.field(compare=False, repr=False)
 
 
 _REGISTRY = {}
@@ -81,9 +100,9 @@ def register_tensor_intrin(name, desc, impl_name, override=False):
     if name in _REGISTRY and not override:
         raise ScheduleError("register_tensor_intrin", name,
                             "a tensor intrinsic of this name is registered; pass override=True")
-    tops = _described_tops(desc, name)  # checks the description's shape now
-    describe_reach(name, impl_name, tops)
-    _REGISTRY[name] = TensorIntrin(name, desc, impl_name)
+    description = _describe(desc, name)  # checks the description's shape now
+    describe_reach(name, impl_name, _described_tops(description, name))
+    _REGISTRY[name] = TensorIntrin(name, desc, impl_name, description)
     return _REGISTRY[name]
 
 
@@ -131,17 +150,39 @@ def _desc_parts(desc, name):
     return loops, realize
 
 
-def _described_tops(desc, name):
-    """The highest index the description's computation reaches in each dimension of each of
-    its buffers ({name: [int, ...]}), what tensorize's calls of the kernel reach
-    (`pyir.ffi.extern.describe_reach`); refuse an index that may fall outside the buffer."""
+def _describe(desc, name):
+    """The `Description` of the prim function ``desc`` (checked by `_desc_parts`)."""
     loops, realize = _desc_parts(desc, name)
     block = realize.block
     body = substitute(block.body, {iv.var: v for iv, v in zip(block.iter_vars,
                                                                realize.iter_values)})
+    accesses = []
+    _pairs(body, body, accesses, "")
+    accesses = tuple(a for a, _ in accesses)
     ana = analyzer_for(loops)
+    zero = {lp.loop_var: IntImm(0) for lp in loops}
+    stored = body.buffer
+    steps, moved, tops, firsts = [], [], [], {}
+    for access in accesses:
+        off = ana.simplify(_flat_offset(access, access.buffer.shape))
+        lins = [detect_linear(off, lp.loop_var, ana) for lp in loops]
+        steps.append(tuple(None if lin is None else lin[0] for lin in lins))
+        here = ana.simplify(substitute(off, zero))
+        first = firsts.setdefault(access.buffer, here)
+        moved.append(ana.simplify(here - first))
+        tops.append(tuple(ana.const_int_bound(i).max for i in access.indices)
+                    if access.buffer is stored else None)
+    off_first = tuple(b for b, first in firsts.items() if not ana.can_prove_equal(first, 0))
+    return Description(tuple(loops), body, tuple(steps), tuple(moved), tuple(tops), off_first)
+
+
+def _described_tops(description, name):
+    """The highest index the description's computation reaches in each dimension of each of
+    its buffers ({name: [int, ...]}), what tensorize's calls of the kernel reach
+    (`pyir.ffi.extern.describe_reach`); refuse an index that may fall outside the buffer."""
+    ana = analyzer_for(description.loops)
     tops = {}
-    for n in walk(body):
+    for n in walk(description.body):
         if not isinstance(n, (BufferLoad, BufferStore)):
             continue
         top = tops.setdefault(n.buffer.name, [0] * len(n.indices))
@@ -237,7 +278,7 @@ def _structure(func, loop_var, intrin, prim):
     loops = loops_of(path)
     at = next(k for k, lp in enumerate(loops) if lp.loop_var is loop_var)
     inner = loops[at:]
-    d_loops, d_realize = _desc_parts(intrin.desc, intrin.name)
+    d_loops = intrin.description.loops
     if len(inner) != len(d_loops):
         raise ScheduleError(prim, subject, f"the description has {len(d_loops)} loop(s), "
                             f"the schedule has {len(inner)} from {loop_var.name} down", loop)
@@ -256,11 +297,8 @@ def _structure(func, loop_var, intrin, prim):
     # Both bodies in terms of their loop variables.
     body = substitute(block.body, {iv.var: v for iv, v in zip(block.iter_vars,
                                                                realize.iter_values)})
-    d_block = d_realize.block
-    d_body = substitute(d_block.body, {iv.var: v for iv, v in zip(d_block.iter_vars,
-                                                                   d_realize.iter_values)})
     pairs = []
-    diff = _pairs(d_body, body, pairs, "the computation differs")
+    diff = _pairs(intrin.description.body, body, pairs, "the computation differs")
     if diff:
         raise ScheduleError(prim, subject, diff, loop)
     return loop, loops, inner, d_loops, pairs, subject
@@ -294,27 +332,24 @@ def match(func, loop_var, intrin, prim="tensorize"):
         raise ScheduleError(prim, subject, "two description buffers map to one buffer", loop)
     # Memory movement per loop: equal coefficients of the flat offsets.
     ana = analyzer_for(loops)
-    d_ana = analyzer_for(d_loops)
+    described = intrin.description
     stride_vals = {}
-    # description buffer -> (offset of its first access, the block's) with the inner loops
-    # at their start
+    # description buffer -> the block's offset of its first access with the inner loops at
+    # their start
     firsts = {}
     inner_vars = {x.loop_var for x in inner}
     zero = {lp.loop_var: IntImm(0) for lp in inner}
-    d_zero = {dl.loop_var: IntImm(0) for dl in d_loops}
-    for da, sa in pairs:
+    for (da, sa), d_steps, d_moved in zip(pairs, described.steps, described.moved):
         s_off = ana.simplify(_flat_offset(sa, sa.buffer.shape))
-        d_off = d_ana.simplify(_flat_offset(da, da.buffer.shape))
-        for lp, dl in zip(inner, d_loops):
+        for lp, dl, d_c in zip(inner, d_loops, d_steps):
             s_lin = detect_linear(s_off, lp.loop_var, ana)
-            d_lin = detect_linear(d_off, dl.loop_var, d_ana)
             if s_lin is None or inner_vars & vars_of(s_lin[0]):
                 raise ScheduleError(prim, subject, f"{sa.buffer.name} is not accessed "
                                     f"linearly in loop {lp.loop_var.name}", loop)
-            if d_lin is None:
+            if d_c is None:
                 raise ScheduleError(prim, subject, f"the description's {da.buffer.name} is "
                                     f"not accessed linearly in loop {dl.loop_var.name}", loop)
-            s_c, d_c = s_lin[0], d_lin[0]
+            s_c = s_lin[0]
             if isinstance(d_c, Var):
                 prev = stride_vals.setdefault(d_c, s_c)
                 if not ana.can_prove_equal(prev, s_c):
@@ -325,37 +360,36 @@ def match(func, loop_var, intrin, prim="tensorize"):
                                     f"elements per step of loop {lp.loop_var.name} but the "
                                     f"description's {da.buffer.name} moves by {_expr(d_c)} per "
                                     f"step of {dl.loop_var.name}", loop)
-        here = (d_ana.simplify(substitute(d_off, d_zero)), ana.simplify(substitute(s_off, zero)))
+        here = ana.simplify(substitute(s_off, zero))
         first = firsts.setdefault(da.buffer, here)
         # Every access of a description buffer lies where the description has it relative
         # to the first (C read and written at one place; not one 16 rows away).
-        moved = substitute(d_ana.simplify(here[0] - first[0]), stride_vals)
-        if not ana.can_prove_equal(ana.simplify(here[1] - first[1]), moved):
+        moved = substitute(d_moved, stride_vals)
+        if not ana.can_prove_equal(ana.simplify(here - first), moved):
             raise ScheduleError(prim, subject, f"the block accesses {sa.buffer.name} at "
-                                f"{_expr(ana.simplify(here[1] - first[1]))} elements from its "
+                                f"{_expr(ana.simplify(here - first))} elements from its "
                                 f"first access where the description's {da.buffer.name} is at "
                                 f"{_expr(moved)}", loop)
-    for dbuf, (d0, _) in firsts.items():
-        if not d_ana.can_prove_equal(d0, 0):
-            raise ScheduleError(prim, subject, f"the description's first access of "
-                                f"{dbuf.name} is not its first element", loop)
-    _rows_apart(pairs, stride_vals, ana, d_ana, prim, subject, loop)
+    for dbuf in described.off_first:
+        raise ScheduleError(prim, subject, f"the description's first access of "
+                            f"{dbuf.name} is not its first element", loop)
+    _rows_apart(pairs, described.tops, stride_vals, ana, prim, subject, loop)
     return stride_vals, _bases(pairs, inner, ana)
 
 
-def _rows_apart(pairs, stride_vals, ana, d_ana, prim, subject, loop):
+def _rows_apart(pairs, tops, stride_vals, ana, prim, subject, loop):
     """Refuse a row stride of the buffer the description writes that would make its rows
     overlap (the block reduces where the description's elements are distinct): each index
-    of a dimension whose extent is a stride must stay below the stride's value."""
+    of a dimension whose extent is a stride must stay below the stride's value. ``tops``:
+    the description's `Description.tops`."""
     stored = pairs[0][0].buffer
-    for da, sa in pairs:
+    for (da, sa), access_tops in zip(pairs, tops):
         if da.buffer is not stored:
             continue
-        for idx, ext in zip(da.indices, stored.shape):
+        for top, ext in zip(access_tops, stored.shape):
             value = stride_vals.get(ext)
             if value is None:
                 continue
-            top = d_ana.const_int_bound(idx).max
             reach = None if top is None else top + 1
             if reach is not None and ana.can_prove(Binary("lt", value, IntImm(reach))):
                 raise ScheduleError(prim, subject, f"the description writes {reach} elements "
@@ -390,7 +424,7 @@ def _call(intrin, strides, bases):
                             f"the kernel takes {len(impl_bufs)} buffer(s), the description "
                             f"{len(desc_bufs)}")
     to_desc = dict(zip(impl_bufs, desc_bufs))
-    stored = _desc_parts(intrin.desc, intrin.name)[1].block.body.buffer
+    stored = intrin.description.body.buffer
     for kb, db in to_desc.items():
         if kb.name != db.name:
             raise ScheduleError("tensorize", f"intrinsic \"{intrin.name}\"",
