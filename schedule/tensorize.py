@@ -370,9 +370,9 @@ def match(func, loop_var, intrin, prim="tensorize"):
                                 f"{_expr(ana.simplify(here - first))} elements from its "
                                 f"first access where the description's {da.buffer.name} is at "
                                 f"{_expr(moved)}", loop)
-    for dbuf in described.off_first:
+    if described.off_first:
         raise ScheduleError(prim, subject, f"the description's first access of "
-                            f"{dbuf.name} is not its first element", loop)
+                            f"{described.off_first[0].name} is not its first element", loop)
     _rows_apart(pairs, described.tops, stride_vals, ana, prim, subject, loop)
     return stride_vals, _bases(pairs, inner, ana)
 
