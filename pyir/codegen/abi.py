@@ -192,7 +192,9 @@ def expr_from_json(d, env):
     return E.Binary(tag, expr_from_json(d[1], env), expr_from_json(d[2], env))
 
 
-_EVAL = {
+#: The Python function of each binary operator on integers and bools (`evaluate`,
+#: `pyir.codegen.emit_expr.fold_index`).
+BINARY_OPS = {
     "add": lambda a, b: a + b, "sub": lambda a, b: a - b, "mul": lambda a, b: a * b,
     "floordiv": lambda a, b: a // b, "floormod": lambda a, b: a % b,
     "min": min, "max": max, "eq": lambda a, b: a == b, "ne": lambda a, b: a != b,
@@ -208,7 +210,7 @@ def evaluate(e, env):
     if isinstance(e, E.Var):
         return env[e]
     if isinstance(e, E.Binary):
-        return _EVAL[e.op](evaluate(e.a, env), evaluate(e.b, env))
+        return BINARY_OPS[e.op](evaluate(e.a, env), evaluate(e.b, env))
     if isinstance(e, E.Not):
         return not evaluate(e.a, env)
     if isinstance(e, E.Select):

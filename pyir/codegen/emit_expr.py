@@ -6,7 +6,6 @@ and stores find their address once per vector when the index moves by one per la
 """
 
 import math
-import operator
 
 import llvmlite.ir as ir
 
@@ -19,6 +18,7 @@ from ..transform.linear import coefficient
 from ..transform.storage import HEAP_ALIGNMENT
 from . import types as T
 from . import vecmath
+from .abi import BINARY_OPS
 from .builder import int_value
 
 _ICMP_SIGNED = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
@@ -52,10 +52,6 @@ def index_arithmetic(e, memo):
     return hit[1]
 
 
-_FOLD_INDEX = {"add": operator.add, "sub": operator.sub, "mul": operator.mul,
-               "floordiv": operator.floordiv, "floormod": operator.mod, "min": min, "max": max}
-
-
 def fold_index(e, values):
     """The int64 value of the index arithmetic ``e`` (`index_arithmetic`) with the values
     ``values`` (Var -> int) of its variables, wrapping as the machine does; None where a
@@ -69,7 +65,7 @@ def fold_index(e, values):
     b = None if a is None else fold_index(e.b, values)
     if b is None or (e.op in ("floordiv", "floormod") and b in (0, -1)):
         return None
-    return wrap(_FOLD_INDEX[e.op](a, b), "int64")
+    return wrap(BINARY_OPS[e.op](a, b), "int64")
 
 
 class ExprEmitter:
