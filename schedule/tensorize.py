@@ -100,8 +100,8 @@ def register_tensor_intrin(name, desc, impl_name, override=False):
     if name in _REGISTRY and not override:
         raise ScheduleError("register_tensor_intrin", name,
                             "a tensor intrinsic of this name is registered; pass override=True")
-    description = _describe(desc, name)  # checks the description's shape now
-    describe_reach(name, impl_name, _described_tops(description, name))
+    description, reach = _describe(desc, name)  # checks the description's shape now
+    describe_reach(name, impl_name, reach)
     _REGISTRY[name] = TensorIntrin(name, desc, impl_name, description)
     return _REGISTRY[name]
 
@@ -151,7 +151,8 @@ def _desc_parts(desc, name):
 
 
 def _describe(desc, name):
-    """The `Description` of the prim function ``desc`` (checked by `_desc_parts`)."""
+    """The `Description` of the prim function ``desc`` (checked by `_desc_parts`), and
+    what its computation reaches (`_described_tops`), under one analyzer of its loops."""
     loops, realize = _desc_parts(desc, name)
     block = realize.block
     body = substitute(block.body, {iv.var: v for iv, v in zip(block.iter_vars,
@@ -160,6 +161,7 @@ def _describe(desc, name):
     _pairs(body, body, accesses, "")
     accesses = tuple(a for a, _ in accesses)
     ana = analyzer_for(loops)
+    reach = _described_tops(body, ana, name)
     zero = {lp.loop_var: IntImm(0) for lp in loops}
     stored = body.buffer
     steps, moved, tops, firsts = [], [], [], {}
@@ -173,16 +175,17 @@ def _describe(desc, name):
         tops.append(tuple(ana.const_int_bound(i).max for i in access.indices)
                     if access.buffer is stored else None)
     off_first = tuple(b for b, first in firsts.items() if not ana.can_prove_equal(first, 0))
-    return Description(tuple(loops), body, tuple(steps), tuple(moved), tuple(tops), off_first)
+    return (Description(tuple(loops), body, tuple(steps), tuple(moved), tuple(tops), off_first),
+            reach)
 
 
-def _described_tops(description, name):
-    """The highest index the description's computation reaches in each dimension of each of
-    its buffers ({name: [int, ...]}), what tensorize's calls of the kernel reach
+def _described_tops(body, ana, name):
+    """The highest index the description's computation ``body`` (its store in terms of its
+    loops, which ``ana`` knows) reaches in each dimension of each of its buffers ({name:
+    [int, ...]}), what tensorize's calls of the kernel reach
     (`pyir.ffi.extern.describe_reach`); refuse an index that may fall outside the buffer."""
-    ana = analyzer_for(description.loops)
     tops = {}
-    for n in walk(description.body):
+    for n in walk(body):
         if not isinstance(n, (BufferLoad, BufferStore)):
             continue
         top = tops.setdefault(n.buffer.name, [0] * len(n.indices))
