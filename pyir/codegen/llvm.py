@@ -40,9 +40,14 @@ from .vectorize import vector_plan
 
 #: Instructions (as generated, before LLVM's passes) a compile unit needs before a thunk
 #: or an outlined version may close it: LLVM spends ~1 ms on a unit beyond its functions
-#: (~0.6 ms each) and instructions (~20 us each). 50 and 100 built the bench matmul equally
-#: fast; 100 makes fewer units, and less work for the two cores together.
-UNIT_INSTRUCTIONS = 100
+#: (~0.6 ms each) and instructions (~20 us each). With 100, the bench matmul's static
+#: parallel loops (76 instructions: the packing of B and the panel loop's thunk) waited for
+#: the register tile's 208 and went to LLVM as one unit of 13-14 ms, the build's last
+#: step; with 50 they go ~6 ms sooner, while the background thread is idle, and the tile's
+#: unit takes 8 ms (one quiet run: 34 ms against 38-43 for the whole build). The cores'
+#: work stayed the same (286 and 288 M instructions a build, callgrind), and the symbolic
+#: build, whose packing loop makes a unit alone, the same.
+UNIT_INSTRUCTIONS = 50
 
 
 class ModuleContext:
