@@ -8,6 +8,7 @@ from pyir import arith
 from pyir.ir import Allocate, Block, BlockRealize, BufferLoad, BufferRegion, For, IntImm, Var
 from pyir.ir.node import rewrite
 from pyir.ir.ops import is_one
+from pyir.ir.stmt import rewrite_stmts
 from pyir.transform.common import kernel_addresses
 from pyir.transform.dependence import realizes_under
 
@@ -118,7 +119,7 @@ def drop_buffer(body, buffer):
         if isinstance(n, Allocate) and n.buffer is buffer:
             return n.body
         return None
-    return rewrite(body, fn)
+    return rewrite_stmts(body, fn)
 
 
 def refresh_reads(block, replaced):

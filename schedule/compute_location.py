@@ -9,6 +9,7 @@ from pyir.ir import (Binary, Block, BlockRealize, BufferStore, For, IntImm, Rang
                      and_, ge, le, lt, max_, min_, seq, substitute, walk)
 from pyir.ir.node import rewrite
 from pyir.ir.ops import is_one
+from pyir.ir.stmt import rewrite_stmts
 from pyir.runtime.exprtext import expr_text
 from pyir.transform.common import shape_vars
 from pyir.transform.dependence import (analyzer_for, iteration_conflict, narrow_loops,
@@ -763,8 +764,8 @@ def compute_inline(func, name):
 
 def _refresh(body, buf):
     """Blocks that declared reads of ``buf`` get their reads recomputed."""
-    return rewrite(body, lambda n: refresh_reads(n, {buf})
-                   if isinstance(n, Block) and any(r.buffer is buf for r in n.reads) else None)
+    return rewrite_stmts(body, lambda n: refresh_reads(n, {buf}) if isinstance(n, Block)
+                         and any(r.buffer is buf for r in n.reads) else None)
 
 
 def _same_domain(prim, subject, realize, producer, dims, pstore, buf):

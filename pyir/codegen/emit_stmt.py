@@ -138,8 +138,8 @@ def _fact(record, *args):
 
 def _holds_loop_nest(s):
     """Whether ``s`` holds a loop with a loop inside (worth a function of its own)."""
-    return any(isinstance(n, S.For) and any(isinstance(m, S.For) for m in walk(n.body))
-               for n in walk(s))
+    return any(isinstance(n, S.For) and any(isinstance(m, S.For) for m in S.walk_stmts(n.body))
+               for n in S.walk_stmts(s))
 
 
 def _holds_loops(s):
@@ -147,7 +147,7 @@ def _holds_loops(s):
     (codegen turns constant unrolled and vectorized loops into straight code)."""
     return any(isinstance(n, S.For) and (n.kind in ("serial", "parallel")
                                          or not isinstance(n.extent, E.IntImm))
-               for n in walk(s))
+               for n in S.walk_stmts(s))
 
 
 def unoptimized(fn):
@@ -523,7 +523,7 @@ class FunctionEmitter(ExprEmitter):
             elif _unrolls_big(s):
                 hint = "unroll.disable"
             elif kind == "unroll" and self.copies * s.extent.value <= MAX_UNROLLED_COPIES \
-                    and not any(isinstance(n, S.For) for n in walk(s.body)):
+                    and not any(isinstance(n, S.For) for n in S.walk_stmts(s.body)):
                 # An innermost loop: LLVM makes the copies (copies of loop nests would each
                 # be optimized on their own, which is where compile time went).
                 self.serial(s.loop_var, start, self.b.add(start, extent), s.body, "unroll.full")
@@ -532,7 +532,8 @@ class FunctionEmitter(ExprEmitter):
             if dict(s.annotations).get(REASSOCIATE[0]):
                 self.float_flags = ("contract", "reassoc")
             if self.vvar is None and not _holds_loops(s.body) and not any(
-                    isinstance(n, S.For) and n.kind == "vectorized" for n in walk(s.body)):
+                    isinstance(n, S.For) and n.kind == "vectorized"
+                    for n in S.walk_stmts(s.body)):
                 self.ctx.leave_loops_to_llvm(self.fn)   # an innermost loop of scalar code
             self.serial(s.loop_var, start, self.b.add(start, extent), s.body, hint,
                         split=SPLIT_TAIL in dict(s.annotations))

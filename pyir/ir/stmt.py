@@ -5,7 +5,7 @@ from dataclasses import dataclass
 from ..errors import IRError
 from . import dtype as dt
 from .expr import Buffer, PrimExpr, Var, convert
-from .node import Node
+from .node import Node, with_fields
 
 FOR_KINDS = ("serial", "parallel", "vectorized", "unroll")
 
@@ -215,6 +215,50 @@ def stmt_children(s):
     if isinstance(s, SeqStmt):
         return list(s.stmts)
     return [getattr(s, f) for f in STMT_FIELDS.get(type(s), ()) if getattr(s, f) is not None]
+
+
+def walk_stmts(stmt):
+    """Yield ``stmt`` and every statement below it, pre-order (`stmt_children`' order),
+    without looking into expressions: `pyir.ir.node.walk` for a question about statements
+    only (is there a loop, which buffers are allocated)."""
+    todo = [stmt]
+    while todo:
+        s = todo.pop()
+        yield s
+        todo.extend(reversed(stmt_children(s)))
+
+
+def rewrite_stmts(stmt, fn):
+    """`pyir.ir.node.rewrite` over the statements of ``stmt`` only: ``fn`` sees each
+    statement, bottom-up (the statements inside it already rewritten), and returns its
+    replacement or None to keep it; expressions, buffers and every other field are kept as
+    they are, not looked into (a pass that edits loops, blocks or sequences rebuilds no
+    index). A statement that occurs twice is rewritten once. Walks with an explicit stack:
+    a sequence of thousands of lets nests as deep as it is long."""
+    done = {}   # id(statement) -> (statement, its rewrite)
+    todo = [(stmt, False)]
+    while todo:
+        s, ready = todo.pop()
+        if id(s) in done:
+            continue
+        if not ready:
+            todo.append((s, True))
+            todo.extend((c, False) for c in reversed(stmt_children(s)))
+            continue
+        changes = {}
+        for name in ("stmts",) if isinstance(s, SeqStmt) else STMT_FIELDS.get(type(s), ()):
+            value = getattr(s, name)
+            if name == "stmts":
+                new = tuple(done[id(c)][1] for c in value)
+                new = value if all(a is b for a, b in zip(new, value)) else new
+            else:
+                new = None if value is None else done[id(value)][1]
+            if new is not value:
+                changes[name] = new
+        rebuilt = with_fields(s, **changes) if changes else s
+        result = fn(rebuilt)
+        done[id(s)] = (s, rebuilt if result is None else result)
+    return done[id(stmt)][1]
 
 
 class Tail:

@@ -39,13 +39,7 @@ def prim_func_pass(fn):
 def has_blocks(func):
     """Whether ``func`` still has blocks (looking at its statements only: blocks are
     statements)."""
-    todo = [func.body]
-    while todo:
-        s = todo.pop()
-        if isinstance(s, (S.Block, S.BlockRealize)):
-            return True
-        todo.extend(S.stmt_children(s))
-    return False
+    return any(isinstance(s, (S.Block, S.BlockRealize)) for s in S.walk_stmts(func.body))
 
 
 def fresh_copy(stmt):

@@ -44,7 +44,7 @@ import math
 from ..arith import vars_of
 from ..ir import expr as E
 from ..ir import stmt as S
-from ..ir.node import rewrite, substitute, walk, with_fields
+from ..ir.node import substitute, walk, with_fields
 from .common import fresh_copy, has_blocks, prim_func_pass, replace_func
 from .dependence import iteration_conflict
 from .linear import coefficient
@@ -429,5 +429,5 @@ def default_schedule(func, target="llvm"):
 def _renamed_blocks(stmt, suffix):
     """``stmt`` with ``suffix`` added to the name of every block in it (a second copy of a
     nest in one function: blocks are found by name, each needs its own)."""
-    return rewrite(stmt, lambda n: with_fields(n, name=n.name + suffix)
-                   if isinstance(n, S.Block) else None)
+    return S.rewrite_stmts(stmt, lambda n: with_fields(n, name=n.name + suffix)
+                           if isinstance(n, S.Block) else None)

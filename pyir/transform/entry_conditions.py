@@ -96,7 +96,7 @@ class _Collector:
         # Parameters and the buffers the function allocates (their sizes are shape
         # expressions too; local tiles made by the schedule are provably in bounds).
         self.buffers = set(func.buffer_params) | {
-            n.buffer for n in walk(func.body) if isinstance(n, S.Allocate)}
+            n.buffer for n in S.walk_stmts(func.body) if isinstance(n, S.Allocate)}
         dims = shape_vars(func)
         self.allowed = set(dims) | {
             p for p in func.params if isinstance(p, E.Var) and dt.is_int(p.dtype)}

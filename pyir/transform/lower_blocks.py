@@ -25,7 +25,7 @@ from ..arith import simplify, vars_of
 from ..ir import expr as E
 from ..ir import stmt as S
 from ..ir.expr import conjuncts
-from ..ir.node import rewrite, substitute, walk, with_fields
+from ..ir.node import substitute, walk, with_fields
 from .common import has_blocks, prim_func_pass, replace_func
 from .dependence import analyzer_for, narrowed_by_predicate
 
@@ -201,8 +201,8 @@ def _init_first(body):
         new_realize = S.BlockRealize(realize.iter_values, realize.predicate,
                                      with_fields(block, init=None))
         top = path[at]
-        replaced = rewrite(top, lambda n: new_realize if n is realize else None)
-        return rewrite(body, lambda n: S.seq(init, replaced) if n is top else None)
+        replaced = S.rewrite_stmts(top, lambda n: new_realize if n is realize else None)
+        return S.rewrite_stmts(body, lambda n: S.seq(init, replaced) if n is top else None)
     return None
 
 
@@ -215,6 +215,7 @@ def lower_blocks(func):
     while (first := _init_first(body)) is not None:
         body = first
     firsts = _init_conditions(body)
-    body = rewrite(rewrite(body, lambda n: _lower_realize(n, firsts)
-                           if isinstance(n, S.BlockRealize) else None), _lower_bare_or_splice)
+    body = S.rewrite_stmts(S.rewrite_stmts(body, lambda n: _lower_realize(n, firsts)
+                                           if isinstance(n, S.BlockRealize) else None),
+                           _lower_bare_or_splice)
     return replace_func(func, body=body)

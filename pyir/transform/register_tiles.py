@@ -240,6 +240,8 @@ def _replace_path(path, new_leaf):
 
 def _compact(stmt):
     def visit(node):
+        if not isinstance(node, S.Stmt):
+            return node   # no allocation inside an expression: not looked into
         if isinstance(node, S.Allocate):
             out = _compact_one(node)
             if out is not None:
@@ -251,7 +253,7 @@ def _compact(stmt):
 @prim_func_pass
 def compact_buffers(func):
     """Shrink allocated buffers to the tile they are used in (see the module docstring)."""
-    if not any(isinstance(n, S.Allocate) for n in walk(func.body)):
+    if not any(isinstance(n, S.Allocate) for n in S.walk_stmts(func.body)):
         return func
     body = _compact(func.body)
     return func if body is func.body else replace_func(func, body=body)
@@ -429,8 +431,8 @@ def _versioned(loop, whole, main, levels=()):
         # loops inside it stay whole (their guards become clamped loop bounds, short
         # vectors run masked): one copy of code for a path that is rarely taken, not one
         # per combination of inner tails.
-        tail = rewrite(loop.body, lambda n: with_fields(n, kind="serial")
-                       if isinstance(n, S.For) and n.kind == "unroll" else None)
+        tail = S.rewrite_stmts(loop.body, lambda n: with_fields(n, kind="serial")
+                               if isinstance(n, S.For) and n.kind == "unroll" else None)
         if levels:
             tail = _drop_whole_tiles(tail, levels)
     return with_fields(loop, body=S.IfThenElse(whole, main, tail))
@@ -624,5 +626,5 @@ def split_tail_loops(func):
         if isinstance(node, S.For):
             return _clamp(node)
         return None
-    body = rewrite(_split_outside_in(func.body), clamp)
+    body = S.rewrite_stmts(_split_outside_in(func.body), clamp)
     return func if body is func.body else replace_func(func, body=body)

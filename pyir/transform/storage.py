@@ -52,7 +52,7 @@ def plan_storage(func):
     """Record a storage class for every Allocate (see the module docstring)."""
     func = _unique_names(func)
     plan = tuple((n.buffer.name, storage_class(n.buffer))
-                 for n in walk(func.body) if isinstance(n, S.Allocate))
+                 for n in S.walk_stmts(func.body) if isinstance(n, S.Allocate))
     if not plan:
         return func
     return set_attrs(func, storage=plan)
