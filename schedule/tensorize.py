@@ -342,10 +342,17 @@ def match(func, loop_var, intrin, prim="tensorize"):
     firsts = {}
     inner_vars = {x.loop_var for x in inner}
     zero = {lp.loop_var: IntImm(0) for lp in inner}
+    # (buffer, indices) -> the linear forms of its flat offset in the inner loops, and the
+    # offset with them at 0: worked out once for an element read and written (C += ...).
+    offsets = {}
     for (da, sa), d_steps, d_moved in zip(pairs, described.steps, described.moved):
-        s_off = ana.simplify(_flat_offset(sa, sa.buffer.shape))
-        for lp, dl, d_c in zip(inner, d_loops, d_steps):
-            s_lin = detect_linear(s_off, lp.loop_var, ana)
+        key = (sa.buffer, sa.indices)
+        if key not in offsets:
+            s_off = ana.simplify(_flat_offset(sa, sa.buffer.shape))
+            offsets[key] = ([detect_linear(s_off, lp.loop_var, ana) for lp in inner],
+                            ana.simplify(substitute(s_off, zero)))
+        s_lins, here = offsets[key]
+        for lp, dl, d_c, s_lin in zip(inner, d_loops, d_steps, s_lins):
             if s_lin is None or inner_vars & vars_of(s_lin[0]):
                 raise ScheduleError(prim, subject, f"{sa.buffer.name} is not accessed "
                                     f"linearly in loop {lp.loop_var.name}", loop)
@@ -363,7 +370,6 @@ def match(func, loop_var, intrin, prim="tensorize"):
                                     f"elements per step of loop {lp.loop_var.name} but the "
                                     f"description's {da.buffer.name} moves by {_expr(d_c)} per "
                                     f"step of {dl.loop_var.name}", loop)
-        here = ana.simplify(substitute(s_off, zero))
         first = firsts.setdefault(da.buffer, here)
         # Every access of a description buffer lies where the description has it relative
         # to the first (C read and written at one place; not one 16 rows away).
