@@ -53,7 +53,7 @@ def fresh_copy(stmt):
             mapping[old] = E.Var(old.name, old.dtype) if isinstance(old, E.Var) \
                 else with_fields(old)
 
-    for n in walk(stmt):
+    for n in S.walk_stmts(stmt):
         if isinstance(n, S.For):
             new(n.loop_var)
         elif isinstance(n, S.LetStmt):
@@ -100,15 +100,24 @@ def no_op():
     return S.SeqStmt(())
 
 
+def extern_calls(stmt):
+    """The ``call_extern`` calls under ``stmt``, in `walk` order."""
+    return [n for n in walk(stmt) if isinstance(n, E.Call) and n.op == "call_extern"]
+
+
 def kernel_addresses(stmt, buffer):
     """(call, k, argument) for each argument ``k`` (counted after the name) of a
     ``call_extern`` under ``stmt`` that passes ``buffer`` by address: the whole buffer, or
     an element of it. A kernel steps through the buffer from there as it is laid out."""
-    for n in walk(stmt):
-        if isinstance(n, E.Call) and n.op == "call_extern":
-            for k, a in enumerate(n.args[1:]):
-                if a is buffer or isinstance(a, E.BufferLoad) and a.buffer is buffer:
-                    yield n, k, a
+    return addresses_in(extern_calls(stmt), buffer)
+
+
+def addresses_in(calls, buffer):
+    """`kernel_addresses` among the ``call_extern`` calls ``calls`` (`extern_calls`)."""
+    for n in calls:
+        for k, a in enumerate(n.args[1:]):
+            if a is buffer or isinstance(a, E.BufferLoad) and a.buffer is buffer:
+                yield n, k, a
 
 
 def written_params(func, assumed=True):
@@ -117,15 +126,18 @@ def written_params(func, assumed=True):
     name)`` for a kernel it passes the buffer to by address that may write its buffer
     parameter ``name`` (see `pyir.ffi.extern.ExternKernel`). ``assumed=False`` leaves out
     the writes only assumed (native code declared without writes=)."""
-    stored = {id(n.buffer) for n in walk(func.body) if isinstance(n, S.BufferStore)}
+    stored = {id(n.buffer) for n in S.walk_stmts(func.body) if isinstance(n, S.BufferStore)}
     written = {}
+    calls = None
     for k, buffer in enumerate(func.params):
         if not isinstance(buffer, E.Buffer):
             continue
         if id(buffer) in stored:
             written[k] = None
             continue
-        for call, j, _ in kernel_addresses(func.body, buffer):
+        if calls is None:
+            calls = extern_calls(func.body)
+        for call, j, _ in addresses_in(calls, buffer):
             kernel = get_global_func(call.args[0].value, allow_missing=True)
             if isinstance(kernel, ExternKernel) and (assumed or not kernel.writes_assumed):
                 name = kernel.written_param(j)

@@ -12,7 +12,7 @@ import dataclasses
 from ..ir import dtype as dt
 from ..ir import expr as E
 from ..ir import stmt as S
-from ..ir.node import rewrite, walk
+from ..ir.node import rewrite
 from .common import prim_func_pass, replace_func, set_attrs
 
 STACK_LIMIT_BYTES = 16 * 1024
@@ -32,7 +32,7 @@ def storage_class(buffer):
 def _unique_names(func):
     taken = {p.name for p in func.params}
     renames = {}
-    for n in walk(func.body):
+    for n in S.walk_stmts(func.body):
         if isinstance(n, S.Allocate) and n.buffer not in renames:
             name, k = n.buffer.name, 0
             while name in taken:
