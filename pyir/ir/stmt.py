@@ -245,16 +245,13 @@ def rewrite_stmts(stmt, fn):
             todo.append((s, True))
             todo.extend((c, False) for c in reversed(stmt_children(s)))
             continue
-        changes = {}
-        for name in ("stmts",) if isinstance(s, SeqStmt) else STMT_FIELDS.get(type(s), ()):
-            value = getattr(s, name)
-            if name == "stmts":
-                new = tuple(done[id(c)][1] for c in value)
-                new = value if all(a is b for a, b in zip(new, value)) else new
-            else:
-                new = None if value is None else done[id(value)][1]
-            if new is not value:
-                changes[name] = new
+        if isinstance(s, SeqStmt):
+            stmts = tuple(done[id(c)][1] for c in s.stmts)
+            changed = any(a is not b for a, b in zip(stmts, s.stmts))
+            changes = {"stmts": stmts} if changed else {}
+        else:
+            changes = {f: done[id(v)][1] for f in STMT_FIELDS.get(type(s), ())
+                       if (v := getattr(s, f)) is not None and done[id(v)][1] is not v}
         rebuilt = with_fields(s, **changes) if changes else s
         result = fn(rebuilt)
         done[id(s)] = (s, rebuilt if result is None else result)
