@@ -44,9 +44,9 @@ from .vectorize import vector_plan
 #: parallel loops (76 instructions: the packing of B and the panel loop's thunk) waited for
 #: the register tile's 208 and went to LLVM as one unit of 13-14 ms, the build's last
 #: step; with 50 they go ~6 ms sooner, while the background thread is idle, and the tile's
-#: unit takes 8 ms (one quiet run: 34 ms against 38-43 for the whole build). The cores'
-#: work stayed the same (286 and 288 M instructions a build, callgrind), and the symbolic
-#: build, whose packing loop makes a unit alone, the same.
+#: unit takes 8 ms (alternating fresh processes on an AMD EPYC, Zen 4: static build 35.4
+#: -> 33.8 ms median, symbolic 51.6 -> 49.6, though the session's other changes ran with
+#: it). The cores' work stayed the same (286 and 288 M instructions a build, callgrind).
 UNIT_INSTRUCTIONS = 50
 
 
