@@ -391,6 +391,7 @@ def test_code_for_cpu_features_this_machine_lacks_is_not_called(monkeypatch, tar
                            "with an illegal instruction; build for target 'llvm'"):
             lib["ew"]
         assert "ew.par0:" in lib.source("asm")
+        pyir.ffi.remove_global_func("main")   # an earlier test's graph function
         graph = pyir.build(from_source(_GRAPH_ADD), target=target, use_cache=False)
         with pytest.raises(Error, match="function 'main' cannot run on this machine"):
             graph["main"]
@@ -983,6 +984,30 @@ def test_a_symbolic_split_tail_is_masked_vector_code(target, plain, masked):
         a, b, out = rand(n, "float32"), rand(n, "float32"), np.zeros(n, "float32")
         assert c("ew", a, b, out) == 0
         np.testing.assert_array_equal(out, a + b)
+
+
+@pytest.mark.skipif(platform.machine() != "x86_64", reason="x86 targets")
+def test_an_avx512_tail_of_two_vectors_takes_one_branch():
+    """With AVX-512, a split tail of up to 2 vectors runs both under one ``extent > 0``
+    branch, masked, even when no lane of the second is below the extent (it then changes
+    nothing): no branch per vector, whose blocks cost LLVM's instruction selection."""
+    target = "llvm -mcpu=znver4 -mattr=+avx512f,+avx512bw,+avx512vl,+avx2,+fma"
+    sch = Schedule(K.module(K.elementwise("float32", ("n",))))
+    (i,) = sch.get_loops(sch.get_block("C"))
+    sch.vectorize(sch.split(i, factors=[None, 32])[1])
+    c = Compiled(sch.mod, target=target, default_schedule=False)
+    assert c.llvm_ir.count('call void @"llvm.masked.store.') == 2
+    guards = re.findall(r"icmp sgt i64 %\S+, (\d+)", c.llvm_ir)
+    assert guards == ["0"]
+    host = Target.from_string("llvm")
+    if not all(host.has_feature(f.lstrip("+")) for f in target.split("-mattr=")[1].split(",")):
+        return   # this host cannot run it
+    for n in (1, 5, 16, 17, 31, 32, 33, 47, 48, 1031):
+        a, b = rand(n + 40, "float32"), rand(n + 40, "float32")
+        out = np.full(n + 40, np.nan, "float32")
+        assert c("ew", a[:n], b[:n], out[:n]) == 0
+        np.testing.assert_array_equal(out[:n], a[:n] + b[:n])
+        assert np.isnan(out[n:]).all()      # nothing written past the end
 
 
 def test_glue_is_compiled_without_optimization():
