@@ -646,8 +646,8 @@ class FunctionEmitter(ExprEmitter):
             # nothing (`can_mask`: its stores are masked off or land in the padding of a
             # padded row, its uniform reads are the first vector's). Each branch left out
             # is two basic blocks less for LLVM's instruction selection, which costs per
-            # block: the symbolic matmul's tail tile took 28.5 M instructions of machine
-            # code generation with a branch per vector, 25.8 M so (callgrind).
+            # block: machine code for the symbolic matmul's tail tile took 28.5 M
+            # instructions with a branch per vector, 25.8 M with one (callgrind).
             with self.b.if_then(self.b.icmp_signed(">", extent, T.int_const(0))):
                 for k in range(count):
                     masked(k)
