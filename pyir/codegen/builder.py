@@ -17,10 +17,12 @@ on the same operands as one already emitted in the block it goes to returns that
 instruction. Operands compare as llvmlite compares them: constants by their text,
 instructions by identity. A load is numbered too, until its block writes the object it
 reads (an alloca, a ``noalias`` argument or a fresh ``pyir_alloc`` result: a store
-through another such object cannot change it) or calls anything: each row of a register
+through another such object cannot change it) or calls anything but an LLVM intrinsic that
+writes no memory (`_writes_nothing`: a masked load, vector math): each row of a register
 tile reads the same A element and B vector once per k, not once per product, although the
-accumulator tile is stored between them until SROA promotes it. Stores, calls, phis and
-floating-point arithmetic are never numbered.
+accumulator tile is stored between them until SROA promotes it (in a masked tail too, whose
+B vectors are masked loads). Stores, calls, phis and floating-point arithmetic are never
+numbered.
 
 Loop-invariant code motion: inside the loops opened with `loop_frame`, such an operation
 whose operands are all defined before a loop goes to the end of that loop's preheader
@@ -148,6 +150,14 @@ def _object(ptr):
     if isinstance(ptr, ir.CallInstr) and getattr(ptr.callee, "name", None) == "pyir_alloc":
         return ptr
     return None
+
+
+def _writes_nothing(fn, args):
+    """Whether a call of ``fn`` with ``args`` cannot write memory: an LLVM intrinsic that
+    takes no pointer (arithmetic, a vector reduction) or a masked load."""
+    name = getattr(fn, "name", "")
+    return name.startswith("llvm.") and (name.startswith("llvm.masked.load.") or not any(
+        isinstance(a.type, ir.PointerType) for a in args))
 
 
 class Builder(ir.IRBuilder):
@@ -300,7 +310,8 @@ class Builder(ir.IRBuilder):
         return super().store(value, ptr, align=align)
 
     def call(self, fn, args, name="", **kwargs):
-        self._wrote(None)
+        if not _writes_nothing(fn, args):
+            self._wrote(None)
         return super().call(fn, args, name=name, **kwargs)
 
     def _wrote(self, obj):

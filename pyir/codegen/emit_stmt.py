@@ -14,6 +14,7 @@ accesses to buffers allocated here carry the alignment their index proves.
 import contextlib
 import math
 import operator
+import typing
 
 import llvmlite.ir as ir
 
@@ -196,9 +197,23 @@ def _unrolled_copies(s):
     return total
 
 
-def _double(x):
-    """An iteration count (a float or an LLVM double) as an LLVM value."""
-    return ir.Constant(ir.DoubleType(), x) if isinstance(x, float) else x
+class _Count(typing.NamedTuple):
+    """An iteration count of `FunctionEmitter._work`: a float, or an LLVM double that is at
+    least ``least`` (so that ``max(count, 1)`` or ``count * 1`` costs no instruction)."""
+    value: object
+    least: float
+
+    @staticmethod
+    def of(x):
+        return _Count(x, x)
+
+    def double(self):
+        """The count as an LLVM value."""
+        v = self.value
+        return ir.Constant(ir.DoubleType(), v) if isinstance(v, float) else v
+
+
+_ONE = _Count.of(1.0)
 
 
 class FunctionEmitter(ExprEmitter):
@@ -716,7 +731,7 @@ class FunctionEmitter(ExprEmitter):
         versions of a loop nest (split tails) overflowed int64 and sent big loops down the
         serial path -- and in Python where the extents are constants: a float, or an LLVM
         double."""
-        return self._times(self._count(extent), self._path_work(s.body, {s.loop_var}))
+        return self._times(self._count(extent), self._path_work(s.body, {s.loop_var})).value
 
     def _path_work(self, node, inner):
         """The most iterations of one path through ``node`` (see `_work`); ``inner``: the
@@ -731,7 +746,7 @@ class FunctionEmitter(ExprEmitter):
                     return body
                 return self._times(self._count(self.expr(node.extent)), body)
             if isinstance(node, S.SeqStmt) and node.stmts:
-                out = 1.0
+                out = _ONE
                 for x in node.stmts[:-1]:
                     out = self._most(out, self._path_work(x, inner))
                 return S.Tail(node.stmts[-1], lambda last: self._most(out, last))
@@ -744,26 +759,35 @@ class FunctionEmitter(ExprEmitter):
                 if isinstance(node, S.LetStmt):
                     inner.add(node.var)
                 return S.Tail(node.body)
-            return 1.0
+            return _ONE
         return S.follow_tails(node, visit)
 
     def _count(self, value):
-        """An extent as a count of at least one: a float if it is constant."""
+        """An extent as a `_Count` of at least one."""
         known = int_value(value)
         if known is not None:
-            return float(max(known, 1))
-        return self._most(self.b.sitofp(value, ir.DoubleType()), 1.0)
+            return _Count.of(float(max(known, 1)))
+        return self._most(_Count(self.b.sitofp(value, ir.DoubleType()), -math.inf), _ONE)
 
     def _times(self, a, b):
-        if isinstance(a, float) and isinstance(b, float):
-            return a * b
-        return self.b.fmul(_double(a), _double(b))
+        if isinstance(a.value, float) and isinstance(b.value, float):
+            return _Count.of(a.value * b.value)
+        if isinstance(a.value, float) and a.value == 1.0:
+            return b
+        if isinstance(b.value, float) and b.value == 1.0:
+            return a
+        return _Count(self.b.fmul(a.double(), b.double()), a.least * b.least)
 
     def _most(self, a, b):
-        if isinstance(a, float) and isinstance(b, float):
-            return max(a, b)
-        a, b = _double(a), _double(b)
-        return self.b.select(self.b.fcmp_ordered(">", a, b), a, b)
+        if isinstance(a.value, float) and isinstance(b.value, float):
+            return _Count.of(max(a.value, b.value))
+        if isinstance(a.value, float) and a.value <= b.least:
+            return b
+        if isinstance(b.value, float) and b.value <= a.least:
+            return a
+        x, y = a.double(), b.double()
+        return _Count(self.b.select(self.b.fcmp_ordered(">", x, y), x, y),
+                      max(a.least, b.least))
 
     def _captures(self, s, inner):
         """The variables (defined here, ``inner`` aside) and the buffers ``s`` uses."""

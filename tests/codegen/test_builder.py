@@ -183,6 +183,29 @@ def test_a_load_is_reused_until_what_it_reads_may_be_written():
     assert b.load(row, typ=I64) is not again
 
 
+def test_a_load_is_reused_across_intrinsics_that_write_no_memory():
+    """A masked load and vector math write nothing (a masked tail's rows read the same A
+    element once per k); a masked store, an intrinsic taking a pointer, may write it."""
+    mod = ir.Module()
+    ptr, v4, m4 = ir.PointerType(), ir.VectorType(ir.FloatType(), 4), ir.VectorType(I1, 4)
+    fn = ir.Function(mod, ir.FunctionType(I64, [ptr, ptr]), "f")
+    a, other = fn.args
+    a.add_attribute("noalias")
+    b = Builder(fn.append_basic_block("entry"))
+    first = b.load(a, typ=I64)
+    masked_load = ir.Function(mod, ir.FunctionType(v4, [ptr, ir.IntType(32), m4, v4]),
+                              "llvm.masked.load.v4f32.p0")
+    mask = ir.Constant(m4, [1, 1, 0, 0])
+    vec = b.call(masked_load, [other, c(4, ir.IntType(32)), mask, ir.Constant(v4, None)])
+    fabs = ir.Function(mod, ir.FunctionType(v4, [v4]), "llvm.fabs.v4f32")
+    vec = b.call(fabs, [vec])
+    assert b.load(a, typ=I64) is first
+    masked_store = ir.Function(mod, ir.FunctionType(ir.VoidType(), [v4, ptr, ir.IntType(32), m4]),
+                               "llvm.masked.store.v4f32.p0")
+    b.call(masked_store, [vec, other, c(4, ir.IntType(32)), mask])
+    assert b.load(a, typ=I64) is not first
+
+
 def _bench_matmul():
     import importlib.util
     import pathlib

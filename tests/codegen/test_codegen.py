@@ -84,6 +84,43 @@ def test_a_parallel_loop_with_little_work_runs_inline(shape, pool, inline):
     np.testing.assert_array_equal(out, a + b)
 
 
+TWO_ROWS_SRC = """
+from pyir.script import tensor as T
+
+@T.prim_func
+def two_rows(A: T.Buffer(("n", "m"), "float32"), B: T.Buffer(("n", 4), "float32")):
+    for i in T.parallel(n):
+        for j in range(m):
+            A[i, j] = T.float32(1)
+        for j in range(4):
+            B[i, j] = T.float32(2)
+"""
+
+
+@pytest.mark.parametrize("source, maxima", [
+    ("elementwise", 2),   # max(n, 1) * max(m, 1)
+    ("two rows", 3),      # max(n, 1) * max(max(m, 1), 4)
+])
+def test_a_run_time_work_estimate_takes_no_needless_steps(source, maxima):
+    """A count is at least 1 (each extent is), so the estimate of a parallel loop's
+    iterations multiplies by no 1 and takes no maximum with 1 of a count (the path through a
+    sequence of loops starts at 1); it is checked against the pool's threshold once."""
+    func = K.elementwise("float32", ("n", "m")) if source == "elementwise" \
+        else from_source(TWO_ROWS_SRC)
+    text, _ = codegen(pyir.transform.lower(K.module(func)))
+    lines = [ln for ln in text.splitlines() if "double" in ln]
+    ops = [re.search(r"= (\w+)", ln).group(1) for ln in lines if " = " in ln]
+    assert (ops.count("sitofp"), ops.count("select"), ops.count("fmul")) == (2, maxima, 1)
+    assert not [ln for ln in lines if "fmul" in ln and "0x3ff0000000000000" in ln]
+    assert sum("fcmp olt double" in ln and "0x40b0000000000000" in ln for ln in lines) == 1
+    if source == "two rows":   # inline (3 * 5 iterations) and on the pool (100 * 100)
+        c = Compiled(K.module(func))
+        for n, m in ((3, 5), (100, 100)):
+            a, b = np.zeros((n, m), "float32"), np.zeros((n, 4), "float32")
+            assert c("two_rows", a, b) == 0
+            assert (a == 1).all() and (b == 2).all()
+
+
 def test_static_shape_vector_loop_with_tail():
     c = Compiled(K.module(K.elementwise("float32", (5, 37), "sub")))
     a, b, out = rand((5, 37), "float32"), rand((5, 37), "float32"), np.zeros((5, 37), "float32")
