@@ -207,14 +207,19 @@ class Analyzer:
             entered[var] = self._ticks
             self._ticks += 1
         facts[var] = value
-        self._bounds_changed()
+        self._bounds_changed(var)
 
-    def _bounds_changed(self):
+    def _bounds_changed(self, var=None):
         """Forget the remembered constant intervals of variables (`_var_interval`) and facts
-        about expressions (`_facts_about`): a bound or substitution changed."""
+        about expressions (`_facts_about`): a bound or substitution changed (that of ``var``,
+        or any). Only the facts of expressions that reach ``var`` change: what the others
+        reach never mentions it."""
         self._intervals = {}
-        self._facts = {}
         self._points = {}
+        if var is None:
+            self._facts = {}
+        elif self._facts:
+            self._facts = {k: v for k, v in self._facts.items() if var not in v[0]}
 
     def _range_bounds(self, rng):
         """(start, extent, inclusive bounds) of a `Range`, simplified; a constant range

@@ -228,7 +228,7 @@ class _Collector:
         if self.in_bounds_by_guard(index, extent):
             return None
         index = substitute(index, self.lets)
-        if self.in_bounds_by_intervals(index, extent):
+        if self.in_bounds_by_intervals(index, extent) or self.in_bounds_by_loop(index, extent):
             return None
         index = self.without_narrow_casts(index, message)
         # An index read from memory is bounded by what memory holds, not by the shapes.
@@ -384,6 +384,16 @@ class _Collector:
             return False
         lo, hi = self.scope.analyzer.const_int_bound(index, simplify=False)
         return lo is not None and hi is not None and lo >= 0 and hi < extent.value
+
+    def in_bounds_by_loop(self, index, extent):
+        """Whether ``index`` simplifies to the variable of a loop in scope that runs over
+        ``[0, extent)``: the row of a tile in a buffer laid out in tiles, ``(i_0 * 7 + i_1) //
+        7`` with ``i_1`` in ``range(7)``, indexes a dimension of ``(n + 6) // 7`` as its loop
+        ``i_0`` runs (the cheap proof; relaxing the quotient and proving its bounds took
+        ten times as long)."""
+        simple = self.scope.simplify(index)
+        found = self.ranges.get(simple) if isinstance(simple, E.Var) else None
+        return found is not None and is_const(found[0], 0) and found[1] == extent
 
     def never_runs(self):
         """Whether what is in scope never runs, and so needs no condition: a loop around it

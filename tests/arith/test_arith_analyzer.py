@@ -457,6 +457,30 @@ def test_analyzers_share_an_answer_only_under_the_same_facts():
     assert not analyzer._SHARED
 
 
+def test_the_facts_about_an_expression_are_worked_out_again_only_when_they_change(monkeypatch):
+    """Binding a variable that what an expression reaches does not mention keeps the facts
+    found for it; binding one it reaches (``n`` through ``i in [0, n)``) drops them, and the
+    answers follow: ``i < 10`` becomes true once ``n <= 10``."""
+    from pyir.arith import analyzer
+    analyzer.clear_cache()
+    worked_out = []
+    reached = Analyzer._facts_reached
+    monkeypatch.setattr(Analyzer, "_facts_reached",
+                        lambda self, found: worked_out.append(found) or reached(self, found))
+    ana = Analyzer()
+    ana.bind(n, IntBound(0, None))
+    ana.bind(i, Range(0, n))
+    assert fmt(ana.simplify(lt(i, 10))) == "(i < 10)"
+    assert frozenset((i,)) in worked_out
+    worked_out.clear()
+    ana.bind(j, Range(0, m))   # nothing i reaches mentions j or m
+    assert fmt(ana.simplify(lt(i, 11))) == "(i < 11)"
+    assert frozenset((i,)) not in worked_out
+    ana.bind(n, IntBound(0, 10))
+    assert fmt(ana.simplify(lt(i, 10))) == "True"
+    assert frozenset((i,)) in worked_out
+
+
 def test_shared_answers_are_bounded(monkeypatch):
     from pyir.arith import analyzer
     analyzer.clear_cache()

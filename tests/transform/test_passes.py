@@ -1,5 +1,6 @@
 """Each lowering pass: the structure of its output, and `verify` after every pass."""
 
+import importlib
 import re
 
 import numpy as np
@@ -585,6 +586,33 @@ def test_entry_conditions_use_tail_guards():
     nest = S.For(io, 0, (n + 7) // 8, "serial", S.For(ii, 0, 8, "serial", body))
     out = transform.lower(K.module(S.PrimFunc("tail", (A, B), nest)))["tail"]
     assert out.attr("entry_conditions") == ()
+
+
+def test_a_tile_row_index_is_in_bounds_by_its_loop_without_relaxing(monkeypatch):
+    """``T[(io * 8 + ii) // 8]`` of a buffer of ``(n + 7) // 8`` rows (a layout in tiles) is
+    ``T[io]`` with ``io`` in ``range((n + 7) // 8)``: no condition, and no symbolic
+    relaxation asked (the cheap proof); results as numpy's."""
+    module = importlib.import_module("pyir.transform.entry_conditions")
+    n = E.Var("n")
+    A, B = E.Buffer("A", (n,), "float32"), E.Buffer("B", ((n + 7) // 8,), "float32")
+    io, ii = E.Var("io"), E.Var("ii")
+    row = (io * 8 + ii) // 8
+    body = S.IfThenElse(E.lt(io * 8 + ii, n),
+                        S.BufferStore(B, B[row] + A[io * 8 + ii], (row,)))
+    nest = S.For(io, 0, (n + 7) // 8, "serial", S.For(ii, 0, 8, "serial", body))
+    func = S.PrimFunc("rows", (A, B), nest)
+    relaxed, relax = [], module._Collector.relaxed_bounds
+    monkeypatch.setattr(module._Collector, "relaxed_bounds",
+                        lambda self, index, *a: relaxed.append(index) or relax(self, index, *a))
+    out = transform.lower(K.module(func), default_schedule=False)["rows"]
+    assert out.attr("entry_conditions") == ()
+    assert all(not any(isinstance(x, E.Binary) and x.op == "floordiv" for x in walk(i))
+               for i in relaxed), relaxed
+    monkeypatch.undo()
+    a = np.arange(21, dtype="float32")
+    b = np.zeros(3, dtype="float32")
+    pyir.build(func, default_schedule=False, use_cache=False)["rows"](a, b)
+    np.testing.assert_allclose(b, np.add.reduceat(a, [0, 8, 16]))
 
 
 def test_flatten_records_declared_shapes():
