@@ -31,14 +31,27 @@ _POINTS = ((False, False), (False, True), (True, True), (True, False))
 
 _NO_VARS = frozenset()
 
-#: Answers of `Analyzer.simplify` and `Analyzer.symbolic_bound` shared by every analyzer,
-#: under the facts each depended on (`Analyzer._facts_about`): schedule steps, passes and
-#: codegen each make analyzers that know the same loops and ask the same questions. At
-#: most this many; `clear_cache` empties it.
+#: Answers of `Analyzer.simplify` and `Analyzer.symbolic_bound` (and the simplified bounds
+#: of the symbolic ranges bound) shared by every analyzer, under the facts each depended on
+#: (`Analyzer._facts_about`): schedule steps, passes and codegen each make analyzers that
+#: know the same loops and ask the same questions. At most this many; `clear_cache`
+#: empties it.
 SHARED_ANSWERS = 8192
 _SHARED = {}
 #: Marks the keys of `Analyzer.symbolic_bound`'s answers in `_SHARED`.
 _SYMBOLIC_BOUND = "symbolic_bound"
+#: Marks the keys of `Analyzer._range_bounds`' answers in `_SHARED`.
+_RANGE_BOUNDS = "range_bounds"
+
+
+def _shared(key, work):
+    """The shared answer for ``key``, worked out by ``work()`` when there is none yet."""
+    hit = _SHARED.get(key)
+    if hit is None:
+        if len(_SHARED) >= SHARED_ANSWERS:
+            _SHARED.clear()
+        hit = _SHARED[key] = work()
+    return hit
 
 
 def clear_cache():
@@ -229,6 +242,15 @@ class Analyzer:
         if type(start) is IntImm and type(extent) is IntImm and dt.is_integer(dtype):
             last = min(start.value + extent.value - 1, dt.int_range(dtype)[1])
             return start, extent, (start, IntImm(last, dtype))
+        if self._depth or self._visiting:
+            return self._simplified_range(start, extent)
+        # Shared as one answer under the facts both parts reach: fresh analyzers bind the
+        # same symbolic loops (three shared look-ups cost twice as much as one).
+        facts = self._reach_vars(vars_of(start) | vars_of(extent))[1]
+        return _shared((_RANGE_BOUNDS, start, extent, facts),
+                       lambda: self._simplified_range(start, extent))
+
+    def _simplified_range(self, start, extent):
         start, extent = self.simplify(start), self.simplify(extent)
         return start, extent, (start, self.simplify(start + extent - 1))
 
@@ -309,12 +331,7 @@ class Analyzer:
             return Simplifier(self)(expr)
         hit = self._memo.get(expr)
         if hit is None:
-            key = (expr, self._facts_about(expr))
-            hit = _SHARED.get(key)
-            if hit is None:
-                if len(_SHARED) >= SHARED_ANSWERS:
-                    _SHARED.clear()
-                hit = _SHARED[key] = Simplifier(self)(expr)
+            hit = _shared((expr, self._facts_about(expr)), lambda: Simplifier(self)(expr))
             self._memo[expr] = hit
             self._memo_vars |= vars_of(expr)
         return hit
@@ -330,7 +347,10 @@ class Analyzer:
         """(the variables an answer about ``expr`` reaches, the facts about them: see
         `_facts_about`), remembered per set of variables until a fact changes
         (`_bounds_changed`)."""
-        found = vars_of(expr)
+        return self._reach_vars(vars_of(expr))
+
+    def _reach_vars(self, found):
+        """`_reach` by the set of variables ``found`` (of one expression or several)."""
         hit = self._facts.get(found)
         if hit is None:
             hit = self._facts[found] = self._facts_reached(found)
@@ -377,13 +397,8 @@ class Analyzer:
         if self._depth or self._visiting:
             return self._symbolic_bound(e, relax)
         reach, facts = self._reach(e)
-        key = (_SYMBOLIC_BOUND, e, reach & relax, facts)
-        hit = _SHARED.get(key)
-        if hit is None:
-            if len(_SHARED) >= SHARED_ANSWERS:
-                _SHARED.clear()
-            hit = _SHARED[key] = self._symbolic_bound(e, relax)
-        return hit
+        return _shared((_SYMBOLIC_BOUND, e, reach & relax, facts),
+                       lambda: self._symbolic_bound(e, relax))
 
     def _symbolic_bound(self, e, relax):
         """`symbolic_bound` of the simplified ``e`` over the variables of ``relax``."""

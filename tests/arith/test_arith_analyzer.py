@@ -457,6 +457,29 @@ def test_analyzers_share_an_answer_only_under_the_same_facts():
     assert not analyzer._SHARED
 
 
+def test_analyzers_binding_one_symbolic_range_simplify_its_bounds_once(monkeypatch):
+    """Fresh analyzers that bind the same symbolic range under the same facts share its
+    simplified bounds (``i`` in ``[0, n * 2 + n)``: up to ``n * 3 - 1``); under other facts
+    of the variables it mentions (``n <= 11``, not ``n <= 10``) they are worked out again,
+    and each analyzer gets its own answer."""
+    from pyir.arith import analyzer
+    analyzer.clear_cache()
+    worked_out = []
+    simplified = Analyzer._simplified_range
+    monkeypatch.setattr(Analyzer, "_simplified_range", lambda self, start, extent: (
+        worked_out.append(fmt(extent)) or simplified(self, start, extent)))
+
+    def ask(top):
+        ana = Analyzer()
+        ana.bind(n, IntBound(0, top))
+        ana.bind(i, Range(0, n * 2 + n))
+        return fmt(ana.simplify(lt(i, 30)))
+
+    assert [ask(10), ask(10), ask(11), ask(11), ask(10)] == [
+        "True", "True", "(i < 30)", "(i < 30)", "True"]
+    assert worked_out == ["((n * 2) + n)"] * 2
+
+
 def test_the_facts_about_an_expression_are_worked_out_again_only_when_they_change(monkeypatch):
     """Binding a variable that what an expression reaches does not mention keeps the facts
     found for it; binding one it reaches (``n`` through ``i in [0, n)``) drops them, and the
