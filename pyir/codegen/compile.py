@@ -1,8 +1,9 @@
 """From LLVM IR text to optimized modules and object code.
 
 A `Machine` (a TargetMachine with its data layout and IR pipelines) readies module after
-module; `emit_object_unlocked` makes object code outside llvmlite's process-wide lock, so
-that `pyir.runtime.engine.JitEngine` compiles two modules at once.
+module, or turns IR text into object code in one native call (`Machine.object_code`, see
+`pyir.codegen.unit_compiler`); `emit_object_unlocked` makes object code outside llvmlite's
+process-wide lock. Either way `pyir.runtime.engine.JitEngine` compiles two modules at once.
 
 ``IR_LEVELS`` name the IR pipelines: "none"; "fast" (inline, SROA, simplifycfg, and loop
 unrolling where codegen asked for it: cheap, and enough for IR that codegen already
@@ -41,6 +42,7 @@ import llvmlite.binding as llvm
 from llvmlite.binding import ffi
 
 from .target import Target, init_llvm
+from .unit_compiler import MachineCodeError, compile_unit
 
 IR_LEVELS = ("none", "fast", "auto", "O1", "O2", "O3")
 DEFAULT_IR_LEVEL = "auto"
@@ -138,6 +140,14 @@ class Pipeline:
             pm.run(mod, pb)
         return mod
 
+    def native_passes(self):
+        """(module pass manager, pass builder) as pointers for
+        `pyir.codegen.unit_compiler`; (None, None) for no passes."""
+        if self._passes is None:
+            return None, None
+        pm, pb, _ = self._passes
+        return pm._ptr, pb._ptr
+
 
 def optimize(mod, tm, level="O3", unroll=True):
     """Run the IR pipeline ``level`` over ModuleRef ``mod`` in place for machine ``tm``
@@ -159,15 +169,36 @@ class Machine:
 
     def prepare(self, llvm_ir, level=DEFAULT_IR_LEVEL, context=None):
         """``llvm_ir`` parsed (in ``context``, see `parse`), for this machine, optimized."""
-        level = unit_level(llvm_ir, level)
         mod = parse(llvm_ir, context)
         mod.triple = self.target.triple
         mod.data_layout = self.data_layout
-        key = (level, any(f"llvm.loop.unroll.{k}" in llvm_ir for k in ("full", "enable")))
+        return self._pipeline(llvm_ir, level).run(mod)
+
+    def object_code(self, llvm_ir, level=DEFAULT_IR_LEVEL):
+        """The object code of ``llvm_ir`` parsed in an LLVM context of its own, verified,
+        optimized at ``level`` for this machine, in one native call where llvmlite allows
+        (`pyir.codegen.unit_compiler`), else through llvmlite's calls. Generate machine
+        code under `machine_code`. RuntimeError for IR that LLVM rejects, `MachineCodeError`
+        when machine code fails."""
+        pipeline = self._pipeline(llvm_ir, level)
+        code = compile_unit(llvm_ir, self.target.triple, self.data_layout, self.tm, pipeline)
+        if code is not None:
+            return code
+        mod = self.prepare(llvm_ir, level, llvm.create_context())
+        try:
+            return emit_object_unlocked(self.tm, mod)
+        except RuntimeError as e:
+            raise MachineCodeError(str(e)) from None
+        finally:
+            mod.close()
+
+    def _pipeline(self, llvm_ir, level):
+        key = (unit_level(llvm_ir, level),
+               any(f"llvm.loop.unroll.{k}" in llvm_ir for k in ("full", "enable")))
         pipeline = self._pipelines.get(key) or Pipeline(self.tm, *key)
         if pipeline.reusable:
             self._pipelines[key] = pipeline
-        return pipeline.run(mod)
+        return pipeline
 
 
 def machine_level(llvm_ir):

@@ -2,8 +2,9 @@
 
 A `JitEngine` compiles the compile units of one module (`pyir.codegen.llvm.codegen_units`)
 for a `Target`. `add` hands a unit to a background thread, which parses, verifies and
-optimizes it (with `pyir.codegen.compile`) in an LLVM context of its own and makes its
-machine code, so that LLVM works on one unit while Python generates the next. When the
+optimizes it in an LLVM context of its own and makes its machine code (in one native call,
+`pyir.codegen.compile.Machine.object_code`), so that LLVM works on one unit while Python
+generates the next. When the
 ``with`` block ends, the calling thread compiles the units the background thread has not
 started (the last one, usually), and one MCJIT engine loads and links every unit's object
 code. The engine keeps the code and its target machine alive as long as it lives (MCJIT
@@ -27,10 +28,11 @@ compile_count = 0
 _LEVEL_OF_INT = {0: "none", 1: "O1", 2: "O2", 3: "O3"}
 
 #: The interpreter's thread switch interval while a `JitEngine` compiles (seconds): the
-#: background thread needs the GIL for a moment around each of its ~25 llvmlite calls per
-#: unit, and waits up to this long each time for the thread generating code. Python's
-#: default (5 ms) made the bench matmul's build slower than on one thread; 0.5 ms cost
-#: 6 ms more than 0.1 ms, and 0.02 ms 1-3 ms less.
+#: background thread needs the GIL for a moment after each call into LLVM (one per unit,
+#: see `pyir.codegen.unit_compiler`; ~25 through llvmlite's calls), and waits up to this
+#: long each time for the thread generating code. Python's default (5 ms) made the bench
+#: matmul's build slower than on one thread; 0.5 ms cost 6 ms more than 0.1 ms, and
+#: 0.02 ms 1-3 ms less (measured with llvmlite's calls).
 SWITCH_INTERVAL = 2e-5
 
 
@@ -220,21 +222,17 @@ def _machine(target, opt):
 
 
 def _compile(llvm_ir, target, level, what):
-    """The object code of one unit, parsed and optimized in an LLVM context of its own. The
-    module is closed here, before its context: left to the collector, a context could be
-    freed first, and with it the modules LLVM keeps in it."""
-    import llvmlite.binding as llvm
-
-    from ..codegen.compile import emit_object_unlocked, machine_level
+    """The object code of one unit, parsed and optimized in an LLVM context of its own
+    (`pyir.codegen.compile.Machine.object_code`)."""
+    from ..codegen.compile import machine_level
+    from ..codegen.unit_compiler import MachineCodeError
     machine = _machine(target, machine_level(llvm_ir))
-    with ir_rejected(what):
-        mod = machine.prepare(llvm_ir, level, llvm.create_context())
     try:
-        return emit_object_unlocked(machine.tm, mod)
-    except RuntimeError as e:
+        return machine.object_code(llvm_ir, level)
+    except MachineCodeError as e:
         raise Error(f"LLVM could not generate machine code for {what}: {e}") from None
-    finally:
-        mod.close()
+    except RuntimeError as e:
+        raise Error(f"LLVM rejected the IR of {what}: {e}") from None
 
 
 _empty_objects = {}
