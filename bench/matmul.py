@@ -29,8 +29,10 @@ numpy is measured in subprocesses with 1 and 2 threads: with the environment as 
 ``OPENBLAS_CORETYPE`` and ``OPENBLAS_L2_SIZE`` unset (OpenBLAS then picks the kernel for
 the CPU, AVX-512 where there is one). A JIT'd FMA-chain probe on the widest vectors gives
 the machine's peak for the "90 % of peak" target; it is timed in every round beside the
-kernels (`FmaProbe`), so that a slow spell of a shared host lowers both alike. Its
-counterpart for the build times is `python_probe`, a fixed loop of Python code timed
+kernels (`FmaProbe`), so that a slow spell of a shared host lowers both alike. Beside it,
+`TileProbe` times the register tile's inner loop alone on panels that stay in L1: the most
+the tile's instructions reach on this core, which the 1-thread kernel cannot beat. The FMA
+probe's counterpart for the build times is `python_probe`, a fixed loop of Python code timed
 before each build (a build is mostly Python).
 
 TVM (the optional ``peers`` extra, ``apache-tvm``): ``bench/peers/tvm_matmul.py`` is TVM's
@@ -129,12 +131,7 @@ def ukernel_ir(rows, cols, lanes):
         out += [f"  %bp{v} = getelementptr float, ptr %b, i64 {v * lanes}",
                 f"  %b{v} = load {vt}, ptr %bp{v}, align 4"]
     for r in range(rows):
-        out += [f"  %ao{r} = mul i64 %lda, {r}",
-                f"  %ap{r} = getelementptr float, ptr %a, i64 %ao{r}",
-                f"  %as{r} = load float, ptr %ap{r}, align 4",
-                f"  %ai{r} = insertelement {vt} poison, float %as{r}, i64 0",
-                (f"  %av{r} = shufflevector {vt} %ai{r}, {vt} poison, <{lanes} x i32> "
-                 "zeroinitializer")]
+        out += [f"  %ao{r} = mul i64 %lda, {r}", *_broadcast_ir(f"av{r}", "%a", f"%ao{r}", lanes)]
         for v in vecs:
             out += [f"  %cp{r}_{v} = getelementptr float, ptr %c, i64 {r * cols + v * lanes}",
                     f"  %c{r}_{v} = load {vt}, ptr %cp{r}_{v}, align 4",
@@ -142,6 +139,17 @@ def ukernel_ir(rows, cols, lanes):
                     f"  store {vt} %d{r}_{v}, ptr %cp{r}_{v}, align 4"]
     out += ["  ret void", "}", f"declare {vt} {fma}({vt}, {vt}, {vt})", ""]
     return "\n".join(out)
+
+
+def _broadcast_ir(name, ptr, index, lanes):
+    """IR lines that load the float ``ptr[index]`` and broadcast it into ``%<name>``, a
+    vector of ``lanes``."""
+    vt = f"<{lanes} x float>"
+    return [f"  %{name}.p = getelementptr float, ptr {ptr}, i64 {index}",
+            f"  %{name}.s = load float, ptr %{name}.p, align 4",
+            f"  %{name}.i = insertelement {vt} poison, float %{name}.s, i64 0",
+            f"  %{name} = shufflevector {vt} %{name}.i, {vt} poison, <{lanes} x i32> "
+            "zeroinitializer"]
 
 
 UKERNEL_DESC_SRC = '''
@@ -389,6 +397,53 @@ def fma_probe_ir(lanes, chains=12):
     return "\n".join(out)
 
 
+def tile_probe_ir(rows, vectors, lanes, k):
+    """LLVM IR of ``void @tile_probe(ptr a, ptr b, ptr c, i64 reps)``: the register tile's
+    inner loop alone -- per step of ``k``, ``vectors`` vector loads of a ``k`` x
+    ``vectors * lanes`` panel ``b``, one broadcast of ``a`` per row and ``rows * vectors``
+    FMAs into accumulators in registers -- then the tile added to ``c``, ``reps`` times."""
+    vt = f"<{lanes} x float>"
+    fma = f"@llvm.fma.v{lanes}f32"
+    tiles = rows * vectors
+    out = ["define void @tile_probe(ptr %a, ptr %b, ptr %c, i64 %reps) {", "entry:",
+           "  br label %outer", "outer:", "  %r = phi i64 [ 0, %entry ], [ %r1, %after ]",
+           "  br label %loop", "loop:", "  %k = phi i64 [ 0, %outer ], [ %k1, %loop ]"]
+    out += [f"  %acc{q} = phi {vt} [ zeroinitializer, %outer ], [ %new{q}, %loop ]"
+            for q in range(tiles)]
+    out.append(f"  %row = mul i64 %k, {vectors * lanes}")
+    for v in range(vectors):
+        out += [f"  %bi{v} = add i64 %row, {v * lanes}",
+                f"  %bp{v} = getelementptr float, ptr %b, i64 %bi{v}",
+                f"  %bv{v} = load {vt}, ptr %bp{v}, align 4"]
+    for i in range(rows):
+        out += [f"  %ai{i} = add i64 %k, {i * k}", *_broadcast_ir(f"ab{i}", "%a", f"%ai{i}", lanes)]
+        out += [f"  %new{i * vectors + v} = call {vt} {fma}({vt} %ab{i}, {vt} %bv{v}, "
+                f"{vt} %acc{i * vectors + v})" for v in range(vectors)]
+    out += ["  %k1 = add i64 %k, 1", f"  %kd = icmp eq i64 %k1, {k}",
+            "  br i1 %kd, label %after, label %loop", "after:"]
+    for q in range(tiles):
+        out += [f"  %cp{q} = getelementptr float, ptr %c, i64 {q * lanes}",
+                f"  %co{q} = load {vt}, ptr %cp{q}, align 4",
+                f"  %cs{q} = fadd {vt} %co{q}, %new{q}",
+                f"  store {vt} %cs{q}, ptr %cp{q}, align 4"]
+    out += ["  %r1 = add i64 %r, 1", "  %rd = icmp eq i64 %r1, %reps",
+            "  br i1 %rd, label %exit, label %outer", "exit:", "  ret void", "}",
+            f"declare {vt} {fma}({vt}, {vt}, {vt})", ""]
+    return "\n".join(out)
+
+
+def _jit(llvm_ir, name, prototype):
+    """(engine, ctypes function ``name`` of ``prototype``) for the IR text ``llvm_ir``,
+    compiled for the host (keep the engine alive as long as the function)."""
+    import llvmlite.binding as llvm
+
+    from pyir.codegen.target import Target
+    engine = llvm.create_mcjit_compiler(llvm.parse_assembly(llvm_ir),
+                                        Target.from_string("llvm").create_target_machine())
+    engine.finalize_object()
+    return engine, prototype(engine.get_function_address(name))
+
+
 class FmaProbe:
     """Peak fp32 GFLOPS: 12 independent FMA chains of the host's widest vectors (a JIT'd
     loop), run on 1 or 2 Python threads at once (ctypes releases the GIL). `runs` times it in
@@ -396,16 +451,9 @@ class FmaProbe:
     same spells of a shared machine."""
 
     def __init__(self, iters=20_000_000):
-        import llvmlite.binding as llvm
-
-        from pyir.codegen.target import Target
         lanes = vector_lanes()
-        self._engine = llvm.create_mcjit_compiler(llvm.parse_assembly(fma_probe_ir(lanes)),
-                                                  Target.from_string("llvm")
-                                                  .create_target_machine())
-        self._engine.finalize_object()
-        self._fn = ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_int64)(
-            self._engine.get_function_address("fma_probe"))
+        self._engine, self._fn = _jit(fma_probe_ir(lanes), "fma_probe",
+                                      ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_int64))
         self.iters = iters
         self.flop = 12 * lanes * 2 * iters
 
@@ -425,6 +473,41 @@ class FmaProbe:
     def summary(self, runs, threads):
         return {"gflops": threads * self.flop / min(runs) / 1e9,
                 "gflops_median": threads * self.flop / statistics.median(runs) / 1e9}
+
+
+class TileProbe:
+    """What the register tile's instructions reach on this core with nothing to wait for:
+    its inner loop (`tile_probe_ir`) over panels of A and B that stay in L1 (64 steps of k),
+    one thread. The 1-thread kernel cannot beat it; its ratio to `FmaProbe` is the part of
+    the "90 % of the FMA probe" target that the tile itself allows on this CPU (the loads
+    and broadcasts beside the FMAs)."""
+
+    K = 64
+
+    def __init__(self, tile=TILE, reps=400_000):
+        lanes = vector_lanes()
+        rows, vectors = tile[0], tile[1] // lanes
+        prototype = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p,
+                                     ctypes.c_int64)
+        self._engine, self._fn = _jit(tile_probe_ir(rows, vectors, lanes, self.K),
+                                      "tile_probe", prototype)
+        self._a = np.ones(rows * self.K, np.float32)
+        self._b = np.ones(self.K * vectors * lanes, np.float32)
+        self._c = np.zeros(rows * vectors * lanes, np.float32)
+        self.reps = reps
+        self.flop = 2 * rows * vectors * lanes * self.K * reps
+
+    def runs(self, repeats=3):
+        out = []
+        for _ in range(repeats):
+            t0 = time.perf_counter()
+            self._fn(self._a.ctypes.data, self._b.ctypes.data, self._c.ctypes.data, self.reps)
+            out.append(time.perf_counter() - t0)
+        return out
+
+    def summary(self, runs):
+        return {"gflops": self.flop / min(runs) / 1e9,
+                "gflops_median": self.flop / statistics.median(runs) / 1e9}
 
 
 TVM_SCRIPT = pathlib.Path(__file__).parent / "peers" / "tvm_matmul.py"
@@ -554,6 +637,11 @@ def run(n, rounds=4, tvm_python=sys.executable, tile=TILE):
             timed[f"fma probe {threads}T"] = lambda t=threads: probe.runs(t)
     except Exception as e:  # noqa: BLE001
         results["fma probe"] = {"error": f"{type(e).__name__}: {e}"}
+    try:
+        tile_probe = TileProbe(tile)
+        timed["tile probe"] = tile_probe.runs
+    except Exception as e:  # noqa: BLE001
+        results["tile probe"] = {"error": f"{type(e).__name__}: {e}"}
     runs = {k: [] for k in timed}
     for _ in range(rounds):
         for key, fn in timed.items():
@@ -572,6 +660,9 @@ def run(n, rounds=4, tvm_python=sys.executable, tile=TILE):
             results.setdefault("fma probe", {})[str(threads)] = probe.summary(rs, threads)
         elif key in results:
             results["fma probe"] = results.pop(key)
+    rs = runs.pop("tile probe", None)
+    if rs:
+        results["tile probe"] = tile_probe.summary(rs)
     for key, rs in runs.items():
         if rs and "error" not in results[key]:
             results[key].update(summarise(rs, sizes.get(key, n)))
@@ -621,7 +712,9 @@ def targets(results):
         mine = ["pyir static 1T", "pyir symbolic 1T"]
         med = max(g(k) for k in mine) / probe["gflops_median"]
         best = max(g(k, "gflops_best") for k in mine) / probe["gflops"]
-        rows.append(("1 thread ≥ 90 % of FMA probe", f"{med:.0%} median, {best:.0%} best",
+        ceiling = results.get("tile probe", {}).get("gflops")
+        rows.append(("1 thread ≥ 90 % of FMA probe", f"{med:.0%} median, {best:.0%} best"
+                     + (f" (the tile in L1: {ceiling / probe['gflops']:.0%})" if ceiling else ""),
                      med >= 0.9))
     paired = results.get("symbolic over static, paired", {})
     for threads in (1, 2):
@@ -661,7 +754,7 @@ def print_table(results, machine):
                 "max rel. error 1024 / 999"):
         table.add_column(col, justify="left" if col == "variant" else "right")
     for key, r in results.items():
-        if key in ("n", "tile", "fma probe", "tvm") or not isinstance(r, dict):
+        if key in ("n", "tile", "fma probe", "tile probe", "tvm") or not isinstance(r, dict):
             continue
         if "error" in r:
             table.add_row(key, f"[red]{r['error'][:90]}[/]", "", "", "", "", "", "")
@@ -683,6 +776,12 @@ def print_table(results, machine):
         if t in probe:
             table.add_row(f"FMA probe {t}T (peak)", f"{probe[t]['gflops_median']:.0f}",
                           f"{probe[t]['gflops']:.0f}", "", "", "", "", "")
+    ceiling = results.get("tile probe", {})
+    if "gflops" in ceiling:
+        table.add_row(f"{tile} tile in L1 1T (ceiling)", f"{ceiling['gflops_median']:.0f}",
+                      f"{ceiling['gflops']:.0f}", "", "", "", "", "")
+    elif "error" in ceiling:
+        table.add_row("tile probe", f"[red]{ceiling['error'][:90]}[/]", "", "", "", "", "", "")
     tvm = results.get("tvm", {})
     if "skipped" in tvm:
         table.add_row("TVM", f"skipped: {tvm['skipped']}", "", "", "", "", "", "")

@@ -178,6 +178,21 @@ def test_the_bench_compares_two_kernels_in_pairs_of_calls():
     assert len(calls) == 2 + 2 * 41
 
 
+@pytest.mark.parametrize("tile", [(7, 32), (3, 16)])
+def test_the_tile_probe_computes_the_tiles_products(tile):
+    """`TileProbe` runs the register tile's inner loop for real: after ``reps`` runs over
+    its panels, C holds ``reps`` times A's rows times B's panel."""
+    probe = M.TileProbe(tile, reps=3)
+    rng = np.random.default_rng(0)
+    probe._a[:] = rng.integers(0, 4, probe._a.size)
+    probe._b[:] = rng.integers(0, 4, probe._b.size)
+    probe.runs(repeats=1)
+    a = probe._a.reshape(tile[0], probe.K)
+    b = probe._b.reshape(probe.K, tile[1])
+    np.testing.assert_array_equal(probe._c.reshape(tile), 3 * (a @ b))
+    assert probe.flop == 2 * tile[0] * tile[1] * probe.K * 3
+
+
 def test_split_tail_main_path_is_the_likely_branch():
     """Codegen weights the main side of every split loop's test 1000:1, so that register
     allocation keeps the hot tile in registers (with symbolic n, values live only in the
