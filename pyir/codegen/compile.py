@@ -177,8 +177,8 @@ class Machine:
     def object_code(self, llvm_ir, level=DEFAULT_IR_LEVEL):
         """The object code of ``llvm_ir`` parsed in an LLVM context of its own, verified,
         optimized at ``level`` for this machine, in one native call where llvmlite allows
-        (`pyir.codegen.unit_compiler`), else through llvmlite's calls. Generate machine
-        code under `machine_code`. RuntimeError for IR that LLVM rejects, `MachineCodeError`
+        (`pyir.codegen.unit_compiler`), else through llvmlite's calls; call it under
+        `machine_code`. RuntimeError for IR that LLVM rejects, `MachineCodeError`
         when machine code fails."""
         pipeline = self._pipeline(llvm_ir, level)
         code = compile_unit(llvm_ir, self.target.triple, self.data_layout, self.tm, pipeline)

@@ -227,12 +227,11 @@ def _compile(llvm_ir, target, level, what):
     from ..codegen.compile import machine_level
     from ..codegen.unit_compiler import MachineCodeError
     machine = _machine(target, machine_level(llvm_ir))
-    try:
-        return machine.object_code(llvm_ir, level)
-    except MachineCodeError as e:
-        raise Error(f"LLVM could not generate machine code for {what}: {e}") from None
-    except RuntimeError as e:
-        raise Error(f"LLVM rejected the IR of {what}: {e}") from None
+    with ir_rejected(what):
+        try:
+            return machine.object_code(llvm_ir, level)
+        except MachineCodeError as e:   # (a RuntimeError, but not a rejection of the IR)
+            raise Error(f"LLVM could not generate machine code for {what}: {e}") from None
 
 
 _empty_objects = {}
