@@ -26,7 +26,7 @@ def build(mod_or_func, target="llvm", default_schedule=True, opt_level="auto",
     machine code without loop strength reduction (codegen already hoists loop-invariant
     addresses; see `pyir.codegen.compile`); a scheduled matmul builds in half the time of
     "O3". "auto" gives "O3" to the code with loops codegen left to LLVM (a reduction, a
-    loop no schedule vectorized) and "fast" IR passes to the rest. Other
+    loop no schedule vectorized) and "fast" to the rest, compile unit by compile unit. Other
     ``options`` go to the code generator. Rebuilding a structurally
     equal module with the same arguments returns the cached executable (``use_cache=False``
     compiles anyway). Python's cyclic garbage collector pauses while it compiles (see

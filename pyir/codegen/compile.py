@@ -24,14 +24,20 @@ thread, 7.5 of 26 ms with the parallel closures; 1.8 ms for a 38-instruction pac
 loop), and codegen already gives it what it would find -- loop-invariant address parts
 hoisted to preheaders and constant offsets last (`pyir.codegen.builder`), so that row
 addresses become base + k * 4 + constant. LLVM reads the option when it builds the
-machine pipeline; `machine_code` sets it for the compilations that need it (setting an
-option parses LLVM's whole option table, ~0.25 ms, so it changes only when the level does).
+machine pipeline, process-wide; `machine_code` sets it for each compilation (setting an
+option parses LLVM's whole option table, ~0.25 ms, so it changes only when the level does),
+and compilations that need it otherwise take turns.
 
 Default "auto": the O3 IR passes cost 10-24 ms per kernel against 5 ms for "fast" (Zen 5),
 and loops left to LLVM ran 3-5x faster for them (row sum 512x4096: 1.3 ms vs 6.8 ms), vector
 exp 10 % faster; code that pyir vectorized itself ran as fast after "fast" (a
 default-scheduled 1024x1024 add, column sum or register-tiled matmul) and built 1.5-10x
-sooner. Its machine code keeps loop strength reduction, as "O3"'s does.
+sooner. Its machine code, "O3" units' too, is made without loop strength reduction, as
+for "fast": with it, the bench matmul's units took ~1 ms longer each (schedule + build of
+the symbolic one 41.6 -> 39.5 ms without it) and the symbolic kernel ran 4-5 % slower at
+n = 1024, 1-2 % at 999 (the static one 0.7-0.9 % faster), while the "O3" units of a
+default-scheduled row sum, column sum and exp over 512 x 4096 ran as fast without it
+(Intel Xeon, rocketlake).
 """
 
 import contextlib
@@ -59,24 +65,44 @@ def unit_level(llvm_ir, level):
     return "O3" if LOOPS_FOR_LLVM in llvm_ir else "fast"
 
 
-_MACHINE = threading.RLock()
+_options = threading.Condition()   # guards the three below
 _lsr_disabled = False
+_running = 0        # compilations inside `machine_code`
+_held = threading.local()   # .levels: this thread's `machine_code` levels, outermost first
 
 
 @contextlib.contextmanager
 def machine_code(level=None):
-    """Around machine code generation for IR optimized at ``level``: without loop strength
-    reduction after "fast" (LLVM's option, process-wide, so compilations take turns).
-    ``level=None`` takes the option as it is set (for hand-written IR, such as the thread
-    pool's, compiled while a build holds its own setting)."""
-    global _lsr_disabled
-    with _MACHINE:
-        disable = level == "fast"
-        if level is not None and disable != _lsr_disabled:
+    """Around one machine-code generation for IR optimized at ``level`` (an IR level, or
+    "auto" for a unit of an "auto" build): without loop strength reduction for "fast" and
+    "auto", with it for the others. LLVM's option is process-wide: compilations that need
+    it alike run at once (a build's units, one per thread), one that needs it otherwise
+    waits until none runs. ``level=None`` takes the option as it is set (hand-written IR
+    such as the thread pool's, code at machine level 0). Inside its own `machine_code`, a
+    thread cannot change the option (it would wait for itself): RuntimeError."""
+    global _lsr_disabled, _running
+    levels = _held.__dict__.setdefault("levels", [])
+    disable = None if level is None else level in ("fast", "auto")
+    with _options:
+        if disable is not None and disable != _lsr_disabled:
+            if levels:
+                raise RuntimeError(f"machine code for {level!r} IR inside machine_code"
+                                   f"({levels[-1]!r}) on the same thread: LLVM's loop "
+                                   "strength reduction option cannot change there")
+            while _running:
+                _options.wait()
             init_llvm()
             llvm.set_option("pyir", f"--disable-lsr={str(disable).lower()}")
             _lsr_disabled = disable
+        _running += 1
+    levels.append(level)
+    try:
         yield
+    finally:
+        levels.pop()
+        with _options:
+            _running -= 1
+            _options.notify_all()
 
 
 def parse(llvm_ir, context=None):
@@ -163,6 +189,7 @@ class Machine:
 
     def __init__(self, target, reloc="default", opt=3):
         self.target = Target.from_string(target)
+        self.opt = opt
         self.tm = self.target.create_target_machine(reloc=reloc, opt=opt)
         self.data_layout = str(self.tm.target_data)
         self._pipelines = {}
@@ -177,20 +204,22 @@ class Machine:
     def object_code(self, llvm_ir, level=DEFAULT_IR_LEVEL):
         """The object code of ``llvm_ir`` parsed in an LLVM context of its own, verified,
         optimized at ``level`` for this machine, in one native call where llvmlite allows
-        (`pyir.codegen.unit_compiler`), else through llvmlite's calls; call it under
-        `machine_code`. RuntimeError for IR that LLVM rejects, `MachineCodeError`
-        when machine code fails."""
+        (`pyir.codegen.unit_compiler`), else through llvmlite's calls, under the
+        `machine_code` of ``level``. RuntimeError for IR that LLVM rejects,
+        `MachineCodeError` when machine code fails."""
         pipeline = self._pipeline(llvm_ir, level)
-        code = compile_unit(llvm_ir, self.target.triple, self.data_layout, self.tm, pipeline)
-        if code is not None:
-            return code
-        mod = self.prepare(llvm_ir, level, llvm.create_context())
-        try:
-            return emit_object_unlocked(self.tm, mod)
-        except RuntimeError as e:
-            raise MachineCodeError(str(e)) from None
-        finally:
-            mod.close()
+        with machine_code(level if self.opt else None):
+            code = compile_unit(llvm_ir, self.target.triple, self.data_layout, self.tm,
+                                pipeline)
+            if code is not None:
+                return code
+            mod = self.prepare(llvm_ir, level, llvm.create_context())
+            try:
+                return emit_object_unlocked(self.tm, mod)
+            except RuntimeError as e:
+                raise MachineCodeError(str(e)) from None
+            finally:
+                mod.close()
 
     def _pipeline(self, llvm_ir, level):
         key = (unit_level(llvm_ir, level),
@@ -248,6 +277,7 @@ def emit_object_unlocked(tm, mod):
 
 
 def emit_assembly(llvm_ir, target="llvm", level=DEFAULT_IR_LEVEL):
+    """The assembly of ``llvm_ir`` as `Machine.object_code` makes its machine code."""
     mod, tm = optimize_and_emit(llvm_ir, target, level)
     with machine_code(level):
         return tm.emit_assembly(mod)

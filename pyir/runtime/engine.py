@@ -35,6 +35,10 @@ _LEVEL_OF_INT = {0: "none", 1: "O1", 2: "O2", 3: "O3"}
 #: 0.02 ms 1-3 ms less (measured with llvmlite's calls).
 SWITCH_INTERVAL = 2e-5
 
+#: Held while a `JitEngine` compiles: one engine at a time per process (it sets the
+#: process-wide switch interval and restores it when done).
+_ENGINES = threading.RLock()
+
 
 def ir_level(opt_level):
     """The IR pipeline for ``opt_level``: a name in `pyir.codegen.compile.IR_LEVELS`
@@ -148,8 +152,7 @@ class JitEngine:
         register_symbols(symbols)
 
     def __enter__(self):
-        from ..codegen.compile import machine_code
-        self._stack.enter_context(machine_code(self.level))
+        self._stack.enter_context(_ENGINES)
         self._stack.callback(sys.setswitchinterval, sys.getswitchinterval())
         self._stack.callback(self._wait)
         sys.setswitchinterval(SWITCH_INTERVAL)
@@ -242,17 +245,10 @@ def _empty_object(target):
     of its own, and the units come as object code: given through the engine's object
     cache, this saves each build a machine-code pipeline for nothing (2.6 M instructions
     of the bench matmul's 360 M, the pipeline and its target machine's subtarget, on the
-    thread that links). MCJIT asks for it while `_link` holds `machine_code`."""
+    thread that links)."""
     found = _empty_objects.get(target)
     if found is None:
-        import llvmlite.binding as llvm
-
-        from ..codegen.compile import emit_object_unlocked
-        mod = llvm.parse_assembly("")
-        try:
-            found = _empty_objects[target] = emit_object_unlocked(_machine(target, 0).tm, mod)
-        finally:
-            mod.close()
+        found = _empty_objects[target] = _machine(target, 0).object_code("", "none")
     return found
 
 

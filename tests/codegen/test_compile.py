@@ -1,8 +1,11 @@
-"""Machine code generation options: loop strength reduction is off for "fast" IR only, and
-back on for everything else afterwards (LLVM's option is process-wide); a `Machine` readies
+"""Machine code generation options: loop strength reduction is off for "fast" IR and every
+unit of an "auto" build, and back on for everything else afterwards, also when two threads
+compile at once (LLVM's option is process-wide); a `Machine` readies
 module after module; emission outside llvmlite's lock makes the same object code, and so
 does a unit compiled in one native call (`pyir.codegen.unit_compiler`), which names IR that
 LLVM rejects in LLVM's words, as llvmlite's calls do."""
+
+import threading
 
 import llvmlite.binding as llvm
 import pytest
@@ -56,6 +59,56 @@ def test_strength_reduction_comes_back_after_a_failed_compilation():
         with C.machine_code("fast"):
             raise RuntimeError("LLVM failed")
     assert "imul" not in machine_asm("O3")
+
+
+def reference_object(ir_level, machine_level, text=STRIDED):
+    """Object code of ``text`` optimized at ``ir_level`` with the machine options of
+    ``machine_level``, on this thread."""
+    machine = C.Machine(Target.from_string("llvm"))
+    mod = machine.prepare(text, ir_level, llvm.create_context())
+    with C.machine_code(machine_level):
+        return C.emit_object_unlocked(machine.tm, mod)
+
+
+def test_every_unit_of_an_auto_build_gets_machine_code_without_strength_reduction():
+    machine = C.Machine(Target.from_string("llvm"))
+    assert machine.object_code(STRIDED, "auto") == reference_object("fast", "fast") \
+        != reference_object("fast", "O3")
+    with_loops = C.LOOPS_FOR_LLVM + "\n" + STRIDED     # loops left to LLVM: "O3" IR passes
+    assert machine.object_code(with_loops, "auto") == reference_object("O3", "fast") \
+        != reference_object("O3", "O3")
+
+
+def test_threads_that_need_the_option_otherwise_take_turns():
+    """Two threads compile at once, one "fast" (without strength reduction), one "none"
+    (with it): each gets the object code it gets alone."""
+    expected = {level: reference_object(level, level) for level in ("fast", "none")}
+    assert expected["fast"] != reference_object("fast", "none")
+    results = {level: [] for level in expected}
+
+    def compile_many(level):
+        machine = C.Machine(Target.from_string("llvm"))
+        results[level] += [machine.object_code(STRIDED, level) for _ in range(15)]
+
+    threads = [threading.Thread(target=compile_many, args=(level,)) for level in expected]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for level, codes in results.items():
+        assert codes == [expected[level]] * 15, level
+
+
+def test_a_thread_cannot_change_the_option_inside_its_own_machine_code():
+    with C.machine_code("O3"):
+        with pytest.raises(RuntimeError, match=r"machine code for 'fast' IR inside "
+                           r"machine_code\('O3'\) on the same thread: LLVM's loop strength "
+                           r"reduction option cannot change there"):
+            with C.machine_code("fast"):
+                pass
+        with C.machine_code(None), C.machine_code("O1"):   # the option as it is: no change
+            pass
+    assert "imul" in machine_asm("fast")
 
 
 @pytest.mark.parametrize("level", ["fast", "O3"])
