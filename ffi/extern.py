@@ -52,6 +52,8 @@ SYMBOL_PREFIX = "pyir.extern."
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]*")
 _DEFINE = re.compile(r'^\s*define\b([^@]*)@(?:"([^"]+)"|([-\w.$]+))\s*\(', re.MULTILINE)
+#: The whole line of a ``define``, attributes after the parameters included.
+_DEFINE_LINE = re.compile(r'^\s*define\b[^\n]*', re.MULTILINE)
 _DECLARE_LINE = re.compile(r'^\s*declare\b[^@\n]*@"?([-\w.$]+)"?\s*\([^\n]*\n?', re.MULTILINE)
 _DECLARE = re.compile(r'^\s*declare\b[^@\n]*@"?([-\w.$]+)"?\s*\(', re.MULTILINE)
 
@@ -69,6 +71,19 @@ class ExternKernel:
         self.writes, self.writes_declared = writes, writes_declared
         self.address, self.llvm_ir = address, llvm_ir
         self._compiled = None
+
+    @property
+    def needs_inliner(self):
+        """Whether only LLVM's O3 inliner inlines the kernel where it is called: LLVM IR
+        whose define line and its attribute groups do not say ``alwaysinline`` (the "fast"
+        pipeline inlines only those; native code is never inlined). A loop that calls it
+        goes to O3 (`pyir.codegen.emit_stmt`)."""
+        if self.llvm_ir is None:
+            return False
+        line = _DEFINE_LINE.search(self.llvm_ir).group(0)
+        attributes = [line] + [a for g in re.findall(r"#(\d+)", line) for a in re.findall(
+            rf"^attributes #{g} = ([^\n]*)", self.llvm_ir, re.MULTILINE)]
+        return not any("alwaysinline" in a for a in attributes)
 
     @property
     def writes_assumed(self):

@@ -330,6 +330,33 @@ def test_auto_gives_o3_only_to_units_with_loops_left_to_llvm(name, left_to_llvm)
         assert re.search(r"fadd reassoc contract <\d+ x float>", lib.source("llvm-opt"))
 
 
+@pytest.mark.parametrize("attributes, to_o3", [("alwaysinline", False), ("", True)])
+def test_auto_gives_a_loop_of_kernel_calls_to_o3_only_for_its_inliner(attributes, to_o3):
+    """A loop whose body calls a kernel is not one LLVM's vectorizer takes
+    (`pyir.codegen.vectorize.beyond_llvm`): its unit gets "fast", which inlines an
+    ``alwaysinline`` kernel (the bench's tensorized matmul spent 11 of its 47 ms build on O3
+    passes over its loop of micro-kernel calls), unless the kernel is LLVM IR that only O3's
+    inliner inlines."""
+    text = KERNEL_IR.format(linkage="internal", name="test_bump_o3", value="2.0")
+    pyir.ffi.extern("test.test_bump_o3", llvm_ir=text.replace(") {", f") {attributes} {{"),
+                    override=True)(_bump_decl)
+
+    @T.prim_func
+    def bump(X: T.Buffer(("n",), "float32")):
+        for i in range(n):
+            T.call_extern("test.test_bump_o3", X, i, dtype="void")
+
+    lib = pyir.build(bump, default_schedule=False, use_cache=False)
+    assert lib.source("llvm").startswith("; pyir: loops for LLVM") == to_o3
+    assert "call void @test_bump_o3" not in lib.source("llvm-opt")     # inlined either way
+    x = np.arange(37, dtype=np.float32)
+    lib["bump"](x)
+    np.testing.assert_array_equal(x, np.arange(37, dtype=np.float32) + 2)
+
+
+def _bump_decl(out: T.Buffer(("n",), "float32"), i: T.int64): ...
+
+
 def test_auto_leaves_a_scalar_loop_to_llvm():
     """A loop no schedule vectorized (built without the default schedule) is LLVM's to
     vectorize: its unit gets O3, which does."""
