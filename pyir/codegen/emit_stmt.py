@@ -386,7 +386,7 @@ class FunctionEmitter(ExprEmitter):
         args = []
         for a in call.args[1:]:
             if isinstance(a, E.BufferLoad):
-                args.append(self.address(a.buffer, self.expr(a.indices[0])))
+                args.append(self.index_address(a.buffer, a.indices[0]))
             elif isinstance(a, E.Buffer):
                 args.append(self.address(a, T.int_const(0)))
             else:

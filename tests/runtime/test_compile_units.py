@@ -357,6 +357,33 @@ def test_auto_gives_a_loop_of_kernel_calls_to_o3_only_for_its_inliner(attributes
 def _bump_decl(out: T.Buffer(("n",), "float32"), i: T.int64): ...
 
 
+def _bump_one_decl(out: T.Buffer((1,), "float32"), i: T.int64): ...
+
+
+def test_a_kernels_pointer_is_a_row_pointer_made_before_the_inner_loop_and_an_offset():
+    """``X[i, j]`` passed to a kernel in loops over ``i`` and ``j`` is ``X + i * m``, made
+    once per row, plus ``j`` (as other accesses are, `ExprEmitter.index_address`): with the
+    whole index each time, the tensorized bench matmul's k loop spent two more integer
+    instructions per step on its micro-kernel's pointers (1 thread 14.5 -> 13.4 ms)."""
+    text = KERNEL_IR.format(linkage="internal", name="test_bump_one", value="2.0")
+    pyir.ffi.extern("test.test_bump_one", llvm_ir=text, override=True)(_bump_one_decl)
+
+    @T.prim_func
+    def bump_all(X: T.Buffer(("n", "m"), "float32")):
+        for i, j in T.grid(n, m):
+            T.call_extern("test.test_bump_one", X[i, j], T.int64(0), dtype="void")
+
+    lib = pyir.build(bump_all, default_schedule=False, use_cache=False)
+    text = lib.source("llvm")
+    ptr = re.search(r'call void @"?test_bump_one"?\(ptr (%"[\w.]+"), i64 0\)', text)[1]
+    base = re.search(rf'{re.escape(ptr)} = getelementptr float, ptr (%"[\w.]+"), i64 %"[\w.]+"\n',
+                     text)
+    assert base and base[1] != '%"X"'                   # a row pointer, not X itself
+    x = np.arange(5 * 7, dtype=np.float32).reshape(5, 7)
+    lib["bump_all"](x)
+    np.testing.assert_array_equal(x, np.arange(5 * 7, dtype=np.float32).reshape(5, 7) + 2)
+
+
 def test_auto_leaves_a_scalar_loop_to_llvm():
     """A loop no schedule vectorized (built without the default schedule) is LLVM's to
     vectorize: its unit gets O3, which does."""
