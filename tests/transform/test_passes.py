@@ -1447,3 +1447,23 @@ def test_entry_conditions_read_a_division_that_shows_once_simplified():
     i0, i1 = sch.split(i, [None, 5])
     sch.split(sch.fuse(i0, i1, r), [None, 8])
     _check_conv3(sch)
+
+
+def test_a_range_free_of_the_relaxed_loops_is_its_simplified_self(monkeypatch):
+    """`relax_range` of a region free of the loops it relaxes asks no symbolic bound (a
+    block's outer dimensions under blockize or a layout's tile index: half of tensorize's
+    relaxations); where a relaxed loop appears it relaxes as before."""
+    from pyir.arith import Analyzer
+    from pyir.transform.dependence import relax_range
+    n, i, k = E.Var("n"), E.Var("i"), E.Var("k")
+    ana = Analyzer()
+    ana.bind(i, ir.Range(E.IntImm(0), E.IntImm(7)))
+    ana.bind(k, ir.Range(E.IntImm(0), n))
+    asked = []
+    monkeypatch.setattr(Analyzer, "symbolic_bound",
+                        lambda self, e, vs=None: asked.append(e) or (None, None))
+    r = relax_range(ir.Range(k * 32 + (n - n), E.IntImm(32)), ana, [i])
+    assert ir.structural_equal(r, ir.Range(k * 32, E.IntImm(32))) and not asked
+    monkeypatch.undo()
+    r = relax_range(ir.Range(k * 32 + i, E.IntImm(1)), ana, [i])
+    assert ir.structural_equal(r, ir.Range(k * 32, E.IntImm(7)))
