@@ -155,9 +155,9 @@ def _o3_may_help(body):
     """Whether LLVM's O3 passes may make more of the innermost scalar loop ``body``:
     vectorize it (unless `beyond_llvm`), or inline a kernel it calls that only O3 inlines
     (`pyir.ffi.extern.ExternKernel.needs_inliner`). A loop of calls of native kernels or of
-    ``alwaysinline`` ones gains nothing: O3 took 11 of the 47 ms build of the bench's
+    ``alwaysinline`` ones gains little there: O3 took 11 of the 47 ms build of the bench's
     tensorized matmul, a loop of micro-kernel calls, which then ran 2-4 % faster on two
-    threads and 1-2 % slower on one (Intel Xeon, rocketlake)."""
+    threads and 1-3 % slower on one (Intel Xeon, rocketlake)."""
     if not beyond_llvm(body):
         return True
     from pyir.ffi import get_global_func
