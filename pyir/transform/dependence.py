@@ -53,8 +53,9 @@ def bindings(realize):
 
 def relax_range(rng, ana, relax_vars):
     """A Range covering ``rng`` while ``relax_vars`` run over their bound ranges, or None."""
-    if vars_of(rng.start).isdisjoint(relax_vars) and vars_of(rng.extent).isdisjoint(relax_vars):
-        return Range(ana.simplify(rng.start), ana.simplify(rng.extent))   # nothing to relax
+    start, extent = ana.simplify(rng.start), ana.simplify(rng.extent)   # (substitutions in)
+    if vars_of(start).isdisjoint(relax_vars) and vars_of(extent).isdisjoint(relax_vars):
+        return Range(start, extent)   # nothing to relax
     if isinstance(rng.extent, IntImm) and rng.extent.value == 1:   # a point: one question
         lo, hi = ana.symbolic_bound(rng.start, relax_vars)
     else:

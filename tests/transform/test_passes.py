@@ -1467,3 +1467,16 @@ def test_a_range_free_of_the_relaxed_loops_is_its_simplified_self(monkeypatch):
     monkeypatch.undo()
     r = relax_range(ir.Range(k * 32 + i, E.IntImm(1)), ana, [i])
     assert ir.structural_equal(r, ir.Range(k * 32, E.IntImm(7)))
+
+
+def test_a_range_relaxes_what_a_substitution_brings_in():
+    """A variable the analyzer substitutes by an expression of a relaxed loop (a let) is
+    relaxed through it: the range is not taken as free of the loop."""
+    from pyir.arith import Analyzer
+    from pyir.transform.dependence import relax_range
+    i, x = E.Var("i"), E.Var("x")
+    ana = Analyzer()
+    ana.bind(i, ir.Range(E.IntImm(0), E.IntImm(7)))
+    ana.bind(x, i + 1)
+    r = relax_range(ir.Range(x, E.IntImm(1)), ana, [i])
+    assert ir.structural_equal(r, ir.Range(E.IntImm(1), E.IntImm(7)))
