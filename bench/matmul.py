@@ -470,10 +470,6 @@ class FmaProbe:
             out.append(time.perf_counter() - t0)
         return out
 
-    def summary(self, runs, threads):
-        return {"gflops": threads * self.flop / min(runs) / 1e9,
-                "gflops_median": threads * self.flop / statistics.median(runs) / 1e9}
-
 
 class TileProbe:
     """What the register tile's instructions reach on this core with nothing to wait for:
@@ -505,9 +501,12 @@ class TileProbe:
             out.append(time.perf_counter() - t0)
         return out
 
-    def summary(self, runs):
-        return {"gflops": self.flop / min(runs) / 1e9,
-                "gflops_median": self.flop / statistics.median(runs) / 1e9}
+
+def probe_gflops(flop, runs):
+    """GFLOPS of a probe that did ``flop`` in each of ``runs`` (seconds): at its best and
+    its median run."""
+    return {"gflops": flop / min(runs) / 1e9,
+            "gflops_median": flop / statistics.median(runs) / 1e9}
 
 
 TVM_SCRIPT = pathlib.Path(__file__).parent / "peers" / "tvm_matmul.py"
@@ -657,12 +656,13 @@ def run(n, rounds=4, tvm_python=sys.executable, tile=TILE):
     for key, threads in probe_threads.items():
         rs = runs.pop(key)
         if rs:
-            results.setdefault("fma probe", {})[str(threads)] = probe.summary(rs, threads)
+            results.setdefault("fma probe", {})[str(threads)] = probe_gflops(
+                threads * probe.flop, rs)
         elif key in results:
             results["fma probe"] = results.pop(key)
     rs = runs.pop("tile probe", None)
     if rs:
-        results["tile probe"] = tile_probe.summary(rs)
+        results["tile probe"] = probe_gflops(tile_probe.flop, rs)
     for key, rs in runs.items():
         if rs and "error" not in results[key]:
             results[key].update(summarise(rs, sizes.get(key, n)))
