@@ -12,13 +12,15 @@ The schedule, written with TVM's TensorIR schedule API (``s_tir.Schedule`` in TV
 - B is packed by ``cache_read`` + ``transform_layout`` into ``[n/32, n, 32]`` panels (the
   packing loop is vectorized by 32 and parallel over k);
 - C is split i by 7 and j by 32, reordered to ``j0, i0, k, i1, j1`` (the column panels
-  outside, so that one panel of packed B stays in L2 while the row tiles read it); the 7x32
-  tile accumulates in a ``cache_write(..., "local")`` buffer written back after the k loop
-  (``reverse_compute_at``), initialised by ``decompose_reduction``; i1 unrolled, j1
-  vectorized;
-- with more than one thread the column panels (j0) run in parallel (with fewer than 8
-  panels, the row tiles), as in ``pyir.schedule.gemm``; with one thread the ``parallel``
-  steps are left out (as in the pyir 1-thread variant).
+  outside, so that one panel of packed B stays in L2 while the row tiles read it); when n
+  is a multiple of 128 and at least 1024 (``pyir.schedule.gemm.grouped_panels``), j0 is
+  split again into groups of 4 panels, ``j0_0, i0, j0_1, k, i1, j1``, so that a row tile
+  of A is read once per group; the 7x32 tile accumulates in a ``cache_write(..., "local")``
+  buffer written back after the k loop (``reverse_compute_at`` at the innermost of i0 and
+  j0), initialised by ``decompose_reduction``; i1 unrolled, j1 vectorized;
+- with more than one thread the groups (or the column panels) run in parallel (with fewer
+  than 8 panels, the row tiles), as in ``pyir.schedule.gemm``; with one thread the
+  ``parallel`` steps are left out (as in the pyir 1-thread variant).
 
 The result is checked against numpy (float64 reference) at n and, unless ``--no-tail``, at
 n - 25 (partial tiles), then timed with ``time_evaluator``. Prints one JSON object on
@@ -58,6 +60,10 @@ def matmul_prim_func(te, n):
     return te.create_prim_func([A, B, C])
 
 
+#: Column panels per group, as `pyir.schedule.gemm.PANEL_GROUP`.
+PANEL_GROUP = 4
+
+
 def schedule(Schedule, func, n, tile_i=7, tile_j=32, parallel=True):
     sch = Schedule(func)
     c = _get_block(sch, "C")
@@ -78,16 +84,22 @@ def schedule(Schedule, func, n, tile_i=7, tile_j=32, parallel=True):
     i, j, k = sch.get_loops(c)
     i0, i1 = sch.split(i, factors=[None, tile_i])
     j0, j1 = sch.split(j, factors=[None, tile_j])
-    sch.reorder(j0, i0, k, i1, j1)
+    grouped = n % (tile_j * PANEL_GROUP) == 0 and n >= tile_j * PANEL_GROUP * 8
+    if grouped:
+        outer, j0 = sch.split(j0, factors=[None, PANEL_GROUP])
+        sch.reorder(outer, i0, j0, k, i1, j1)
+    else:
+        outer = j0
+        sch.reorder(j0, i0, k, i1, j1)
     cw = sch.cache_write(c, 0, "local")
-    sch.reverse_compute_at(cw, i0)
+    sch.reverse_compute_at(cw, j0 if grouped else i0)
     # Vectorize / parallelize over the update while it is still a complete reduction block
     # (TVM refuses both once decompose_reduction has taken its init away); the init loops
     # that decompose_reduction creates are then annotated separately.
     sch.unroll(i1)
     sch.vectorize(j1)
     if parallel:
-        sch.parallel(j0 if -(-n // tile_j) >= 8 else i0)
+        sch.parallel(outer if grouped or -(-n // tile_j) >= 8 else i0)
     init = sch.decompose_reduction(c, k)
     for blk in (init, cw):
         a, b = sch.get_loops(blk)[-2:]

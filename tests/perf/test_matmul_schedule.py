@@ -81,17 +81,49 @@ def test_split_tails_give_a_guard_free_main_path():
     assert sum(isinstance(n, S.IfThenElse) for n in walk(j0)) == 1
 
 
-@pytest.mark.parametrize("n, parallel", [(None, "j_0"), (1024, "j_0"), (256, "j_0"),
+@pytest.mark.parametrize("n, parallel", [(None, "j_0"), (1024, "j_0_0"), (256, "j_0"),
                                          (224, "i_0"), (64, "i_0")])
 def test_the_column_panels_run_in_parallel_when_there_are_enough(n, parallel):
-    """The panel loop is outside the row tiles (one panel of packed B stays in L2 while
-    the row tiles read it); it is the parallel loop with 8 panels or more, or a number
-    known only when called, and the row tiles are with fewer (224 columns: 7 panels)."""
+    """The panel loop (or the loop over groups of panels) is outside the row tiles (one
+    panel of packed B stays in L2 while the row tiles read it); it is the parallel loop
+    with 8 panels or groups or more, or a number known only when called, and the row tiles
+    are with fewer (224 columns: 7 panels)."""
     func = M.schedule_matmul(M.matmul_func(n)).mod["matmul"]
     loops = {x.loop_var.name: x for x in walk(func.body) if isinstance(x, S.For)}
-    j0, i0 = loops["j_0"], loops["i_0"]
+    j0, i0 = loops.get("j_0_0", loops.get("j_0")), loops["i_0"]
     assert i0 in list(walk(j0.body))
     assert [x.loop_var.name for x in (j0, i0) if x.kind == "parallel"] == [parallel]
+
+
+@pytest.mark.parametrize("n, grouped", [(1024, True), (2048, True), (896, False),
+                                        (1100, False), (None, False)])
+def test_panels_are_grouped_in_whole_groups_only(n, grouped):
+    """With the columns a constant number of whole groups of `gemm.PANEL_GROUP` panels (8
+    groups or more), each row tile runs over the panels of one group (``j_0_0, i_0,
+    j_0_1, k``) and its accumulator lives under the group's panel loop; 896 columns (7
+    groups), 1100 (a partial group) and a symbolic n keep one panel per outer iteration."""
+    func = M.schedule_matmul(M.matmul_func(n)).mod["matmul"]
+    loops = {x.loop_var.name: x for x in walk(func.body) if isinstance(x, S.For)}
+    assert ("j_0_0" in loops) == grouped
+    if grouped:
+        outer, i0, panel = loops["j_0_0"], loops["i_0"], loops["j_0_1"]
+        assert outer.extent.value == n // (32 * gemm.PANEL_GROUP)
+        assert panel.extent.value == gemm.PANEL_GROUP
+        assert i0 in list(walk(outer.body)) and panel in list(walk(i0.body))
+        assert loops["k"] in list(walk(panel.body))
+    lowered = _lowered(M.schedule_matmul(M.matmul_func(n)).mod)
+    alloc = next(a for a in walk(lowered.body)
+                 if isinstance(a, S.Allocate) and a.buffer.name.startswith("C_local"))
+    around = [x for x in walk(lowered.body) if isinstance(x, S.For) and alloc in walk(x.body)]
+    innermost = min(around, key=lambda x: sum(1 for _ in walk(x)))
+    assert innermost.loop_var.name == ("j_0_1" if grouped else "i_0")
+
+
+@pytest.mark.parametrize("parallel", [True, False])
+def test_grouped_panels_match_numpy(parallel):
+    lib = pyir.build(M.schedule_matmul(M.matmul_func(1024), parallel=parallel).mod,
+                     opt_level="fast")
+    _check(lib, 1024)
 
 
 @pytest.mark.parametrize("n, rows", [(1024, 2), (64, 1)])
