@@ -11,12 +11,13 @@ and 6x16 with AVX2, whose 16 vector registers 7 x 2 accumulators would overflow)
   vectorized);
 - C is computed in R x C tiles: ``split`` i by R and j by C, ``reorder`` to
   ``j0, i0, k, i1, j1`` (a panel of packed B stays in L2 while every row tile reads it);
-  with n a multiple of 4C and at least 32C (static n = 1024), j0 is split again into groups
-  of 4 panels, ``j0_0, i0, j0_1, k, i1, j1``, so that a row tile of A is read from memory
-  once per group, not once per panel (`pyir.schedule.gemm.PANEL_GROUP`); the tile
-  accumulates in a ``cache_write(..., "local")`` buffer written back after the k loop
-  (``reverse_compute_at``), initialised by ``decompose_reduction``; i1 is unrolled and j1
-  vectorized (2 vectors), so the 2R accumulators live in vector registers;
+  with n symbolic or at least 32C (n = 1024), j is split into groups of 4 panels instead,
+  ``j0, i0, j1, k, i1, j2``, so that a row tile of A is read from memory once per group,
+  not once per panel (`pyir.schedule.gemm.PANEL_GROUP`; not in the tensorized variant);
+  the tile accumulates in a ``cache_write(..., "local")`` buffer written back after the k
+  loop (``reverse_compute_at``), initialised by ``decompose_reduction``; i1 is unrolled
+  and the tile's columns vectorized (2 vectors), so the 2R accumulators live in vector
+  registers;
 - the column panels (or their groups) run in parallel (the row tiles, with fewer than 8).
 
 Variants: ``static`` (n = 1024 in the types) and ``symbolic`` (``n`` a shape variable),

@@ -8,8 +8,8 @@ the inner one, so that one panel (``k x cols`` floats: 128 KiB for k = 1024) sta
 core's L2 cache while every row tile reads it, and only A streams from memory: with the
 row tiles outside, all of packed B streamed through for every row tile, which ran at 40 %
 of the FMA peak on an Intel Xeon (emeraldrapids, 2 MiB L2) and at about 80 % with the
-panels outside. With enough whole groups of `PANEL_GROUP` panels (`grouped_panels`), each
-row tile runs over the panels of one group in turn, so that A streams once per group. The
+panels outside. With enough groups of `PANEL_GROUP` panels (`grouped_panels`), each row
+tile runs over the panels of one group in turn, so that A streams once per group. The
 panels (or groups) run in parallel when there are `MIN_PARALLEL_PANELS` or more of them
 (or their number is known only when called), else the row tiles. Partial tiles of
 a split tail keep the same loops, masked. With ``pack_b=False`` the tiles read B in place
@@ -36,20 +36,22 @@ MIN_PARALLEL_PANELS = 8
 #: all of A streamed from L3 once per panel. 1024 x 1024 x 1024 on an Intel Xeon (rocketlake,
 #: 2 MiB L2), against one panel at a time: groups of 2, 4, 8 ran 1.03x, 1.05x, 1.04x as
 #: fast with 2 threads and 1.03x, 1.06x, 1.06x with one; 16 (2 MiB of B) 0.7x with two.
-#: `grouped_panels` says when the schedule groups them.
+#: With n known only when called (groups of 4, 2 threads): 1.07x at n = 1024, 1.05x at
+#: 999, 1.13x at 900 (whose last group has one partial panel), for ~3 ms more of schedule
+#: and build (36-37 ms against 33-34). `grouped_panels` says when the schedule groups them.
 PANEL_GROUP = 4
 
 
 def grouped_panels(cols, tile_cols):
     """Whether `schedule_matmul` groups the column panels (`PANEL_GROUP`) of a matmul of
-    ``cols`` columns (an expression) in tiles of ``tile_cols``: when ``cols`` is a constant
-    number of whole groups, at least `MIN_PARALLEL_PANELS` of them (the groups run in
-    parallel). A partial last group takes the partial-tile path, its tiles' loops not
-    unrolled and the register tile in memory, for all its columns: n = 999 (columns known
-    only when called) ran at 0.7x, 1100 x 1100 x 1100 at 0.75x."""
-    group = tile_cols * PANEL_GROUP
-    return isinstance(cols, E.IntImm) and cols.value % group == 0 \
-        and cols.value >= group * MIN_PARALLEL_PANELS
+    ``cols`` columns (an expression) in tiles of ``tile_cols``: when ``cols`` is known only
+    when called, or is a constant of at least `MIN_PARALLEL_PANELS` groups (the groups run
+    in parallel). A partial last group is tested tile by tile
+    (`pyir.transform.split_tail_loops`): its whole tiles run the guard-free code, and its
+    panels past the last column nothing."""
+    return not isinstance(cols, E.IntImm) or \
+        cols.value >= tile_cols * PANEL_GROUP * MIN_PARALLEL_PANELS
+
 
 #: With the rows known only when called, the fewest row tiles (of `register_tile`'s rows)
 #: for which packing B pays: each panel is packed once and read by every row tile, where
@@ -151,12 +153,15 @@ def schedule_matmul(sch, block, tile, parallel=True, tensorize=None, pack_b=True
             sch.parallel(p0)
     *batch, i, j, k = sch.get_loops(c)
     i0, i1 = sch.split(i, factors=[None, tile_i])
-    grouped = grouped_panels(sch.get(j).extent, tile_j)
-    j0, j1 = sch.split(j, factors=[None, tile_j])
+    # Not with a micro-kernel: in a partial last group, the accumulator address it would be
+    # passed for a panel past the last column is one the entry conditions cannot bound (the
+    # tile's guard bounds 32 times the panel's index), and calls with n = 900 were refused.
+    grouped = tensorize is None and grouped_panels(sch.get(j).extent, tile_j)
     if grouped:
-        outer, j0 = sch.split(j0, factors=[None, PANEL_GROUP])
+        outer, j0, j1 = sch.split(j, factors=[None, PANEL_GROUP, tile_j])
         sch.reorder(outer, *batch, i0, j0, k, i1, j1)
     else:
+        j0, j1 = sch.split(j, factors=[None, tile_j])
         outer = j0
         sch.reorder(j0, *batch, i0, k, i1, j1)
     cw = sch.cache_write(c, 0, "local")

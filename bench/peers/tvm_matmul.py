@@ -12,10 +12,10 @@ The schedule, written with TVM's TensorIR schedule API (``s_tir.Schedule`` in TV
 - B is packed by ``cache_read`` + ``transform_layout`` into ``[n/32, n, 32]`` panels (the
   packing loop is vectorized by 32 and parallel over k);
 - C is split i by 7 and j by 32, reordered to ``j0, i0, k, i1, j1`` (the column panels
-  outside, so that one panel of packed B stays in L2 while the row tiles read it); when n
-  is a multiple of 128 and at least 1024 (``pyir.schedule.gemm.grouped_panels``), j0 is
-  split again into groups of 4 panels, ``j0_0, i0, j0_1, k, i1, j1``, so that a row tile
-  of A is read once per group; the 7x32 tile accumulates in a ``cache_write(..., "local")``
+  outside, so that one panel of packed B stays in L2 while the row tiles read it); with n
+  at least 1024 (``pyir.schedule.gemm.grouped_panels``), j is split into groups of 4
+  panels instead, ``j0, i0, j1, k, i1, j2``, so that a row tile of A is read once per
+  group; the 7x32 tile accumulates in a ``cache_write(..., "local")``
   buffer written back after the k loop (``reverse_compute_at`` at the innermost of i0 and
   j0), initialised by ``decompose_reduction``; i1 unrolled, j1 vectorized;
 - with more than one thread the groups (or the column panels) run in parallel (with fewer
@@ -83,12 +83,12 @@ def schedule(Schedule, func, n, tile_i=7, tile_j=32, parallel=True):
     # 7x32 register tile.
     i, j, k = sch.get_loops(c)
     i0, i1 = sch.split(i, factors=[None, tile_i])
-    j0, j1 = sch.split(j, factors=[None, tile_j])
-    grouped = n % (tile_j * PANEL_GROUP) == 0 and n >= tile_j * PANEL_GROUP * 8
+    grouped = n >= tile_j * PANEL_GROUP * 8
     if grouped:
-        outer, j0 = sch.split(j0, factors=[None, PANEL_GROUP])
+        outer, j0, j1 = sch.split(j, factors=[None, PANEL_GROUP, tile_j])
         sch.reorder(outer, i0, j0, k, i1, j1)
     else:
+        j0, j1 = sch.split(j, factors=[None, tile_j])
         outer = j0
         sch.reorder(j0, i0, k, i1, j1)
     cw = sch.cache_write(c, 0, "local")

@@ -27,6 +27,7 @@ from ..ir.node import children, walk
 from ..transform._arith import Scope
 from ..transform.default_schedule import REASSOCIATE
 from ..transform.linear import coefficient
+from ..transform.register_tiles import FUSED_TAILS_KEY, VERSIONED_KEY
 from ..transform.register_tiles import TAIL_KEY as SPLIT_TAIL
 from ..transform.storage import HEAP_ALIGNMENT
 from . import types as T
@@ -149,6 +150,13 @@ def _holds_loops(s):
     return any(isinstance(n, S.For) and (n.kind in ("serial", "parallel")
                                          or not isinstance(n.extent, E.IntImm))
                for n in S.walk_stmts(s))
+
+
+def _versions_tiles(loop):
+    """Whether ``loop`` is a split loop, one fused from split loops or one whose body
+    lowering versioned per iteration: its body (after the lets of a fused one) may be ``if
+    main: ... else: tail`` (`serial`'s ``split``)."""
+    return bool({SPLIT_TAIL, FUSED_TAILS_KEY, VERSIONED_KEY} & set(dict(loop.annotations)))
 
 
 def _o3_may_help(body):
@@ -566,20 +574,27 @@ class FunctionEmitter(ExprEmitter):
                     for n in S.walk_stmts(s.body)) and _o3_may_help(s.body):
                 self.ctx.leave_loops_to_llvm(self.fn)   # an innermost loop of scalar code
             self.serial(s.loop_var, start, self.b.add(start, extent), s.body, hint,
-                        split=SPLIT_TAIL in dict(s.annotations))
+                        split=_versions_tiles(s))
             self.float_flags = saved
 
     def serial(self, var, begin, end, body, hint=None, split=False):
         """``split``: ``body`` is a split loop's ``if main: ... else: tail`` (see
-        `pyir.transform.split_tail_loops`); the main part is marked as the likely branch so
-        that register allocation favours it."""
+        `pyir.transform.split_tail_loops`), after the lets of a fused one; the main part is
+        marked as the likely branch so that register allocation favours it."""
         def run(i):
             self.env[var] = i
-            if split and isinstance(body, S.IfThenElse):
-                self._s_IfThenElse(body, likely=True)
+            if split:
+                S.follow_tails(body, self._split_body)
             else:
                 self.stmt(body)
         self.loop(begin, end, run, hint=hint)
+
+    def _split_body(self, s):
+        if isinstance(s, S.LetStmt):
+            return self._s_LetStmt(s)
+        if isinstance(s, S.IfThenElse):
+            return self._s_IfThenElse(s, likely=True)
+        return self.stmt(s)
 
     def vectorized(self, var, start, extent, body, start_multiple=1, most=None):
         """A vectorized loop: a constant extent as `constant_vectors`; a symbolic one of at
@@ -848,7 +863,7 @@ class FunctionEmitter(ExprEmitter):
                 sub.vectorized(s.loop_var, first, sub.b.sub(end, begin), s.body)
             else:
                 sub.serial(s.loop_var, first, sub.b.add(start, end), s.body,
-                           split=SPLIT_TAIL in dict(s.annotations))
+                           split=_versions_tiles(s))
             sub.finish()
             return fn, sub.computes
 

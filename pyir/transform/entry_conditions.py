@@ -369,8 +369,17 @@ class _Collector:
 
     def in_bounds_by_guard(self, index, extent):
         """Whether a guard in scope states ``index < extent`` as written (a split tail's
-        guard on the index it protects) and the index is at least 0 by constant bounds."""
-        if not any(isinstance(c, E.Binary) and c.op == "lt" and c.a == index and c.b == extent
+        guard on the index it protects) -- or ``x < E`` for an index ``x // d`` of a
+        dimension of ``(E + d - 1) // d`` (a column's panel in packed B, under the column's
+        guard) -- and the index is at least 0 by constant bounds."""
+        wanted = {(index, extent)}
+        if isinstance(index, E.Binary) and index.op == "floordiv" and \
+                isinstance(index.b, E.IntImm) and index.b.value >= 1 and \
+                isinstance(extent, E.Binary) and extent.op == "floordiv" and \
+                extent.b == index.b and isinstance(extent.a, E.Binary) and \
+                extent.a.op == "add" and is_const(extent.a.b, index.b.value - 1):
+            wanted.add((index.a, extent.a.a))
+        if not any(isinstance(c, E.Binary) and c.op == "lt" and (c.a, c.b) in wanted
                    for g in self.guards for c in conjuncts(g)):
             return False
         lo, _ = self.scope.analyzer.const_int_bound(index, simplify=False)

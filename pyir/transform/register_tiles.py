@@ -26,8 +26,11 @@ register tile) is versioned once, inside both loops, on both tests (`_split_nest
 copy of the partial tile serves the last row and the last column of tiles. A loop fused
 from split loops (annotated ``{"pyir.fused_tails": 1}``) binds its ``f // J`` and
 ``f % J`` once per iteration and tests its tails' guards there, ``if i_0 * 6 + 5 < n and
-j_0 * 16 + 15 < m``, the same way. Variables and buffers defined inside the guard-free copy
-are renamed so every definition stays unique.
+j_0 * 16 + 15 < m``, the same way. So does the loop over the panels of a group of column
+panels (`_split_panels`: groups split by 128, row tiles, then 4 panels of 32 columns each),
+so that a partial last group runs its whole tiles guard-free, and its partial-tile copy
+runs only where a tile has an element at all. Variables and buffers defined inside the
+guard-free copy are renamed so every definition stays unique.
 """
 
 import math
@@ -46,6 +49,9 @@ from .linear import coefficient
 
 TAIL_KEY = "pyir.split_tail"
 FUSED_TAILS_KEY = "pyir.fused_tails"
+#: Set by `split_tail_loops` on a loop whose body it versioned once per iteration (the
+#: panels of a group, `_split_panels`): codegen weighs the main version as the likely one.
+VERSIONED_KEY = "pyir.versioned"
 MAX_TILE_BYTES = 16 * 1024
 
 
@@ -384,12 +390,49 @@ def _split_loop(loop):
     if split is None:
         return None
     f, extent, full = split
+    panels = _split_panels(loop, f, extent)
+    if panels is not None:
+        return panels
     main, removed = _drop_guards(loop.body, _tail_guard(loop.loop_var, f, extent))
     if not removed:
         return None
     whole = E.lt(loop.loop_var, full)
     level = (loop.loop_var, f, extent)
     return _split_nest(loop, whole, main, level) or _versioned(loop, whole, main, [level])
+
+
+def _split_panels(loop, f, extent):
+    """A split loop over groups of column panels, around a split loop over row tiles,
+    around a loop over the panels of a group (a constant number of them, each ``f //
+    extent`` columns of the group's ``f``, in the groups' guards with that coefficient)::
+
+        for j_0: for i_0: for j_1_0 in range(4):
+            if tiles j_0 * 4 + j_1_0 and i_0 are whole: main  else: the partial tile
+
+    -- versioned once per tile (`_per_iteration`): versioned per group, a partial last
+    group would run all its tiles, whole ones too, in the partial-tile copy. None when
+    ``loop`` (split by ``f`` from ``extent``) is not such a nest."""
+    rows = loop.body
+    if not isinstance(rows, S.For) or _tail_split(rows) is None:
+        return None
+    panels = rows.body
+    if not (isinstance(panels, S.For) and panels.kind == "serial" and not panels.annotations
+            and isinstance(panels.extent, E.IntImm) and panels.extent.value >= 2):
+        return None
+    width = f // panels.extent.value    # the columns of a panel
+    if width < 2 or width * panels.extent.value != f or not any(
+            isinstance(c, E.Binary) and c.op == "lt" and c.b == extent
+            and coefficient(c.a, loop.loop_var) == f
+            and coefficient(c.a, panels.loop_var) == width
+            for n in walk(panels.body) if isinstance(n, S.IfThenElse)
+            for c in conjuncts(n.condition)):
+        return None
+    own = {loop.loop_var, rows.loop_var, panels.loop_var}
+    versioned = _per_iteration(panels, panels.body, own)
+    if versioned is None:
+        return None
+    versioned = with_fields(versioned, annotations=((VERSIONED_KEY, 1),))
+    return with_fields(loop, body=with_fields(rows, body=versioned))
 
 
 def _split_nest(loop, whole, main, level):
@@ -470,15 +513,29 @@ def _bind_divisions(loop):
 
 def _split_fused(loop):
     """A loop annotated `FUSED_TAILS_KEY`: its divisions are bound once per iteration
-    (`_bind_divisions`); then each guard ``base + r < E`` below (``base`` and ``E`` free of
-    the loops between, ``r`` at most ``h`` over them) holds in the whole iteration when
-    ``base + h < E``, and the body runs without those guards where they all do."""
+    (`_bind_divisions`), then its body is versioned once per iteration on the guards of
+    its tails (`_per_iteration`)."""
     if not dict(loop.annotations).get(FUSED_TAILS_KEY):
         return None
     lets, body = _bind_divisions(loop)
+    out = _per_iteration(loop, body, {loop.loop_var} | {v for v, _ in lets})
+    if out is None:
+        return None
+    body = out.body
+    for var, value in reversed(lets):
+        body = S.LetStmt(var, value, body)
+    return with_fields(out, body=body)
+
+
+def _per_iteration(loop, body, own):
+    """``loop`` with ``body`` versioned once per iteration: each guard ``base + r < E``
+    below that mentions a variable of ``own`` (``base`` and ``E`` free of the loops
+    between, ``r`` at most ``h`` over them) holds in the whole iteration when ``base + h <
+    E``, and the body runs without those guards where they all do; elsewhere it runs as
+    it was, where it does anything at all (`_any_point`). None without such guards."""
     inside = _bound_inside(body)
-    own = {loop.loop_var} | {v for v, _ in lets}
     tests = {}
+    some = {}   # guard -> the test that it holds for some point of the iteration
 
     def accept(c, ana, inner):
         if not (isinstance(c, E.Binary) and c.op == "lt") or not vars_of(c.a) & own \
@@ -487,21 +544,47 @@ def _split_fused(loop):
         base = ana.simplify(substitute(c.a, {v: E.IntImm(0) for v in vars_of(c.a) & inner}))
         if vars_of(base) & inside:
             return False
-        _, hi = ana.const_int_bound(ana.simplify(c.a - base))
+        lo, hi = ana.const_int_bound(ana.simplify(c.a - base))
         if hi is None:
             return False
         test = E.lt(ana.simplify(base + hi), c.b)
         tests.setdefault(test, test)
+        found = E.lt(ana.simplify(base + lo), c.b) if lo is not None else None
+        # The same guard under other loops may be met at other points: then none.
+        some[c] = found if some.get(c, found) == found else None
         return True
 
     main, removed = _drop_guards(body, accept)
     if not removed:
         return None
     out = _versioned(with_fields(loop, body=body), reduce(E.and_, tests), main)
-    body = out.body
-    for var, value in reversed(lets):
-        body = S.LetStmt(var, value, body)
-    return with_fields(out, body=body)
+    live = _any_point(body, some)
+    if live is not None:
+        out = with_fields(out, body=with_fields(out.body, else_case=S.IfThenElse(
+            live, out.body.else_case)))
+    return out
+
+
+def _any_point(body, some):
+    """The test that an iteration of the loop ``body`` does anything, or None when it
+    always may: each statement with an effect in ``body`` runs only where the guards it is
+    under (in their then-branches) hold, and ``some`` maps guards to the test that the
+    guard holds for some point of the iteration (None: not known); the iteration does
+    something only if, for some statement, all its guards' tests pass. (The last group of
+    column panels reaching past the matrix's last column would otherwise run a k loop of
+    empty tiles.)"""
+    found = set()
+    for path in S.find_paths(body, lambda x: isinstance(x, (S.BufferStore, S.Evaluate))):
+        mine = frozenset(some[c] for x, below in zip(path, path[1:])
+                         if isinstance(x, S.IfThenElse) and below is x.then_case
+                         for c in conjuncts(x.condition) if some.get(c) is not None)
+        if not mine:
+            return None
+        found.add(mine)
+    if not found:
+        return None
+    return reduce(E.or_, sorted((reduce(E.and_, sorted(tests, key=str)) for tests in found),
+                                key=str))
 
 
 def _bound(c, v):

@@ -64,24 +64,32 @@ def test_register_tile_is_compacted_to_one_stack_tile():
 
 def test_split_tails_give_a_guard_free_main_path():
     func = _lowered(M.schedule_matmul(M.matmul_func(None)).mod)
-    # One test for the column and the row tiles (j_0 < n // 32 and i_0 < n // 7) inside
-    # both loops (the column panels outside, `gemm`): its first branch holds the hot k
-    # loop, with no `if` inside it; the other is the one copy of the partial tiles, at the
-    # end of a row or column of tiles.
+    # Groups of 4 column panels outside (`gemm.PANEL_GROUP`), the row tiles, then the
+    # panels of a group: one test per tile for its row and its panel (i_0 * 7 + 6 < n and
+    # j_0 * 128 + j_1 * 32 + 31 < n), inside all three loops. Its first branch holds the
+    # hot k loop, with no `if` inside it; the other is the one copy of the partial tiles
+    # (the last row of tiles, the last panel), under the test that the panel has a column
+    # at all: a partial last group skips its panels past the last column.
     j0 = next(n for n in walk(func.body) if isinstance(n, S.For) and n.loop_var.name == "j_0")
     assert j0.kind == "parallel"
     i0 = j0.body
     assert isinstance(i0, S.For) and i0.loop_var.name == "i_0"
-    tile = i0.body
+    j1 = i0.body
+    assert isinstance(j1, S.For) and j1.loop_var.name == "j_1" and j1.extent.value == 4
+    tile = j1.body
     assert isinstance(tile, S.IfThenElse)
-    assert {c.a.name for c in conjuncts(tile.condition)} == {"i_0", "j_0"}
+    tested = [{v.name for v in pyir.arith.vars_of(c)} for c in conjuncts(tile.condition)]
+    assert sorted(tested, key=len) == [{"i_0", "n"}, {"j_0", "j_1", "n"}]
     main = tile.then_case
     assert not any(isinstance(n, S.IfThenElse) for n in walk(main))
     assert any(isinstance(n, S.For) and n.kind == "vectorized" for n in walk(main))
-    assert sum(isinstance(n, S.IfThenElse) for n in walk(j0)) == 1
+    live = tile.else_case
+    assert isinstance(live, S.IfThenElse) and live.else_case is None
+    assert {v.name for v in pyir.arith.vars_of(live.condition)} == {"j_0", "j_1", "n"}
+    assert sum(isinstance(n, S.IfThenElse) for n in walk(j0)) == 2
 
 
-@pytest.mark.parametrize("n, parallel", [(None, "j_0"), (1024, "j_0_0"), (256, "j_0"),
+@pytest.mark.parametrize("n, parallel", [(None, "j_0"), (1024, "j_0"), (256, "j_0"),
                                          (224, "i_0"), (64, "i_0")])
 def test_the_column_panels_run_in_parallel_when_there_are_enough(n, parallel):
     """The panel loop (or the loop over groups of panels) is outside the row tiles (one
@@ -90,40 +98,45 @@ def test_the_column_panels_run_in_parallel_when_there_are_enough(n, parallel):
     are with fewer (224 columns: 7 panels)."""
     func = M.schedule_matmul(M.matmul_func(n)).mod["matmul"]
     loops = {x.loop_var.name: x for x in walk(func.body) if isinstance(x, S.For)}
-    j0, i0 = loops.get("j_0_0", loops.get("j_0")), loops["i_0"]
+    j0, i0 = loops["j_0"], loops["i_0"]
     assert i0 in list(walk(j0.body))
     assert [x.loop_var.name for x in (j0, i0) if x.kind == "parallel"] == [parallel]
 
 
-@pytest.mark.parametrize("n, grouped", [(1024, True), (2048, True), (896, False),
-                                        (1100, False), (None, False)])
-def test_panels_are_grouped_in_whole_groups_only(n, grouped):
-    """With the columns a constant number of whole groups of `gemm.PANEL_GROUP` panels (8
-    groups or more), each row tile runs over the panels of one group (``j_0_0, i_0,
-    j_0_1, k``) and its accumulator lives under the group's panel loop; 896 columns (7
-    groups), 1100 (a partial group) and a symbolic n keep one panel per outer iteration."""
+@pytest.mark.parametrize("n, grouped", [(1024, True), (1100, True), (None, True),
+                                        (896, False), (256, False)])
+def test_panels_are_grouped_when_there_are_enough(n, grouped):
+    """With the columns known only when called or at least 8 groups of `gemm.PANEL_GROUP`
+    panels, each row tile runs over the panels of one group (``j_0, i_0, j_1, k``: a
+    partial last group too, 1100 columns) and its accumulator lives under the group's
+    panel loop; 896 columns (7 groups) and 256 keep one panel per outer iteration."""
     func = M.schedule_matmul(M.matmul_func(n)).mod["matmul"]
     loops = {x.loop_var.name: x for x in walk(func.body) if isinstance(x, S.For)}
-    assert ("j_0_0" in loops) == grouped
+    outer, i0 = loops["j_0"], loops["i_0"]
+    assert i0 in list(walk(outer.body))
+    assert ("j_2" in loops) == grouped
     if grouped:
-        outer, i0, panel = loops["j_0_0"], loops["i_0"], loops["j_0_1"]
-        assert outer.extent.value == n // (32 * gemm.PANEL_GROUP)
+        panel = loops["j_1"]
         assert panel.extent.value == gemm.PANEL_GROUP
-        assert i0 in list(walk(outer.body)) and panel in list(walk(i0.body))
-        assert loops["k"] in list(walk(panel.body))
+        assert panel in list(walk(i0.body)) and loops["k"] in list(walk(panel.body))
+        if n is not None:
+            assert outer.extent.value == -(-n // (32 * gemm.PANEL_GROUP))
     lowered = _lowered(M.schedule_matmul(M.matmul_func(n)).mod)
     alloc = next(a for a in walk(lowered.body)
                  if isinstance(a, S.Allocate) and a.buffer.name.startswith("C_local"))
     around = [x for x in walk(lowered.body) if isinstance(x, S.For) and alloc in walk(x.body)]
     innermost = min(around, key=lambda x: sum(1 for _ in walk(x)))
-    assert innermost.loop_var.name == ("j_0_1" if grouped else "i_0")
+    assert innermost.loop_var.name == ("j_1" if grouped else "i_0")
 
 
 @pytest.mark.parametrize("parallel", [True, False])
-def test_grouped_panels_match_numpy(parallel):
-    lib = pyir.build(M.schedule_matmul(M.matmul_func(1024), parallel=parallel).mod,
+@pytest.mark.parametrize("n", [1024, 1100])
+def test_grouped_panels_match_numpy(n, parallel):
+    """Whole groups (1024 columns) and a partial last group (1100: 8 groups and 76
+    columns, the last panel partial, the last one past the matrix)."""
+    lib = pyir.build(M.schedule_matmul(M.matmul_func(n), parallel=parallel).mod,
                      opt_level="fast")
-    _check(lib, 1024)
+    _check(lib, n)
 
 
 @pytest.mark.parametrize("n, rows", [(1024, 2), (64, 1)])
@@ -180,16 +193,22 @@ def test_a_tile_packs_a_when_its_rows_would_share_one_l1_set(rows, k, dtype, pac
 @pytest.mark.parametrize("target, tile", [("llvm -mcpu=znver4", (7, 32)),
                                           ("llvm -mcpu=haswell", (6, 16))])
 def test_the_symbolic_main_tile_keeps_its_addresses_in_registers(target, tile):
-    """The main tile of the symbolic matmul reads and writes no stack slot: its write-back
-    addresses are computed after the k loop, not before it (where they lived across the
-    loop and were spilled: 12 stack accesses with the AVX-512 tile, 4 with the AVX2 one)."""
+    """The k loop of the symbolic matmul's main tile reads and writes no stack slot, and
+    the tile as a whole touches the stack for at most its seventh argument and two values
+    kept across the loop: its write-back addresses are computed after the k loop, not before
+    it (where they lived across the loop and were spilled: 12 stack accesses with the
+    AVX-512 tile, 4 with the AVX2 one)."""
     lib = pyir.build(M.schedule_matmul(M.matmul_func(None), tile=tile).mod, target=target,
                      opt_level="fast")
     asm = lib.source("asm")
     main = asm[asm.index("matmul.split0.main:"):]
     main = main[:main.index(".Lfunc_end")]
-    assert "vfmadd231ps" in main
-    assert not re.findall(r"^\s+\S+\s.*\(%rsp\)", main, re.MULTILINE)
+    blocks = re.split(r"\n(?=\.LBB)", main)
+    k_loop = max(blocks, key=lambda b: b.count("vfmadd231ps"))
+    assert k_loop.count("vfmadd231ps") == tile[0] * 2
+    stack = re.compile(r"^\s+\S+\s.*\(%rsp\)", re.MULTILINE)
+    assert not stack.findall(k_loop)
+    assert len(stack.findall(main)) <= 5
 
 
 def test_the_bench_compares_two_kernels_in_pairs_of_calls():

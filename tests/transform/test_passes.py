@@ -588,11 +588,20 @@ def test_entry_conditions_use_tail_guards():
     assert out.attr("entry_conditions") == ()
 
 
+def _record_relaxations(monkeypatch):
+    """The list of the indices the entry conditions then bound by relaxing them over the
+    loops and guards (`relaxed_bounds`, the expensive proof), as lowering asks."""
+    module = importlib.import_module("pyir.transform.entry_conditions")
+    relaxed, relax = [], module._Collector.relaxed_bounds
+    monkeypatch.setattr(module._Collector, "relaxed_bounds",
+                        lambda self, index, *a: relaxed.append(index) or relax(self, index, *a))
+    return relaxed
+
+
 def test_a_tile_row_index_is_in_bounds_by_its_loop_without_relaxing(monkeypatch):
     """``T[(io * 8 + ii) // 8]`` of a buffer of ``(n + 7) // 8`` rows (a layout in tiles) is
     ``T[io]`` with ``io`` in ``range((n + 7) // 8)``: no condition, and no symbolic
     relaxation asked (the cheap proof); results as numpy's."""
-    module = importlib.import_module("pyir.transform.entry_conditions")
     n = E.Var("n")
     A, B = E.Buffer("A", (n,), "float32"), E.Buffer("B", ((n + 7) // 8,), "float32")
     io, ii = E.Var("io"), E.Var("ii")
@@ -601,9 +610,7 @@ def test_a_tile_row_index_is_in_bounds_by_its_loop_without_relaxing(monkeypatch)
                         S.BufferStore(B, B[row] + A[io * 8 + ii], (row,)))
     nest = S.For(io, 0, (n + 7) // 8, "serial", S.For(ii, 0, 8, "serial", body))
     func = S.PrimFunc("rows", (A, B), nest)
-    relaxed, relax = [], module._Collector.relaxed_bounds
-    monkeypatch.setattr(module._Collector, "relaxed_bounds",
-                        lambda self, index, *a: relaxed.append(index) or relax(self, index, *a))
+    relaxed = _record_relaxations(monkeypatch)
     out = transform.lower(K.module(func), default_schedule=False)["rows"]
     assert out.attr("entry_conditions") == ()
     assert all(not any(isinstance(x, E.Binary) and x.op == "floordiv" for x in walk(i))
@@ -613,6 +620,32 @@ def test_a_tile_row_index_is_in_bounds_by_its_loop_without_relaxing(monkeypatch)
     b = np.zeros(3, dtype="float32")
     pyir.build(func, default_schedule=False, use_cache=False)["rows"](a, b)
     np.testing.assert_allclose(b, np.add.reduceat(a, [0, 8, 16]))
+
+
+@pytest.mark.parametrize("n", [21, 64, 100, 1])
+def test_a_panel_index_is_in_bounds_by_its_columns_guard_without_relaxing(monkeypatch, n):
+    """``P[x // 16]`` of a buffer of ``(n + 15) // 16`` panels under the guard ``x < n`` on
+    its column ``x = g * 64 + p * 16 + e`` (groups of 4 panels, `pyir.schedule.gemm`): no
+    condition, and no symbolic relaxation asked (the cheap proof, though the group's
+    panels reach past the last one); results as numpy's."""
+    nv = E.Var("n")
+    A, P = E.Buffer("A", (nv,), "float32"), E.Buffer("P", ((nv + 15) // 16,), "float32")
+    g, p, e = E.Var("g"), E.Var("p"), E.Var("e")
+    col = g * 64 + p * 16 + e
+    panel = col // 16
+    body = S.IfThenElse(E.lt(col, nv), S.BufferStore(P, P[panel] + A[col], (panel,)))
+    nest = S.For(g, 0, (nv + 63) // 64, "serial",
+                 S.For(p, 0, 4, "serial", S.For(e, 0, 16, "serial", body)))
+    func = S.PrimFunc("panels", (A, P), nest)
+    relaxed = _record_relaxations(monkeypatch)
+    out = transform.lower(K.module(func), default_schedule=False)["panels"]
+    assert out.attr("entry_conditions") == ()
+    assert not relaxed, relaxed
+    monkeypatch.undo()
+    a = np.arange(n, dtype="float32")
+    b = np.zeros(-(-n // 16), dtype="float32")
+    pyir.build(func, default_schedule=False, use_cache=False)["panels"](a, b)
+    np.testing.assert_allclose(b, np.add.reduceat(a, list(range(0, n, 16))))
 
 
 def test_flatten_records_declared_shapes():
@@ -1335,6 +1368,42 @@ def test_the_partial_tile_drops_what_only_whole_tiles_run():
         want[:whole_rows] = a[:whole_rows] + 2
         want[:whole_rows, :whole_cols] = a[:whole_rows, :whole_cols] + 1
         np.testing.assert_array_equal(b, want)
+
+
+@T.prim_func
+def _panel_groups(A: T.Buffer(("m", "n"), "float32"), B: T.Buffer(("m", "n"), "float32"),
+                  tiles: T.Buffer((1,), "float32")):
+    for j_0 in T.serial((n + 63) // 64, annotations={"pyir.split_tail": 64}):
+        for i_0 in T.serial((m + 1) // 2, annotations={"pyir.split_tail": 2}):
+            for j_1 in range(4):
+                for i_1, j_2 in T.grid(2, 16):
+                    if i_0 * 2 + i_1 < m and j_0 * 64 + j_1 * 16 + j_2 < n:
+                        B[i_0 * 2 + i_1, j_0 * 64 + j_1 * 16 + j_2] = A[i_0 * 2 + i_1, j_0 * 64 + j_1 * 16 + j_2] + T.float32(1)
+                tiles[0] = tiles[0] + T.float32(1)
+
+
+def test_groups_of_panels_are_versioned_per_tile():
+    """Groups of 4 panels of 16 columns (``j_0`` split by 64) around the row tiles around
+    the panels of a group: one test per tile, inside all three loops, for its row and its
+    panel; the partial-tile copy runs where the tile has an element -- here always, as
+    the count of tiles is under no guard (a group's panels past the last column count
+    too)."""
+    func = transform.lower(K.module(_panel_groups))["_panel_groups"]
+    panels = next(x for x in walk(func.body) if isinstance(x, S.For)
+                  and x.loop_var.name == "j_1")
+    assert dict(panels.annotations) == {"pyir.versioned": 1}
+    tile = panels.body
+    assert isinstance(tile, S.IfThenElse)
+    assert not any(isinstance(x, S.IfThenElse) for x in walk(tile.then_case))
+    assert not isinstance(tile.else_case, S.IfThenElse) or tile.else_case.else_case
+    lib = pyir.build(_panel_groups)
+    for m, n in [(0, 0), (1, 16), (2, 64), (3, 70), (5, 150), (4, 128), (7, 17)]:
+        a = np.random.default_rng(m * 1000 + n).random((m, n), dtype=np.float32)
+        b = np.zeros_like(a)
+        count = np.zeros(1, np.float32)
+        lib["_panel_groups"](a, b, count)
+        np.testing.assert_array_equal(b, a + 1)
+        assert count[0] == -(-m // 2) * -(-n // 64) * 4
 
 
 _ADD_ONE = '''
