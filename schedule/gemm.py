@@ -36,9 +36,10 @@ MIN_PARALLEL_PANELS = 8
 #: all of A streamed from L3 once per panel. 1024 x 1024 x 1024 on an Intel Xeon (rocketlake,
 #: 2 MiB L2), against one panel at a time: groups of 2, 4, 8 ran 1.03x, 1.05x, 1.04x as
 #: fast with 2 threads and 1.03x, 1.06x, 1.06x with one; 16 (2 MiB of B) 0.7x with two.
-#: With n known only when called (groups of 4, 2 threads): 1.07x at n = 1024, 1.05x at
-#: 999, 1.13x at 900 (whose last group has one partial panel), for ~3 ms more of schedule
-#: and build (36-37 ms against 33-34). `grouped_panels` says when the schedule groups them.
+#: With n known only when called (groups of 4, 2 threads): 1.04-1.08x at n = 1024, 1.05x
+#: at 999, 1.15x at 900 (whose last group has one partial panel and three past the last
+#: column), for 2-3 ms more of schedule and build (37-38 ms against 34-36; 1 thread:
+#: 1.06-1.07x). `grouped_panels` says when the schedule groups them.
 PANEL_GROUP = 4
 
 
@@ -48,7 +49,9 @@ def grouped_panels(cols, tile_cols):
     when called, or is a constant of at least `MIN_PARALLEL_PANELS` groups (the groups run
     in parallel). A partial last group is tested tile by tile
     (`pyir.transform.split_tail_loops`): its whole tiles run the guard-free code, and its
-    panels past the last column nothing."""
+    panels past the last column nothing. With the columns known only when called, the
+    parallel loop has one iteration per group: a matmul of at most 128 columns (with the
+    AVX-512 tile) runs on one thread."""
     return not isinstance(cols, E.IntImm) or \
         cols.value >= tile_cols * PANEL_GROUP * MIN_PARALLEL_PANELS
 

@@ -15,9 +15,9 @@ The schedule, written with TVM's TensorIR schedule API (``s_tir.Schedule`` in TV
   outside, so that one panel of packed B stays in L2 while the row tiles read it); with n
   at least 1024 (``pyir.schedule.gemm.grouped_panels``), j is split into groups of 4
   panels instead, ``j0, i0, j1, k, i1, j2``, so that a row tile of A is read once per
-  group; the 7x32 tile accumulates in a ``cache_write(..., "local")``
-  buffer written back after the k loop (``reverse_compute_at`` at the innermost of i0 and
-  j0), initialised by ``decompose_reduction``; i1 unrolled, j1 vectorized;
+  group; the 7x32 tile accumulates in a ``cache_write(..., "local")`` buffer written back
+  after the k loop (``reverse_compute_at`` at the row tile, or at the group's panel),
+  initialised by ``decompose_reduction``; i1 unrolled, the tile's columns vectorized;
 - with more than one thread the groups (or the column panels) run in parallel (with fewer
   than 8 panels, the row tiles), as in ``pyir.schedule.gemm``; with one thread the
   ``parallel`` steps are left out (as in the pyir 1-thread variant).

@@ -1395,7 +1395,7 @@ def test_groups_of_panels_are_versioned_per_tile():
     tile = panels.body
     assert isinstance(tile, S.IfThenElse)
     assert not any(isinstance(x, S.IfThenElse) for x in walk(tile.then_case))
-    assert not isinstance(tile.else_case, S.IfThenElse) or tile.else_case.else_case
+    assert not (isinstance(tile.else_case, S.IfThenElse) and tile.else_case.else_case is None)
     lib = pyir.build(_panel_groups)
     for m, n in [(0, 0), (1, 16), (2, 64), (3, 70), (5, 150), (4, 128), (7, 17)]:
         a = np.random.default_rng(m * 1000 + n).random((m, n), dtype=np.float32)
