@@ -27,8 +27,7 @@ from ..ir.node import children, walk
 from ..transform._arith import Scope
 from ..transform.default_schedule import REASSOCIATE
 from ..transform.linear import coefficient
-from ..transform.register_tiles import FUSED_TAILS_KEY, VERSIONED_KEY
-from ..transform.register_tiles import TAIL_KEY as SPLIT_TAIL
+from ..transform.register_tiles import TAIL_KEY as SPLIT_TAIL, VERSIONED_KEY
 from ..transform.storage import HEAP_ALIGNMENT
 from . import types as T
 from .abi import STATUS_EXTERN_FAILED, STATUS_NO_MEMORY
@@ -153,10 +152,10 @@ def _holds_loops(s):
 
 
 def _versions_tiles(loop):
-    """Whether ``loop`` is a split loop, one fused from split loops or one whose body
-    lowering versioned per iteration: its body (after the lets of a fused one) may be ``if
-    main: ... else: tail`` (`serial`'s ``split``)."""
-    return bool({SPLIT_TAIL, FUSED_TAILS_KEY, VERSIONED_KEY} & set(dict(loop.annotations)))
+    """Whether ``loop`` is a split loop or one whose body lowering versioned per tile
+    (`pyir.transform.register_tiles.VERSIONED_KEY`): its body may be ``if main: ... else:
+    tail`` (`serial`'s ``split``)."""
+    return bool({SPLIT_TAIL, VERSIONED_KEY} & set(dict(loop.annotations)))
 
 
 def _o3_may_help(body):
@@ -579,22 +578,15 @@ class FunctionEmitter(ExprEmitter):
 
     def serial(self, var, begin, end, body, hint=None, split=False):
         """``split``: ``body`` is a split loop's ``if main: ... else: tail`` (see
-        `pyir.transform.split_tail_loops`), after the lets of a fused one; the main part is
-        marked as the likely branch so that register allocation favours it."""
+        `pyir.transform.split_tail_loops`); the main part is marked as the likely branch so
+        that register allocation favours it."""
         def run(i):
             self.env[var] = i
-            if split:
-                S.follow_tails(body, self._split_body)
+            if split and isinstance(body, S.IfThenElse):
+                self._s_IfThenElse(body, likely=True)
             else:
                 self.stmt(body)
         self.loop(begin, end, run, hint=hint)
-
-    def _split_body(self, s):
-        if isinstance(s, S.LetStmt):
-            return self._s_LetStmt(s)
-        if isinstance(s, S.IfThenElse):
-            return self._s_IfThenElse(s, likely=True)
-        return self.stmt(s)
 
     def vectorized(self, var, start, extent, body, start_multiple=1, most=None):
         """A vectorized loop: a constant extent as `constant_vectors`; a symbolic one of at
