@@ -402,18 +402,18 @@ def _split_loop(loop):
 
 
 def _split_panels(loop, f, extent):
-    """A split loop over groups of column panels, around a split loop over row tiles,
-    around a loop over the panels of a group (a constant number of them, each ``f //
+    """A split loop over groups of column panels, around a loop over row tiles (split or
+    not), around a loop over the panels of a group (a constant number of them, each ``f //
     extent`` columns of the group's ``f``, in the groups' guards with that coefficient)::
 
-        for j_0: for i_0: for j_1_0 in range(4):
-            if tiles j_0 * 4 + j_1_0 and i_0 are whole: main  else: the partial tile
+        for j_0: for i_0: for j_1 in range(4):
+            if tiles j_0 * 4 + j_1 and i_0 are whole: main  else: the partial tile
 
     -- versioned once per tile (`_per_iteration`): versioned per group, a partial last
     group would run all its tiles, whole ones too, in the partial-tile copy. None when
     ``loop`` (split by ``f`` from ``extent``) is not such a nest."""
     rows = loop.body
-    if not isinstance(rows, S.For) or _tail_split(rows) is None:
+    if not isinstance(rows, S.For):
         return None
     panels = rows.body
     if not (isinstance(panels, S.For) and panels.kind == "serial" and not panels.annotations

@@ -103,13 +103,15 @@ def test_the_column_panels_run_in_parallel_when_there_are_enough(n, parallel):
     assert [x.loop_var.name for x in (j0, i0) if x.kind == "parallel"] == [parallel]
 
 
-@pytest.mark.parametrize("n, grouped", [(1024, True), (1100, True), (None, True),
-                                        (896, False), (256, False)])
+@pytest.mark.parametrize("n, grouped", [(1024, True), (1100, True), (1050, True),
+                                        (None, True), (896, False), (256, False)])
 def test_panels_are_grouped_when_there_are_enough(n, grouped):
     """With the columns known only when called or at least 8 groups of `gemm.PANEL_GROUP`
     panels, each row tile runs over the panels of one group (``j_0, i_0, j_1, k``: a
-    partial last group too, 1100 columns) and its accumulator lives under the group's
-    panel loop; 896 columns (7 groups) and 256 keep one panel per outer iteration."""
+    partial last group too, 1100 and 1050 columns) and its accumulator lives under the
+    group's panel loop; 896 columns (7 groups) and 256 keep one panel per outer iteration.
+    A partial last group is versioned per tile on the group's panel loop, also when the
+    rows need no tail (1050 = 150 x 7)."""
     func = M.schedule_matmul(M.matmul_func(n)).mod["matmul"]
     loops = {x.loop_var.name: x for x in walk(func.body) if isinstance(x, S.For)}
     outer, i0 = loops["j_0"], loops["i_0"]
@@ -127,13 +129,17 @@ def test_panels_are_grouped_when_there_are_enough(n, grouped):
     around = [x for x in walk(lowered.body) if isinstance(x, S.For) and alloc in walk(x.body)]
     innermost = min(around, key=lambda x: sum(1 for _ in walk(x)))
     assert innermost.loop_var.name == ("j_1" if grouped else "i_0")
+    per_tile = [x.loop_var.name for x in walk(lowered.body) if isinstance(x, S.For)
+                and dict(x.annotations).get("pyir.versioned")]
+    assert per_tile == (["j_1"] if grouped and (n is None or n % 128) else [])
 
 
 @pytest.mark.parametrize("parallel", [True, False])
-@pytest.mark.parametrize("n", [1024, 1100])
+@pytest.mark.parametrize("n", [1024, 1100, 1050])
 def test_grouped_panels_match_numpy(n, parallel):
     """Whole groups (1024 columns) and a partial last group (1100: 8 groups and 76
-    columns, the last panel partial, the last one past the matrix)."""
+    columns, the last panel partial, the last one past the matrix; 1050: 26 columns, whole
+    row tiles)."""
     lib = pyir.build(M.schedule_matmul(M.matmul_func(n), parallel=parallel).mod,
                      opt_level="fast")
     _check(lib, n)
