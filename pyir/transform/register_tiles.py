@@ -402,9 +402,10 @@ def _split_loop(loop):
 
 
 def _split_panels(loop, f, extent):
-    """A split loop over groups of column panels, around a loop over row tiles (split or
-    not), around a loop over the panels of a group (a constant number of them, each ``f //
-    extent`` columns of the group's ``f``, in the groups' guards with that coefficient)::
+    """A split loop over groups of column panels, around loops over row tiles (split or
+    not; a batch's too), around a loop over the panels of a group (a constant number of
+    them, each ``f // extent`` columns of the group's ``f``, in the groups' guards with
+    that coefficient)::
 
         for j_0: for i_0: for j_1 in range(4):
             if tiles j_0 * 4 + j_1 and i_0 are whole: main  else: the partial tile
@@ -412,27 +413,35 @@ def _split_panels(loop, f, extent):
     -- versioned once per tile (`_per_iteration`): versioned per group, a partial last
     group would run all its tiles, whole ones too, in the partial-tile copy. None when
     ``loop`` (split by ``f`` from ``extent``) is not such a nest."""
-    rows = loop.body
-    if not isinstance(rows, S.For):
+    rows, node = [], loop.body
+    while isinstance(node, S.For) and not (rows and _is_panel_loop(node, loop, f, extent)):
+        rows.append(node)
+        node = node.body
+    if not rows or not isinstance(node, S.For):
         return None
-    panels = rows.body
-    if not (isinstance(panels, S.For) and panels.kind == "serial" and not panels.annotations
-            and isinstance(panels.extent, E.IntImm) and panels.extent.value >= 2):
-        return None
-    width = f // panels.extent.value    # the columns of a panel
-    if width < 2 or width * panels.extent.value != f or not any(
-            isinstance(c, E.Binary) and c.op == "lt" and c.b == extent
-            and coefficient(c.a, loop.loop_var) == f
-            and coefficient(c.a, panels.loop_var) == width
-            for n in walk(panels.body) if isinstance(n, S.IfThenElse)
-            for c in conjuncts(n.condition)):
-        return None
-    own = {loop.loop_var, rows.loop_var, panels.loop_var}
-    versioned = _per_iteration(panels, panels.body, own)
+    own = {loop.loop_var, node.loop_var} | {lp.loop_var for lp in rows}
+    versioned = _per_iteration(node, node.body, own)
     if versioned is None:
         return None
-    versioned = with_fields(versioned, annotations=((VERSIONED_KEY, 1),))
-    return with_fields(loop, body=with_fields(rows, body=versioned))
+    body = with_fields(versioned, annotations=((VERSIONED_KEY, 1),))
+    for lp in reversed(rows):
+        body = with_fields(lp, body=body)
+    return with_fields(loop, body=body)
+
+
+def _is_panel_loop(panels, loop, f, extent):
+    """Whether ``panels`` runs over the panels of a group of ``loop`` (see
+    `_split_panels`)."""
+    if not (panels.kind == "serial" and not panels.annotations
+            and isinstance(panels.extent, E.IntImm) and panels.extent.value >= 2):
+        return False
+    width = f // panels.extent.value    # the columns of a panel
+    return width >= 2 and width * panels.extent.value == f and any(
+        isinstance(c, E.Binary) and c.op == "lt" and c.b == extent
+        and coefficient(c.a, loop.loop_var) == f
+        and coefficient(c.a, panels.loop_var) == width
+        for n in walk(panels.body) if isinstance(n, S.IfThenElse)
+        for c in conjuncts(n.condition))
 
 
 def _split_nest(loop, whole, main, level):

@@ -421,6 +421,18 @@ def test_default_schedule_tiles_a_batch_of_rows_times_one_matrix():
         np.testing.assert_allclose(c, a @ w, rtol=1e-5, atol=1e-5)
 
 
+def test_a_batch_matmul_tests_a_partial_group_of_panels_per_tile():
+    """With the columns known only when called, the batch loop sits between the groups of
+    panels and the row tiles: the loop over a group's panels below both is still the one
+    versioned per tile (`pyir.transform.split_tail_loops`)."""
+    low = transform.lower(ir.IRModule.from_dict({"bmm": from_source(_BATCH_MATMUL)}))["bmm"]
+    per_tile = [x for x in walk(low.body) if isinstance(x, S.For)
+                and dict(x.annotations).get("pyir.versioned")]
+    assert per_tile and all(x.extent.value == gemm.PANEL_GROUP for x in per_tile)
+    batch = [x for x in walk(low.body) if isinstance(x, S.For) and x.loop_var.name == "h"]
+    assert batch and all(any(p in walk(b.body) for b in batch) for p in per_tile)
+
+
 def test_few_known_rows_of_a_length_known_only_when_called_read_a_packed():
     """14 rows whose length k is known only when called could share one L1 set: A is
     copied k-major; results are numpy's for every k, 0 included."""
