@@ -334,11 +334,16 @@ def _drop_guards(stmt, accept):
     return _edit_ifs(stmt, edit), removed[0]
 
 
+def _split_guard(c, var, f, extent):
+    """Whether the guard ``c`` reads ``var * f + r < extent`` (for some ``r``)."""
+    return isinstance(c, E.Binary) and c.op == "lt" and c.b == extent \
+        and coefficient(c.a, var) == f
+
+
 def _tile_offset(c, var, f, extent, ana):
     """The constant bounds of ``r`` when the guard ``c`` is ``var * f + r < extent``
     (over the loops between), else None."""
-    if not (isinstance(c, E.Binary) and c.op == "lt" and c.b == extent) \
-            or coefficient(c.a, var) != f:
+    if not _split_guard(c, var, f, extent):
         return None
     return ana.const_int_bound(ana.simplify(substitute(c.a, {var: E.IntImm(0)})))
 
@@ -437,9 +442,7 @@ def _is_panel_loop(panels, loop, f, extent):
         return False
     width = f // panels.extent.value    # the columns of a panel
     return width >= 2 and width * panels.extent.value == f and any(
-        isinstance(c, E.Binary) and c.op == "lt" and c.b == extent
-        and coefficient(c.a, loop.loop_var) == f
-        and coefficient(c.a, panels.loop_var) == width
+        _split_guard(c, loop.loop_var, f, extent) and coefficient(c.a, panels.loop_var) == width
         for n in walk(panels.body) if isinstance(n, S.IfThenElse)
         for c in conjuncts(n.condition))
 
