@@ -66,6 +66,7 @@ import threading
 import time
 
 import numpy as np
+from pyir.codegen.emit_stmt import TILE_LOOP_UNROLL
 from pyir.schedule import Schedule, gemm
 from pyir.script import from_source
 
@@ -401,34 +402,40 @@ def fma_probe_ir(lanes, chains=12):
     return "\n".join(out)
 
 
-def tile_probe_ir(rows, vectors, lanes, k):
+def tile_probe_ir(rows, vectors, lanes, k, unroll=TILE_LOOP_UNROLL):
     """LLVM IR of ``void @tile_probe(ptr a, ptr b, ptr c, i64 reps)``: the register tile's
     inner loop alone -- per step of ``k``, ``vectors`` vector loads of a ``k`` x
     ``vectors * lanes`` panel ``b``, one broadcast of ``a`` per row and ``rows * vectors``
-    FMAs into accumulators in registers -- then the tile added to ``c``, ``reps`` times."""
+    FMAs into accumulators in registers, ``unroll`` steps per iteration (``k`` a multiple),
+    as codegen has LLVM unroll the tile's loop (`pyir.codegen.emit_stmt.TILE_LOOP_UNROLL`)
+    -- then the tile added to ``c``, ``reps`` times."""
     vt = f"<{lanes} x float>"
     fma = f"@llvm.fma.v{lanes}f32"
     tiles = rows * vectors
     out = ["define void @tile_probe(ptr %a, ptr %b, ptr %c, i64 %reps) {", "entry:",
            "  br label %outer", "outer:", "  %r = phi i64 [ 0, %entry ], [ %r1, %after ]",
            "  br label %loop", "loop:", "  %k = phi i64 [ 0, %outer ], [ %k1, %loop ]"]
-    out += [f"  %acc{q} = phi {vt} [ zeroinitializer, %outer ], [ %new{q}, %loop ]"
+    last = f"s{unroll - 1}_"
+    out += [f"  %acc{q} = phi {vt} [ zeroinitializer, %outer ], [ %{last}new{q}, %loop ]"
             for q in range(tiles)]
-    out.append(f"  %row = mul i64 %k, {vectors * lanes}")
-    for v in range(vectors):
-        out += [f"  %bi{v} = add i64 %row, {v * lanes}",
-                f"  %bp{v} = getelementptr float, ptr %b, i64 %bi{v}",
-                f"  %bv{v} = load {vt}, ptr %bp{v}, align 4"]
-    for i in range(rows):
-        out += [f"  %ai{i} = add i64 %k, {i * k}", *_broadcast_ir(f"ab{i}", "%a", f"%ai{i}", lanes)]
-        out += [f"  %new{i * vectors + v} = call {vt} {fma}({vt} %ab{i}, {vt} %bv{v}, "
-                f"{vt} %acc{i * vectors + v})" for v in range(vectors)]
-    out += ["  %k1 = add i64 %k, 1", f"  %kd = icmp eq i64 %k1, {k}",
+    for u in range(unroll):
+        s, acc = f"s{u}_", "%acc" if u == 0 else f"%s{u - 1}_new"
+        out += [f"  %{s}k = add i64 %k, {u}", f"  %{s}row = mul i64 %{s}k, {vectors * lanes}"]
+        for v in range(vectors):
+            out += [f"  %{s}bi{v} = add i64 %{s}row, {v * lanes}",
+                    f"  %{s}bp{v} = getelementptr float, ptr %b, i64 %{s}bi{v}",
+                    f"  %{s}bv{v} = load {vt}, ptr %{s}bp{v}, align 4"]
+        for i in range(rows):
+            out += [f"  %{s}ai{i} = add i64 %{s}k, {i * k}",
+                    *_broadcast_ir(f"{s}ab{i}", "%a", f"%{s}ai{i}", lanes)]
+            out += [f"  %{s}new{i * vectors + v} = call {vt} {fma}({vt} %{s}ab{i}, "
+                    f"{vt} %{s}bv{v}, {vt} {acc}{i * vectors + v})" for v in range(vectors)]
+    out += [f"  %k1 = add i64 %k, {unroll}", f"  %kd = icmp eq i64 %k1, {k}",
             "  br i1 %kd, label %after, label %loop", "after:"]
     for q in range(tiles):
         out += [f"  %cp{q} = getelementptr float, ptr %c, i64 {q * lanes}",
                 f"  %co{q} = load {vt}, ptr %cp{q}, align 4",
-                f"  %cs{q} = fadd {vt} %co{q}, %new{q}",
+                f"  %cs{q} = fadd {vt} %co{q}, %{last}new{q}",
                 f"  store {vt} %cs{q}, ptr %cp{q}, align 4"]
     out += ["  %r1 = add i64 %r, 1", "  %rd = icmp eq i64 %r1, %reps",
             "  br i1 %rd, label %exit, label %outer", "exit:", "  ret void", "}",
@@ -477,10 +484,10 @@ class FmaProbe:
 
 class TileProbe:
     """What the register tile's instructions reach on this core with nothing to wait for:
-    its inner loop (`tile_probe_ir`) over panels of A and B that stay in L1 (64 steps of k),
-    one thread. The 1-thread kernel cannot beat it; its ratio to `FmaProbe` is the part of
-    the "90 % of the FMA probe" target that the tile itself allows on this CPU (the loads
-    and broadcasts beside the FMAs)."""
+    its inner loop (`tile_probe_ir`, unrolled as codegen has it) over panels of A and B that
+    stay in L1 (64 steps of k), one thread. The 1-thread kernel cannot beat it; its ratio
+    to `FmaProbe` is the part of the "90 % of the FMA probe" target that the tile itself
+    allows on this CPU (the loads and broadcasts beside the FMAs)."""
 
     K = 64
 

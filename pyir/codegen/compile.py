@@ -223,7 +223,7 @@ class Machine:
 
     def _pipeline(self, llvm_ir, level):
         key = (unit_level(llvm_ir, level),
-               any(f"llvm.loop.unroll.{k}" in llvm_ir for k in ("full", "enable")))
+               any(f"llvm.loop.unroll.{k}" in llvm_ir for k in ("full", "enable", "count")))
         pipeline = self._pipelines.get(key) or Pipeline(self.tm, *key)
         if pipeline.reusable:
             self._pipelines[key] = pipeline

@@ -482,12 +482,14 @@ def _versioned(loop, whole, main, levels=()):
         # a smaller register tile (n = 1024 in tiles of 7 rows: one of 2 rows).
         tail = substitute(loop.body, {loop.loop_var: last})
     else:
-        # The partial tile runs once per loop: its unrolled loops stay loops and the split
-        # loops inside it stay whole (their guards become clamped loop bounds, short
-        # vectors run masked): one copy of code for a path that is rarely taken, not one
-        # per combination of inner tails.
-        tail = S.rewrite_stmts(loop.body, lambda n: with_fields(n, kind="serial")
-                               if isinstance(n, S.For) and n.kind == "unroll" else None)
+        # The partial tile runs once per loop: the split loops inside it stay whole (their
+        # guards become clamped loop bounds, `_clamp`: a guarded unrolled loop becomes a
+        # loop, short vectors run masked), one copy of code for a path that is rarely
+        # taken, not one per combination of inner tails. Unrolled loops without a guard
+        # stay unrolled: the rows of a register tile around the last step of a split
+        # reduction loop (k split by 4 in the 7 x 32 tiles of a symbolic matmul: made
+        # loops, they put the tile in memory and the kernel ran 2.3x slower).
+        tail = loop.body
         if levels:
             tail = _drop_whole_tiles(tail, levels)
     return with_fields(loop, body=S.IfThenElse(whole, main, tail))

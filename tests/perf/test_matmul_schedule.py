@@ -13,6 +13,8 @@ from pyir.script import tensor as T
 
 import pyir
 from pyir import transform
+from pyir.codegen import emit_stmt
+from pyir.codegen.emit_stmt import TILE_LOOP_UNROLL
 from pyir.ir import conjuncts, stmt as S
 from pyir.ir import walk
 from pyir.ir.structural import assert_structural_equal
@@ -199,22 +201,71 @@ def test_a_tile_packs_a_when_its_rows_would_share_one_l1_set(rows, k, dtype, pac
 @pytest.mark.parametrize("target, tile", [("llvm -mcpu=znver4", (7, 32)),
                                           ("llvm -mcpu=haswell", (6, 16))])
 def test_the_symbolic_main_tile_keeps_its_addresses_in_registers(target, tile):
-    """The k loop of the symbolic matmul's main tile reads and writes no stack slot, and
-    the tile as a whole touches the stack for at most its seventh argument and two values
-    kept across the loop: its write-back addresses are computed after the k loop, not before
-    it (where they lived across the loop and were spilled: 12 stack accesses with the
-    AVX-512 tile, 4 with the AVX2 one)."""
+    """The k loop of the symbolic matmul's main tile, unrolled four times
+    (`pyir.codegen.emit_stmt.TILE_LOOP_UNROLL`), and its remainder loop read and write no
+    stack slot, and the tile as a whole spills at most three values (kept across the loops;
+    it also reads its seventh argument there): its write-back addresses are computed after
+    the k loop, not before it (where they lived across the loop and were spilled: 12
+    stack accesses with the AVX-512 tile, 4 with the AVX2 one, before the unrolling)."""
     lib = pyir.build(M.schedule_matmul(M.matmul_func(None), tile=tile).mod, target=target,
                      opt_level="fast")
     asm = lib.source("asm")
     main = asm[asm.index("matmul.split0.main:"):]
     main = main[:main.index(".Lfunc_end")]
-    blocks = re.split(r"\n(?=\.LBB)", main)
-    k_loop = max(blocks, key=lambda b: b.count("vfmadd231ps"))
-    assert k_loop.count("vfmadd231ps") == tile[0] * 2
+    fma = re.compile(r"\bvfmadd\d+ps\b")
+    k_loops = [b for b in re.split(r"\n(?=\.LBB)", main) if fma.search(b)]
+    assert sorted(len(fma.findall(b)) for b in k_loops) == [
+        tile[0] * 2, TILE_LOOP_UNROLL * tile[0] * 2]
     stack = re.compile(r"^\s+\S+\s.*\(%rsp\)", re.MULTILINE)
-    assert not stack.findall(k_loop)
-    assert len(stack.findall(main)) <= 5
+    assert not any(stack.findall(b) for b in k_loops)
+    assert len(set(re.findall(r"^\s+mov\S*\s+%\w+, (-?\d*\(%rsp\))", main, re.MULTILINE))) <= 3
+
+
+def test_the_tile_loop_asks_llvm_to_unroll_it(monkeypatch):
+    """The k loop of the symbolic matmul's tile -- vector code that updates a stack buffer --
+    carries LLVM's hint to unroll it `TILE_LOOP_UNROLL` times (the packing loop, which
+    updates no tile, does not), and the remainder loop gets each n right; a body of more
+    than `MAX_TILE_LOOP_BODY` instructions is left a plain loop."""
+    hint = f'!"llvm.loop.unroll.count", i32 {TILE_LOOP_UNROLL}'
+    lib = pyir.build(M.schedule_matmul(M.matmul_func(None)).mod, opt_level="fast",
+                     use_cache=False)
+    text = lib.source("llvm")
+    (option,) = re.findall(rf"^(!\d+) = !\{{ {re.escape(hint)} \}}$", text, re.MULTILINE)
+    (loop_id,) = re.findall(rf"^(!\d+) = !\{{ \1, {option} \}}$", text, re.MULTILINE)
+    assert len(re.findall(rf"!llvm\.loop {loop_id}\b", text)) == 1
+    for n in (1, 2, 3, 4, 5, 9, 70):
+        M.check(lib, "matmul", n, seed=n)
+    monkeypatch.setattr(emit_stmt, "MAX_TILE_LOOP_BODY", 20)
+    small = pyir.build(M.schedule_matmul(M.matmul_func(None)).mod, opt_level="fast",
+                       use_cache=False)
+    assert "llvm.loop.unroll.count" not in small.source("llvm")
+
+
+def test_a_split_reduction_loop_keeps_the_symbolic_tile_in_registers():
+    """k split by 4 and its inner loop unrolled in the symbolic matmul's 7 x 32 tiles: the
+    versions of the k_0 loop stay in the tile's function (outlined, they took the tile by
+    address and the kernel ran 2.5x slower), the last, partial step of k_0 keeps the tile's
+    rows unrolled (made a loop, they put the tile in memory: 2.3x slower), so no k loop
+    stores a vector; the results are right for each remainder of n by 4."""
+    sch = Schedule(M.matmul_func(None))
+    gemm.schedule_matmul(sch, "C", (7, 32))
+    c = sch.get_block("C")
+    k = next(lp for lp in sch.get_loops(c) if sch.get(lp).loop_var.name == "k")
+    _, k1 = sch.split(k, factors=[None, 4])
+    sch.unroll(k1)
+    lib = pyir.build(sch.mod, target="llvm -mcpu=znver4", opt_level="fast")
+    asm = lib.source("asm")
+    assert "matmul.split1" not in asm
+    main = asm[asm.index("matmul.split0.main:"):]
+    main = main[:main.index(".Lfunc_end")]
+    fma = re.compile(r"\bvfmadd\d+ps\b")
+    k_loops = [b for b in re.split(r"\n(?=\.LBB)", main) if fma.search(b)]
+    assert len(fma.findall(main)) >= 4 * 7 * 2     # the 4 steps of k_1, here
+    vector_store = re.compile(r"^\s+vmov\w*\s+%[xyz]mm\d+, [^%\n]*\(", re.MULTILINE)
+    assert not any(vector_store.search(b) for b in k_loops)
+    host = pyir.build(sch.mod, opt_level="fast")
+    for n in (33, 34, 35, 36, 71):
+        M.check(host, "matmul", n, seed=n)
 
 
 def test_the_bench_compares_two_kernels_in_pairs_of_calls():
