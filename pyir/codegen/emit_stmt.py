@@ -156,19 +156,16 @@ def _holds_loop_nest(s):
 
 
 def _updates_tile(body, storage):
-    """Whether the loop body ``body`` is straight vector code (`_holds_loops`; a loop
-    codegen vectorizes inside) that updates a register tile: stores into a stack buffer
+    """Whether the straight vector code ``body`` (of a loop: no loop stays in it, and
+    codegen vectorizes one inside) updates a register tile: stores into a stack buffer
     (``storage``, the plan of `pyir.transform`) a value read from it, ``C_local[i] =
     C_local[i] + A[...] * B[...]``. (Scalar loops are LLVM's to unroll, `_o3_may_help`;
     a loop of calls of a micro-kernel is the kernel's: with the hint, the tensorized bench
     matmul ran 8 % faster and built 3 ms slower.)"""
-    if _holds_loops(body):
-        return False
-    stmts = list(S.walk_stmts(body))
-    return any(isinstance(n, S.For) and n.kind == "vectorized" for n in stmts) and any(
-        isinstance(n, S.BufferStore) and storage.get(n.buffer.name) == "stack"
-        and any(isinstance(m, E.BufferLoad) and m.buffer is n.buffer for m in walk(n.value))
-        for n in stmts)
+    return any(isinstance(n, S.BufferStore) and storage.get(n.buffer.name) == "stack"
+               and any(isinstance(m, E.BufferLoad) and m.buffer is n.buffer
+                       for m in walk(n.value))
+               for n in S.walk_stmts(body))
 
 
 def _holds_loops(s):
@@ -618,12 +615,13 @@ class FunctionEmitter(ExprEmitter):
             saved = self.float_flags
             if dict(s.annotations).get(REASSOCIATE[0]):
                 self.float_flags = ("contract", "reassoc")
-            if self.vvar is None and not _holds_loops(s.body) and not any(
-                    isinstance(n, S.For) and n.kind == "vectorized"
-                    for n in S.walk_stmts(s.body)) and _o3_may_help(s.body):
+            straight = self.vvar is None and not _holds_loops(s.body)
+            vector = straight and any(isinstance(n, S.For) and n.kind == "vectorized"
+                                      for n in S.walk_stmts(s.body))
+            if straight and not vector and _o3_may_help(s.body):
                 self.ctx.leave_loops_to_llvm(self.fn)   # an innermost loop of scalar code
             self.serial(s.loop_var, start, self.b.add(start, extent), s.body, hint,
-                        split=_versions_tiles(s), tile=kind == "serial" and self.vvar is None
+                        split=_versions_tiles(s), tile=kind == "serial" and vector
                         and _updates_tile(s.body, self.storage))
             self.float_flags = saved
 

@@ -323,7 +323,8 @@ def _unit_text(module, functions, sent):
     own = {id(f) for f in functions}
     texts = {id(v): str(v) for v in module.globals.values()
              if id(v) in own or not (v.blocks or id(v) in sent)}
-    used = {_referred(r) for r in _REFERENCE.findall("".join(texts.values()))}
+    code = "".join(texts.values())
+    used = {_referred(r) for r in _REFERENCE.findall(code)}
     lines = [f'; ModuleID = "{module.name}"', f'target triple = "{module.triple}"',
              f'target datalayout = "{module.data_layout}"', ""]
     for v in module.globals.values():
@@ -332,8 +333,8 @@ def _unit_text(module, functions, sent):
         elif v.linkage != "internal" and _referred(v.get_reference()) in used:
             args = ", ".join(str(a) for a in v.ftype.args)
             lines.append(f"declare {v.ftype.return_type} {v.get_reference()}({args})\n")
-    used = _metadata_used(module.metadata, "".join(texts.values()))
-    lines += [str(md) for md in module.metadata if md.get_reference() in used]
+    metadata = _metadata_used(module.metadata, code)
+    lines += [str(md) for md in module.metadata if md.get_reference() in metadata]
     return "\n".join(lines)
 
 
