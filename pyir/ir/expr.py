@@ -233,6 +233,8 @@ INTRINSICS = {
     "exp": 1, "log": 1, "sqrt": 1, "tanh": 1, "abs": 1, "floor": 1, "ceil": 1,
     "sigmoid": 1, "sin": 1, "cos": 1, "pow": 2, "erf": 1, "rsqrt": 1, "checked_index": 3,
 }
+#: The math intrinsics: their arguments and result have one dtype, a float (abs: a number).
+MATH_INTRINSICS = frozenset(INTRINSICS) - {"checked_index"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -253,6 +255,15 @@ class Call(PrimExpr):
         elif len(self.args) != INTRINSICS[self.op]:
             raise IRError(f"{self.op} takes {INTRINSICS[self.op]} argument(s), "
                           f"got {len(self.args)}")
+        elif self.op in MATH_INTRINSICS:
+            kinds = [a.dtype for a in self.args]
+            if self.op == "abs" and not (dt.is_float(self.dtype) or dt.is_integer(self.dtype)):
+                raise IRError(f"abs needs a number, not {self.dtype}")
+            if self.op != "abs" and not dt.is_float(self.dtype):
+                raise IRError(f"{self.op} needs a float argument, not {self.dtype}")
+            if any(k != self.dtype for k in kinds):
+                raise IRError(f"{self.op} of {', '.join(kinds)} cannot return {self.dtype}: "
+                              "its arguments and result have one dtype")
 
 
 @dataclass(frozen=True, slots=True)

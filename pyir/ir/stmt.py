@@ -14,6 +14,18 @@ class Stmt(Node):
     __slots__ = ()
 
 
+def _check_stmt(owner, field, value):
+    """Refuse ``value`` as the statement field ``field`` of a ``owner`` node unless it is
+    a statement: an expression there (a loop body ``A[i]``) is evaluated for its effect
+    only in an `Evaluate`."""
+    if not isinstance(value, Stmt):
+        hint = " (an expression runs as a statement in Evaluate)" \
+            if isinstance(value, PrimExpr) else ""
+        article = "an" if owner[0] in "AEIOU" else "a"
+        raise IRError(f"the {field} of {article} {owner} must be a statement, not a "
+                      f"{type(value).__name__}{hint}")
+
+
 @dataclass(frozen=True, slots=True)
 class Range(Node):
     """The half-open interval ``[start, start + extent)``."""
@@ -48,6 +60,7 @@ class For(Stmt):
         object.__setattr__(self, "extent", convert(self.extent))
         if self.loop_var.dtype != dt.INDEX:
             raise IRError(f"loop variable {self.loop_var.name} must be int64")
+        _check_stmt("For", "body", self.body)
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,6 +107,11 @@ class Block(Stmt):
     alloc_buffers: tuple = ()
     annotations: tuple = ()
 
+    def __post_init__(self):
+        _check_stmt("Block", "body", self.body)
+        if self.init is not None:
+            _check_stmt("Block", "init", self.init)
+
 
 @dataclass(frozen=True, slots=True)
 class BlockRealize(Stmt):
@@ -125,12 +143,21 @@ class BufferStore(Stmt):
 class SeqStmt(Stmt):
     stmts: tuple
 
+    def __post_init__(self):
+        for x in self.stmts:
+            _check_stmt("SeqStmt", "part", x)
+
 
 @dataclass(frozen=True, slots=True)
 class IfThenElse(Stmt):
     condition: PrimExpr
     then_case: Stmt
     else_case: Stmt = None
+
+    def __post_init__(self):
+        _check_stmt("IfThenElse", "then_case", self.then_case)
+        if self.else_case is not None:
+            _check_stmt("IfThenElse", "else_case", self.else_case)
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,6 +167,9 @@ class LetStmt(Stmt):
     var: Var
     value: PrimExpr
     body: Stmt
+
+    def __post_init__(self):
+        _check_stmt("LetStmt", "body", self.body)
 
 
 @dataclass(frozen=True, slots=True)
@@ -155,6 +185,9 @@ class Allocate(Stmt):
 
     buffer: Buffer
     body: Stmt
+
+    def __post_init__(self):
+        _check_stmt("Allocate", "body", self.body)
 
 
 @dataclass(frozen=True, slots=True)

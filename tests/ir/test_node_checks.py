@@ -1,0 +1,66 @@
+"""Node constructors refuse ill-formed IR built by hand (the script front end refuses the
+same inputs with its own messages): an expression where a statement belongs, a math
+intrinsic of the wrong dtype."""
+
+import pytest
+
+from pyir.errors import IRError
+from pyir.ir import (Allocate, Block, Buffer, BufferLoad, BufferStore, Call, Evaluate, FloatImm,
+                     For, IfThenElse, IntImm, LetStmt, SeqStmt, Var)
+
+A = Buffer("A", (8,), "float32")
+I = Var("i")
+LOAD = BufferLoad(A, (I,))
+STORE = BufferStore(A, FloatImm(1.0), (I,))
+
+
+@pytest.mark.parametrize("make, where", [
+    (lambda body: For(I, IntImm(0), IntImm(8), "serial", body), "body of a For"),
+    (lambda body: SeqStmt((STORE, body)), "part of a SeqStmt"),
+    (lambda body: IfThenElse(IntImm(1, "bool"), body), "then_case of an IfThenElse"),
+    (lambda body: IfThenElse(IntImm(1, "bool"), STORE, body), "else_case of an IfThenElse"),
+    (lambda body: LetStmt(Var("x"), IntImm(1), body), "body of a LetStmt"),
+    (lambda body: Allocate(Buffer("T", (8,), "float32"), body), "body of an Allocate"),
+    (lambda body: Block("b", (), (), (), body), "body of a Block"),
+    (lambda body: Block("b", (), (), (), STORE, init=body), "init of a Block"),
+])
+def test_an_expression_where_a_statement_belongs_is_refused(make, where):
+    """Each statement field names itself, the expression's kind and how to evaluate one."""
+    with pytest.raises(IRError, match=rf"^the {where} must be a statement, not a BufferLoad "
+                       r"\(an expression runs as a statement in Evaluate\)$"):
+        make(LOAD)
+
+
+def test_a_statement_field_holding_no_node_is_refused():
+    """A value that is not IR at all gets no advice about expressions."""
+    with pytest.raises(IRError, match=r"^the body of a For must be a statement, not a str$"):
+        For(I, IntImm(0), IntImm(8), "serial", "A[i] = 1")
+
+
+def test_statements_in_their_fields_are_accepted():
+    """The checks let well-formed statements through, an expression inside Evaluate too."""
+    loop = For(I, IntImm(0), IntImm(8), "serial", SeqStmt((STORE, Evaluate(LOAD))))
+    assert loop.body.stmts[1].value == LOAD
+
+
+@pytest.mark.parametrize("op", ["exp", "erf", "sqrt", "rsqrt", "floor", "tanh"])
+def test_a_float_math_intrinsic_of_integers_is_refused(op):
+    """Every float intrinsic refuses an integer dtype when built (erf had crashed in codegen
+    with a KeyError, sqrt reached LLVM, exp was called unsupported by the backend)."""
+    x = BufferLoad(Buffer("N", (8,), "int32"), (I,))
+    with pytest.raises(IRError, match=rf"^{op} needs a float argument, not int32$"):
+        Call("int32", op, (x,))
+
+
+def test_pow_of_two_dtypes_is_refused():
+    """A math intrinsic's arguments and result have one dtype."""
+    with pytest.raises(IRError, match=r"^pow of float32, float64 cannot return float32: its "
+                       r"arguments and result have one dtype$"):
+        Call("float32", "pow", (FloatImm(2.0), FloatImm(3.0, "float64")))
+
+
+def test_abs_of_a_bool_is_refused_and_of_an_integer_accepted():
+    """abs takes any number, integers included, but not a bool."""
+    with pytest.raises(IRError, match=r"^abs needs a number, not bool$"):
+        Call("bool", "abs", (IntImm(1, "bool"),))
+    assert Call("int32", "abs", (IntImm(-3, "int32"),)).dtype == "int32"
