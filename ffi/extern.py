@@ -42,7 +42,7 @@ import re
 import sys
 import types
 
-from pyir.errors import Error
+from pyir.errors import ArgumentTypeError, Error
 
 from .registry import register_func
 
@@ -131,6 +131,10 @@ def extern(name, symbol=None, llvm_ir=None, override=False, writes=None):
     if (symbol is None) == (llvm_ir is None):
         raise Error(f"pyir.ffi.extern({name!r}) needs exactly one of symbol= (a ctypes "
                     "function) or llvm_ir= (LLVM IR text)")
+    if llvm_ir is not None and not isinstance(llvm_ir, str):
+        raise ArgumentTypeError(f"pyir.ffi.extern({name!r}): llvm_ir= is the LLVM IR text of "
+                                f"the kernel (a str), got {type(llvm_ir).__name__} "
+                                f"{llvm_ir!r}")
     declared = (writes,) if isinstance(writes, str) else writes
     if declared is not None and not (isinstance(declared, (tuple, list))
                                      and all(isinstance(w, str) for w in declared)):

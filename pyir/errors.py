@@ -1,4 +1,5 @@
-"""The error classes every deliberate failure in pyir raises."""
+"""The error classes every deliberate failure in pyir raises, and `kind_of` for their
+messages."""
 
 
 class Error(Exception):
@@ -21,3 +22,9 @@ class IRError(Error, ValueError):
 #: (sequences of statements, however long, are followed in loops).
 TOO_DEEP = ("an expression in it, or its loops, ifs and blocks inside one another, nest "
             "deeper than Python's recursion limit")
+
+
+def kind_of(value):
+    """``value``'s type with its article, for messages: "an int", "a str", "an IfThenElse"."""
+    name = type(value).__name__
+    return f"an {name}" if name[:1].lower() in "aeiou" else f"a {name}"

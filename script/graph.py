@@ -9,7 +9,7 @@ other name is only meaningful to the parser: calling it from Python raises pyir.
 import sys
 import types
 
-from pyir.errors import Error
+from pyir.errors import Error, kind_of
 from pyir.ir import Function
 
 from .diagnostics import dialect_getattr
@@ -26,37 +26,30 @@ def function(func=None, **options):
     if isinstance(func, Function):
         return func   # decorated twice
     if not isinstance(func, types.FunctionType):
-        raise Error(f"R.function takes a Python function (def), not a {type(func).__name__}")
+        raise Error(f"R.function takes a Python function (def), not {kind_of(func)}")
     return parse_decorated_function(func, frame, "function")
 
 
 class _Annotation:
-    """What an annotation evaluates to at ``def`` time; the parser reads the source."""
+    """What an annotation evaluates to at ``def`` time: its arguments as written, whatever
+    they are; the parser reads the source and says, at the user's line, what is wrong with
+    them. Called (``R.Object(...)``), the same kind with those arguments."""
 
     def __init__(self, kind, *args, **kwargs):
         self.kind, self.args, self.kwargs = kind, args, kwargs
+
+    def __call__(self, *args, **kwargs):
+        return _Annotation(self.kind, *args, **kwargs)
 
     def __repr__(self):
         items = [repr(a) for a in self.args] + [f"{k}={v!r}" for k, v in self.kwargs.items()]
         return f"R.{self.kind}({', '.join(items)})"
 
 
-def Tensor(shape=None, dtype=None, ndim=-1):  # noqa: N802  (script spelling)
-    return _Annotation("Tensor", shape, dtype, ndim=ndim)
-
-
-def Tuple(*fields):  # noqa: N802
-    return _Annotation("Tuple", *fields)
-
-
-def Shape(values=None, ndim=-1):  # noqa: N802
-    return _Annotation("Shape", values, ndim=ndim)
-
-
-def Prim(dtype):  # noqa: N802
-    return _Annotation("Prim", dtype)
-
-
+Tensor = _Annotation("Tensor")
+Tuple = _Annotation("Tuple")
+Shape = _Annotation("Shape")
+Prim = _Annotation("Prim")
 Object = _Annotation("Object")
 
 

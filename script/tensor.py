@@ -10,7 +10,7 @@ raises `pyir.Error`: they only have a meaning to the parser.
 import sys
 import types
 
-from pyir.errors import Error
+from pyir.errors import Error, kind_of
 from pyir.ir import PrimFunc
 
 from .diagnostics import dialect_getattr
@@ -27,20 +27,22 @@ def prim_func(func=None, **options):
     if isinstance(func, PrimFunc):
         return func   # decorated twice
     if not isinstance(func, types.FunctionType):
-        raise Error(f"T.prim_func takes a Python function (def), not a {type(func).__name__}")
+        raise Error(f"T.prim_func takes a Python function (def), not {kind_of(func)}")
     return parse_decorated_function(func, frame, "prim_func")
 
 
 class BufferAnnotation:
-    """What ``T.Buffer(shape, dtype, scope)`` evaluates to in a parameter annotation."""
+    """What ``T.Buffer(shape, dtype, scope)`` evaluates to in a parameter annotation: its
+    arguments as written, whatever they are (Python evaluates the annotation when it runs
+    the ``def``; the parser reads the source and says, at the user's line, what is wrong
+    with them)."""
 
-    def __init__(self, shape, dtype="float32", scope="global"):
-        self.shape = shape
-        self.dtype = dtype
-        self.scope = scope
+    def __init__(self, *args, **kwargs):
+        self.args, self.kwargs = args, kwargs
 
     def __repr__(self):
-        return f"T.Buffer({self.shape!r}, {self.dtype!r}, scope={self.scope!r})"
+        items = [repr(a) for a in self.args] + [f"{k}={v!r}" for k, v in self.kwargs.items()]
+        return f"T.Buffer({', '.join(items)})"
 
 
 Buffer = BufferAnnotation

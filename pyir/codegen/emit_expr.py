@@ -10,6 +10,7 @@ import math
 import llvmlite.ir as ir
 
 from ..arith import vars_of
+from ..errors import kind_of
 from ..arith.canonical import wrap
 from ..ir import dtype as dt
 from ..ir import expr as E
@@ -125,7 +126,7 @@ class ExprEmitter:
             return hit[1]
         method = getattr(self, "_e_" + type(e).__name__, None)
         if method is None:
-            raise self.error(f"cannot compile a {type(e).__name__} expression")
+            raise self.error(f"cannot compile {kind_of(e)} expression")
         return method(e)
 
     def constant_index(self, e):

@@ -19,7 +19,7 @@ import typing
 import llvmlite.ir as ir
 
 from ..arith import known_multiple, vars_of
-from ..errors import Error
+from ..errors import Error, kind_of
 from ..ir import dtype as dt
 from ..ir import expr as E
 from ..ir import stmt as S
@@ -303,7 +303,7 @@ class FunctionEmitter(ExprEmitter):
     def _emit(self, s):
         method = getattr(self, "_s_" + type(s).__name__, None)
         if method is None:
-            raise self.error(f"cannot compile a {type(s).__name__} statement; lower the "
+            raise self.error(f"cannot compile {kind_of(s)} statement; lower the "
                              "function with pyir.transform.lower first")
         return method(s)
 

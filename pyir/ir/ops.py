@@ -10,7 +10,7 @@ value. Failures are IRErrors that show both sides in script syntax.
 from dataclasses import dataclass
 
 from ..arith import simplify
-from ..errors import IRError
+from ..errors import IRError, kind_of
 from . import dtype as dt
 from .expr import IntImm
 from .graph import (CallDPSPacked, CallPacked, CallTIR, GraphVar, ObjectStructInfo, OpCall,
@@ -80,7 +80,7 @@ def struct_info_of(expr):
         return op.infer(expr.op, [struct_info_of(a) for a in expr.args], dict(expr.attrs))
     if isinstance(expr, SeqExpr):
         return struct_info_of(expr.body)
-    raise IRError(f"cannot infer the struct info of a {type(expr).__name__}")
+    raise IRError(f"cannot infer the struct info of {kind_of(expr)}")
 
 
 def _tuple_field(sinfo, index):

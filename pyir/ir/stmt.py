@@ -2,7 +2,7 @@
 
 from dataclasses import dataclass
 
-from ..errors import IRError
+from ..errors import IRError, kind_of
 from . import dtype as dt
 from .expr import Buffer, PrimExpr, Var, convert
 from .node import Node, with_fields
@@ -22,8 +22,8 @@ def _check_stmt(owner, field, value):
         hint = " (an expression runs as a statement in Evaluate)" \
             if isinstance(value, PrimExpr) else ""
         article = "an" if owner[0] in "AEIOU" else "a"
-        raise IRError(f"the {field} of {article} {owner} must be a statement, not a "
-                      f"{type(value).__name__}{hint}")
+        raise IRError(f"the {field} of {article} {owner} must be a statement, not "
+                      f"{kind_of(value)}{hint}")
 
 
 @dataclass(frozen=True, slots=True)

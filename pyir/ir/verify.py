@@ -5,7 +5,7 @@ binding; it returns the node unchanged when everything is well formed, so it can
 pass pipeline.
 """
 
-from ..errors import IRError
+from ..errors import IRError, kind_of
 from . import dtype as dt
 from .expr import BufferLoad, PrimExpr, Var
 from .graph import (CallPacked, CallTIR, DataflowBlock, DataflowVar, Function, GlobalVar,
@@ -32,7 +32,7 @@ def _verify_func(func, mod):
     elif isinstance(func, Function):
         _GraphChecker(func, mod).run()
     else:
-        raise IRError(f"cannot verify a {type(func).__name__}")
+        raise IRError(f"cannot verify {kind_of(func)}")
 
 
 class _PrimChecker:
@@ -172,7 +172,7 @@ class _PrimChecker:
             rest = []
             for c in children(s):
                 if isinstance(c, PrimExpr):
-                    self.expr(c, f"a {type(s).__name__} statement")
+                    self.expr(c, f"{kind_of(s)} statement")
                 else:
                     rest.append(c)
             return rest

@@ -14,6 +14,7 @@ is complete (the callee may be defined below the caller), with the build's own r
 """
 
 import ast
+import math
 
 from pyir.codegen.abi import match_params, param_infos, with_dims
 from pyir.ffi import ExternKernel, get_global_func
@@ -27,7 +28,7 @@ from pyir.ir.ops import OPS, check_castable, check_compatible, make_op_call, str
 
 from .core import register
 from .shape import parse_dim, parse_shape_expr
-from .tensor_expr import check_float_range, check_range
+from .tensor_expr import check_float_range, check_range, overflowing_literal
 
 SINFO_HINT = "R.Tensor(shape, dtype), R.Tensor(ndim=..., dtype=...), R.Tuple(...), " \
              "R.Shape([...]), R.Prim(dtype) or R.Object"
@@ -149,6 +150,8 @@ def parse_sinfo(parser, node, resolve):
     target = node.func if isinstance(node, ast.Call) else node
     name = parser.dialect_of(target)
     if name == ("R", "Object"):
+        if isinstance(node, ast.Call):
+            parser.error(node, "R.Object takes no arguments", "R.Object")
         return ObjectStructInfo()
     if not isinstance(node, ast.Call) or name not in _SINFO:
         parser.error(node, "expected a struct info annotation", SINFO_HINT)
@@ -247,6 +250,8 @@ def _call_args(parser, node, what, params):
 def _plain(parser, node, what):
     """A plain constant (number, string, bool, None, tuple of them) written at ``node``."""
     if isinstance(node, ast.Constant):
+        if isinstance(node.value, float) and math.isinf(node.value):
+            overflowing_literal(parser, node, 'float("inf")')
         return node.value
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
         value = _plain(parser, node.operand, what)   # -1, -AXIS
@@ -658,8 +663,9 @@ def _prim_value(parser, node):
         dtype = _dtype(parser, args["dtype"])
         return PrimValue(const(_typed_value(parser, args["value"], value, dtype), dtype))
     if isinstance(args["value"], ast.Constant) and isinstance(args["value"].value, float):
-        check_float_range(parser, args["value"], args["value"].value, "float32")
-        return PrimValue(convert(args["value"].value))
+        value = _plain(parser, args["value"], "the value of R.prim_value")
+        check_float_range(parser, args["value"], value, "float32")
+        return PrimValue(convert(value))
 
     def resolve(name, n):
         return _resolve_existing(parser, name, n)

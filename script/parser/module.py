@@ -105,6 +105,7 @@ def parse_function_def(parser, node, kind=None):
     "function" when the caller knows it, e.g. ``T.prim_func(f)`` called on a plain ``def``)."""
     from . import graph, tensor
     kind = kind or decorator_kind(parser, node)
+    check_def(parser, node, "graph function" if kind == "function" else "prim function")
     parser.state["function"] = node.name
     if kind == "prim_func":
         return tensor.parse_prim_func(parser, node)
@@ -113,6 +114,28 @@ def parse_function_def(parser, node, kind=None):
     parser.error(node, f"function {node.name!r} has no @T.prim_func or @R.function decorator",
                  "every function in an @I.ir_module class decorated with @T.prim_func or "
                  "@R.function")
+
+
+def check_def(parser, node, what):
+    """Refuse, in the definition ``node`` of a ``what`` ("prim function", ...), an async
+    def, and in its signature and body (its decorators are Python's) a call that unpacks
+    a dict (``**kwargs``) or repeats a keyword: the definition is read, never run, and the
+    parser reads arguments by name (text that Python never compiled, `from_source`, may
+    repeat a keyword, which Python's compiler refuses; the parser kept one of them)."""
+    if isinstance(node, ast.AsyncFunctionDef):
+        parser.error(node, f"a {what} is a plain def, not an async def", f"def {node.name}(...)")
+    read = [node.args, *node.body] + ([node.returns] if node.returns is not None else [])
+    for call in (n for root in read for n in ast.walk(root)):
+        if not isinstance(call, ast.Call):
+            continue
+        seen = set()
+        for kw in call.keywords:
+            if kw.arg is None:
+                parser.error(call, f"{ast.unparse(call.func)} does not take **kwargs",
+                             "each argument by name: name=value")
+            if kw.arg in seen:
+                parser.error(kw, f"keyword argument {kw.arg} is repeated")
+            seen.add(kw.arg)
 
 
 def parse_class(parser, node):
@@ -125,7 +148,7 @@ def parse_class(parser, node):
             continue  # docstring
         if isinstance(item, ast.Pass):
             continue  # an empty module prints as pass
-        if not isinstance(item, ast.FunctionDef):
+        if not isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
             parser.error(item, f"only decorated functions may appear in an @I.ir_module "
                                f"class, not {type(item).__name__}",
                          "@T.prim_func or @R.function definitions")
@@ -185,13 +208,18 @@ def parse_declaration(func, frame):
     """The prim function whose signature ``func`` declares (a body of ``...``, which becomes
     ``pass``). Names in the annotations resolve where ``func`` was written, closure
     variables included, as for ``@T.prim_func``."""
-    from . import tensor
     source = Source.of_function(func)
     python = PythonScope.of_frame(frame, func)
     parser = Parser(source, python, aliases_from_scope(python))
     node = copy.copy(source.node)
     node.body = [ast.copy_location(ast.Pass(), node.body[-1])]
-    return run_parse(parser, tensor.parse_prim_func, parser, node)
+    return run_parse(parser, _parse_declaration, parser, node)
+
+
+def _parse_declaration(parser, node):
+    from . import tensor
+    check_def(parser, node, "kernel declaration")
+    return tensor.parse_prim_func(parser, node)
 
 
 def parse_decorated_function(func, frame, kind):
@@ -228,7 +256,8 @@ def _parse_text(parser, tree):
             continue
         if isinstance(node, ast.ClassDef) and decorator_kind(parser, node) == "ir_module":
             results.append(parse_class(parser, node))
-        elif isinstance(node, ast.FunctionDef) and decorator_kind(parser, node):
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) \
+                and decorator_kind(parser, node):
             results.append(parse_alone(parser, node))
         else:
             parser.error(node, "from_source text may hold only imports, one @I.ir_module class "

@@ -38,6 +38,10 @@ class Source:
         if not isinstance(text, str):
             raise ArgumentTypeError(f"pyir.script.from_source expects the text of a Python "
                                     f"module (a str), got {type(text).__name__}")
+        if not isinstance(filename, str):
+            raise ArgumentTypeError(f"pyir.script.from_source: filename= names where the text "
+                                    f"came from in messages (a str), got "
+                                    f"{type(filename).__name__} {filename!r}")
         lines = _LINE.findall(text)   # as Python counts lines: a form feed ends none
         try:
             tree = ast.parse(text, filename=filename)
@@ -65,8 +69,8 @@ class Source:
     def of_function(func):
         """The source of a Python function, via its code object's file and first line."""
         code = func.__code__
-        return _locate(code.co_filename, func.__name__, code.co_firstlineno, ast.FunctionDef,
-                       func.__globals__)
+        return _locate(code.co_filename, func.__name__, code.co_firstlineno,
+                       (ast.FunctionDef, ast.AsyncFunctionDef), func.__globals__)
 
     @staticmethod
     def of_class(cls, lineno, filename=None):

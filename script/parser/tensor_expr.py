@@ -13,6 +13,7 @@ import operator
 
 import numpy as np
 
+from pyir.errors import kind_of
 from pyir.ffi.extern import ExternKernel, check_extern_call
 from pyir.ffi.registry import get_global_func
 from pyir.ir import (INTRINSICS, Binary, Buffer, BufferLoad, Call, Cast, FloatImm, IntImm, Not,
@@ -88,7 +89,7 @@ def _kind(value):
         return f"the string {value!r}"
     if isinstance(value, tuple):
         return "a tuple"
-    return f"a {type(value).__name__}"
+    return kind_of(value)
 
 
 def expr(parser, node, dtype=None, what="a value"):
@@ -170,7 +171,20 @@ def _constant(parser, node):
     if node.value is None or node.value is Ellipsis or isinstance(node.value, bytes):
         parser.error(node, f"{node.value!r} is not a valid value in a prim function",
                      "a number, True/False, or a string")
+    if isinstance(node.value, float) and math.isinf(node.value):
+        overflowing_literal(parser, node)
     return node.value
+
+
+def overflowing_literal(parser, node, infinity='T.float32("inf")'):
+    """Refuse a float literal that Python read as infinity (``1e400``: it has no literal
+    for infinity), which would have been stored as one without a word; ``infinity``: how
+    the dialect writes it."""
+    line = parser.source.line(node.lineno)
+    text = line.encode("utf-8")[node.col_offset:node.end_col_offset].decode("utf-8") \
+        if line is not None and node.lineno == node.end_lineno else repr(node.value)
+    parser.error(node, f"the literal {text} is beyond the largest float (Python reads it as "
+                       "infinity)", f"a finite number, or {infinity} for infinity")
 
 
 @register("Texpr", ast.Name)
@@ -188,7 +202,7 @@ def _name(parser, node):
     if found and plain:
         return value
     if found:
-        parser.error(node, f"{node.id} is a {type(value).__name__} from the Python scope; only "
+        parser.error(node, f"{node.id} is {kind_of(value)} from the Python scope; only "
                            "plain constants (numbers, strings, bools, tuples of them) may be "
                            "read from there", HINT_NAMES)
     parser.error(node, f"undefined variable {node.id!r}", HINT_NAMES)

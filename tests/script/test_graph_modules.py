@@ -378,8 +378,8 @@ def test_values_without_a_literal_round_trip():
     text = "from pyir.script import graph as R\n" + textwrap.dedent('''
         @R.function
         def main(x: R.Tensor((4,), "float32")):
-            a = 1e400
-            b = R.prim_value(-1e400, "float64")
+            a = R.prim_value(float("inf"), "float32")
+            b = R.prim_value(-float("inf"), "float64")
             c = R.prim_value(float("nan"), "float32")
             return x
         ''')

@@ -1,13 +1,14 @@
 """Parse errors of the tensor-level dialect: each names the file and line, shows the source
 line with a caret under the mistake, and says what was expected."""
 
-import inspect
 import textwrap
 
 import pytest
 
 from pyir.script import ParseError, from_source
 from pyir.script import tensor as T
+
+from source_lines import line_in
 
 HEADER = "from pyir.script import tensor as T\n\n\n"
 
@@ -41,12 +42,6 @@ def check(err, text, needle, *words, filename="<string>"):
     assert shown.startswith(f"{filename}:{err.line}:")
 
 
-def decorated_line(func, needle):
-    """The file line of ``needle`` inside test function ``func``'s source."""
-    lines, start = inspect.getsourcelines(func)
-    return start + next(k for k, line in enumerate(lines) if needle in line)
-
-
 # ---------------------------------------------------------------- decorated functions
 def test_undefined_variable_in_decorated_function():
     with pytest.raises(ParseError) as info:
@@ -56,7 +51,7 @@ def test_undefined_variable_in_decorated_function():
                 A[i] = A[i] * scale_factor  # noqa: F821
     err = info.value
     assert err.filename == __file__
-    assert err.line == decorated_line(test_undefined_variable_in_decorated_function,
+    assert err.line == line_in(test_undefined_variable_in_decorated_function,
                                       "* scale_factor")
     assert "undefined variable 'scale_factor'" in str(err)
     assert "a plain constant (number, string, tuple) from the enclosing Python scope" in str(err)
@@ -71,7 +66,7 @@ def test_non_plain_python_object_in_decorated_function():
             for i in range(4):
                 A[i] = helper
     err = info.value
-    assert err.line == decorated_line(test_non_plain_python_object_in_decorated_function,
+    assert err.line == line_in(test_non_plain_python_object_in_decorated_function,
                                       "A[i] = helper")
     assert "helper is a list from the Python scope" in str(err)
     assert "only plain constants" in str(err)
@@ -90,7 +85,7 @@ def test_python_function_is_never_called_from_decorated_function():
             for i in range(side_effect()):
                 A[i] = 0.0
     assert calls == []
-    assert info.value.line == decorated_line(
+    assert info.value.line == line_in(
         test_python_function_is_never_called_from_decorated_function, "range(side_effect())")
     assert "only T.* builtins can be called" in str(info.value)
 
@@ -481,13 +476,32 @@ def test_a_form_feed_does_not_end_a_line():
 
 
 def test_an_annotation_value_must_be_finite():
-    """1e400 is inf, which printed as a bare name that does not parse back."""
-    err, text = text_error('''
+    """An infinite annotation value printed as a bare name that does not parse back."""
+    with pytest.raises(ParseError) as info:
+        @T.prim_func
         def f(A: T.Buffer((4,), "float32")):
-            for i in T.serial(4, annotations={"a": 1e400}):
+            for i in T.serial(4, annotations={"a": INFINITY}):
                 A[i] = T.float32(1)
+    err = info.value
+    assert err.line == line_in(test_an_annotation_value_must_be_finite, "annotations=")
+    assert "the annotation value inf is not finite" in err.message
+
+
+INFINITY = float("inf")
+
+
+@pytest.mark.parametrize("written", ["1e400", "-1e400", "T.float32(1e400)", "T.max(A[i], 1e400)"])
+def test_a_float_literal_beyond_the_largest_float_is_refused(written):
+    """Python reads 1e400 as inf, which was stored without a word (1e300 in float32 is
+    refused as too large): the literal is named, and the way to write infinity."""
+    err, text = text_error(f'''
+        def f(A: T.Buffer((4,), "float32")):
+            for i in range(4):
+                A[i] = {written}
         ''')
-    check(err, text, "annotations=", "the annotation value inf is not finite")
+    check(err, text, "1e400", "the literal 1e400 is beyond the largest float (Python reads it "
+          "as infinity)", 'T.float32("inf") for infinity')
+    assert err.col == text.splitlines()[err.line - 1].index("1e400")
 
 
 def test_a_prim_function_in_a_plain_class_is_parsed_at_once():
@@ -506,7 +520,7 @@ def test_a_prim_function_in_a_plain_class_is_parsed_at_once():
             def wrong(A: T.Buffer((4,), "float32")):
                 A[0] = T.bogus
     assert info.value.filename == __file__
-    assert info.value.line == decorated_line(
+    assert info.value.line == line_in(
         test_a_prim_function_in_a_plain_class_is_parsed_at_once, "A[0] = T.bogus")
 
 
@@ -647,7 +661,6 @@ def test_over_declared_regions_are_legal():
 
 SCALE = """
 from pyir.script import tensor as T
-
 
 @T.prim_func
 def f(A: T.Buffer(({shape}, 16), "float32"), B: T.Buffer(({shape}, 16), "float32")):

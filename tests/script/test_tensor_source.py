@@ -156,9 +156,11 @@ def test_t_builtins_refuse_to_run_outside_prim_functions(name):
 
 
 def test_buffer_annotation_is_harmless():
+    """T.Buffer keeps its arguments as written, any of them: the parser checks them."""
     ann = T.Buffer(("n", 4), "float16", scope="local")
-    assert (ann.shape, ann.dtype, ann.scope) == (("n", 4), "float16", "local")
+    assert (ann.args, ann.kwargs) == ((("n", 4), "float16"), {"scope": "local"})
     assert repr(ann) == "T.Buffer(('n', 4), 'float16', scope='local')"
+    assert repr(T.Buffer()) == "T.Buffer()"
 
 
 MODULE_V1 = '''from pyir.script import tensor as T
@@ -214,7 +216,7 @@ def test_prim_func_called_on_a_plain_function_and_twice():
     func = T.prim_func(f)
     assert isinstance(func, PrimFunc) and func.name == "f"
     assert T.prim_func(func) is func
-    with pytest.raises(pyir.Error, match="T.prim_func takes a Python function .def., not a int"):
+    with pytest.raises(pyir.Error, match="T.prim_func takes a Python function .def., not an int"):
         T.prim_func(3)
 
 

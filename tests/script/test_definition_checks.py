@@ -1,0 +1,143 @@
+"""What Python evaluates or lets through before the parser reads a definition: an async
+def, the arguments of annotations (Python runs them at ``def`` time), a repeated keyword
+or a ``**`` in text Python never compiled. Each is a ParseError at the user's line."""
+
+
+import pytest
+
+import pyir
+from pyir.script import ParseError, from_source
+from pyir.script import graph as R
+from pyir.script import ir as I
+from pyir.script import tensor as T
+
+from source_lines import line_in
+
+HEADER = "from pyir.script import tensor as T\nfrom pyir.script import graph as R\n"
+
+
+def f(B: T.Buffer((8,), "int32")):
+    """A plain function of the name the async prim function below takes."""
+    B[0] = 1
+
+
+def test_an_async_prim_function_is_refused_not_another_of_its_name():
+    """The source lookup found only plain defs: with a plain ``f`` in the file, the async
+    ``f`` was silently that one."""
+    with pytest.raises(ParseError) as info:
+        @T.prim_func
+        async def f(B: T.Buffer((8,), "int32")):
+            B[0] = 5
+    err = info.value
+    assert err.message == "a prim function is a plain def, not an async def"
+    assert (err.filename, err.line) == (__file__, line_in(
+        test_an_async_prim_function_is_refused_not_another_of_its_name, "async def f"))
+
+
+def test_an_async_function_is_refused_in_a_module_in_text_and_for_graphs():
+    """The same in a module class, in from_source text and for a graph function."""
+    with pytest.raises(ParseError, match="a prim function is a plain def, not an async def"):
+        @I.ir_module
+        class M:
+            @T.prim_func
+            async def g(B: T.Buffer((8,), "int32")):
+                B[0] = 5
+    with pytest.raises(ParseError) as info:
+        from_source(HEADER + '@T.prim_func\nasync def h(B: T.Buffer((8,), "int32")):\n'
+                             '    B[0] = 5\n')
+    assert (info.value.line, info.value.message) == (
+        4, "a prim function is a plain def, not an async def")
+    with pytest.raises(ParseError, match="a graph function is a plain def, not an async def"):
+        @R.function
+        async def k(x: R.Tensor((4,), "float32")):
+            return x
+
+
+def test_wrong_buffer_annotation_arguments_are_parse_errors_at_their_line():
+    """T.Buffer() raised Python's TypeError from the annotation object's __init__."""
+    with pytest.raises(ParseError) as info:
+        @T.prim_func
+        def f(A: T.Buffer()):
+            pass
+    assert info.value.message == "T.Buffer needs a shape"
+    assert info.value.line == line_in(
+        test_wrong_buffer_annotation_arguments_are_parse_errors_at_their_line,
+        "def f(A: T.Buffer())")
+    with pytest.raises(ParseError, match=r"T.Buffer takes \(shape, dtype, scope\)"):
+        @T.prim_func
+        def g(A: T.Buffer((4,), "float32", "global", 1)):
+            pass
+
+
+def test_wrong_struct_info_arguments_are_parse_errors():
+    """R.Prim() and R.Tensor with too many arguments raised TypeError, R.Object(1) 'not
+    callable' (and from text was accepted, its argument dropped)."""
+    with pytest.raises(ParseError, match="R.Prim needs a dtype"):
+        @R.function
+        def a(x: R.Prim()):
+            return x
+    with pytest.raises(ParseError, match="R.Tensor takes at most 3 positional argument"):
+        @R.function
+        def b(x: R.Tensor((4,), "float32", 1, 2)):
+            return x
+    with pytest.raises(ParseError, match="R.Object takes no arguments"):
+        @R.function
+        def c(x: R.Object(1)):
+            return x
+    with pytest.raises(ParseError, match="R.Object takes no arguments"):
+        from_source(HEADER + "@R.function\ndef d(x: R.Object(1)):\n    return x\n")
+
+
+def test_annotation_objects_keep_what_they_were_given():
+    """Evaluated by Python at def time, struct infos keep their arguments as written."""
+    assert repr(R.Tensor((4, "n"), "float32")) == "R.Tensor((4, 'n'), 'float32')"
+    assert repr(R.Object) == "R.Object()" and repr(R.Tuple(R.Object)) == "R.Tuple(R.Object())"
+
+
+def test_a_repeated_keyword_in_text_is_refused():
+    """ast.parse lets f(a=1, a=2) through (Python's compiler does not): the first was
+    silently dropped."""
+    text = HEADER + ('@T.prim_func\ndef f(A: T.Buffer((4,), "float32")):\n'
+                     '    for i in T.serial(4, annotations={"a": 1}, annotations={"b": 2}):\n'
+                     '        A[i] = T.float32(1)\n')
+    with pytest.raises(ParseError) as info:
+        from_source(text)
+    assert (info.value.line, info.value.message) == (5, "keyword argument annotations is "
+                                                        "repeated")
+
+
+def test_double_star_arguments_are_refused_where_written():
+    """T.serial(4, **kw) said 'has no argument None'."""
+    options = {}
+    with pytest.raises(ParseError) as info:
+        @T.prim_func
+        def f(A: T.Buffer((4,), "float32")):
+            for i in T.serial(4, **options):
+                A[i] = T.float32(1)
+    assert info.value.message == "T.serial does not take **kwargs"
+    assert info.value.line == line_in(test_double_star_arguments_are_refused_where_written,
+                                      "**options):")
+
+
+def test_decorator_arguments_stay_python():
+    """A decorator's ** is Python's own call, run before the parser: not refused."""
+    options = {"override": True}
+
+    @pyir.ffi.extern("test.definition_checks.k", llvm_ir="define void @k_dc(ptr %x) {\n"
+                     "  ret void\n}\n", **options)
+    def kernel(x: T.Buffer((1,), "float32")): ...
+    assert pyir.ffi.get_global_func("test.definition_checks.k") is kernel
+
+
+def test_extern_llvm_ir_must_be_text():
+    """llvm_ir=5 raised Python's TypeError from a regular expression."""
+    with pytest.raises(pyir.ArgumentTypeError, match=r"^pyir.ffi.extern\('test.dc.bad'\): "
+                       r"llvm_ir= is the LLVM IR text of the kernel \(a str\), got int 5$"):
+        pyir.ffi.extern("test.dc.bad", llvm_ir=5)
+
+
+def test_from_source_filename_must_be_text():
+    """filename=5 raised Python's TypeError from ast.parse."""
+    with pytest.raises(pyir.ArgumentTypeError, match=r"^pyir.script.from_source: filename= "
+                       r"names where the text came from in messages \(a str\), got int 5$"):
+        from_source(HEADER, filename=5)
