@@ -4,7 +4,7 @@ consumer dependences with `pyir.arith`."""
 
 import dataclasses
 
-from pyir.arith import detect_linear, non_decreasing, vars_of
+from pyir.arith import detect_linear, non_decreasing, simplify, vars_of
 from pyir.ir import (Binary, Block, BlockRealize, BufferStore, For, IntImm, Range, SeqStmt, Var,
                      and_, ge, le, lt, max_, min_, seq, substitute, walk)
 from pyir.ir.node import rewrite
@@ -838,7 +838,7 @@ def reverse_compute_inline(func, name):
     if set(dims) != {iv.var for iv in block.iter_vars}:
         raise ScheduleError(prim, subject, f"every iterator must index {buf.name}", realize)
     loads = [n for n in walk(store.value) if getattr(n, "buffer", None) is buf]
-    if any(tuple(ld.indices) != tuple(dims) for ld in loads):
+    if any(tuple(simplify(i) for i in ld.indices) != tuple(dims) for ld in loads):
         raise ScheduleError(prim, subject, f"the block reads {buf.name} at more than one "
                             "index", realize)
     producers = [w for s in items for w in writers(s, buf)]

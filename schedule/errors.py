@@ -31,3 +31,13 @@ def ir_excerpt(node):
     if len(lines) > _MAX_LINES:
         lines = lines[:_MAX_LINES - 1] + ["    ..."]
     return "\n".join("    " + ln for ln in lines)
+
+
+def script_text(e):
+    """The script text of the expression ``e`` for a message, as the printer writes it
+    (``T.max(i, j)``, ``T.float32(2.0)``; best effort: its repr when it cannot be
+    printed)."""
+    try:
+        return e.script().strip().splitlines()[-1]
+    except Exception:  # printing is best effort inside an error message
+        return repr(e)

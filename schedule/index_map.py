@@ -15,7 +15,7 @@ from pyir.arith import vars_of
 from pyir.errors import IRError
 from pyir.ir import Binary, IntImm, PrimExpr, Var, convert, dtype as dt, substitute
 
-from .errors import ScheduleError
+from .errors import ScheduleError, script_text
 
 _GRAMMAR = r"""
 start: names "->" exprs
@@ -203,6 +203,6 @@ def _fmt(e, prec):
         text = f"{_fmt(e.a, p)} {_SYM[e.op]} {_fmt(e.b, p + 1)}"
         return f"({text})" if p < prec else text
     if isinstance(e, PrimExpr):
-        raise ScheduleError("index_map", repr(e), "index maps may use only + - * // % on "
-                            "the index variables and integers")
+        raise ScheduleError("index_map", script_text(e), "index maps may use only + - * // % "
+                            "on the index variables and integers")
     raise ScheduleError("index_map", repr(e), "not an index expression")

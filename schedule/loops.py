@@ -16,7 +16,7 @@ from pyir.transform.dependence import analyzer_for, iteration_conflict, realizes
 from pyir.transform.lower_blocks import init_may_not_run
 
 from .analysis import is_true
-from .errors import ScheduleError
+from .errors import ScheduleError, script_text
 from .tree import find_block, find_loop, loops_of, map_realizes, replace, with_body
 
 
@@ -100,7 +100,7 @@ def split(func, var, factors):
         exts = [IntImm(f) for f in factors]
         if not ana.can_prove(ge(IntImm(known), extent)):
             raise ScheduleError("split", subject, f"the factors multiply to {known}, which is "
-                                f"not provably at least the extent {_text(extent)}", loop)
+                                f"not provably at least the extent {script_text(extent)}", loop)
     if isinstance(extent, IntImm) and extent.value >= 1:
         exts = _fit(exts, extent.value)
     total = ana.simplify(reduce(lambda a, b: a * b, exts))
@@ -154,18 +154,11 @@ def _substitute(body, mapping, new_vars):
 
 
 def _int(e):
-    return e.value if isinstance(e, IntImm) else _text(e)
+    return e.value if isinstance(e, IntImm) else script_text(e)
 
 
 def _is_zero(e):
     return isinstance(e, IntImm) and e.value == 0
-
-
-def _text(e):
-    try:
-        return e.script()
-    except Exception:  # printing is best effort inside an error message
-        return repr(e)
 
 
 def add_predicate(stmt, cond):

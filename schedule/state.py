@@ -12,7 +12,7 @@ import difflib
 import random
 from dataclasses import dataclass
 
-from pyir.errors import TOO_DEEP
+from pyir.errors import TOO_DEEP, kind_of
 from pyir.gcpause import gc_paused
 from pyir.ir import IRModule, PrimFunc, Var
 from pyir.transform.dependence import realizes_under
@@ -143,13 +143,15 @@ class Schedule:
         several functions have such a block)."""
         if not isinstance(name, str):
             raise ScheduleError("get_block", repr(name), "a block is named by a string, "
-                                f"not a {type(name).__name__}")
+                                f"not {kind_of(name)}")
         found = [fname for fname, f in self._prim_funcs(func_name, "get_block")
                  if find_block(f.body, name) is not None]
         if not found:
             where = f"prim function {func_name}" if func_name else "the module"
+            names = ", ".join(self._block_names(func_name))
             raise ScheduleError("get_block", f"block \"{name}\"", f"there is no such block "
-                                f"in {where}; blocks: {', '.join(self._block_names(func_name))}")
+                                f"in {where}; " + (f"blocks: {names}" if names else
+                                                   f"{where} has no blocks"))
         if len(found) > 1:
             raise ScheduleError("get_block", f"block \"{name}\"", "several prim functions "
                                 f"have this block ({', '.join(found)}); pass func_name")

@@ -55,7 +55,7 @@ from pyir.ir import (
 from pyir.transform.dependence import analyzer_for, realizes_under
 
 from .blockize import blockize
-from .errors import ScheduleError
+from .errors import ScheduleError, script_text
 from .tree import find_block, find_loop, loops_of, replace, with_body
 
 
@@ -97,6 +97,10 @@ def register_tensor_intrin(name, desc, impl_name, override=False):
     if not isinstance(desc, PrimFunc):
         raise ScheduleError("register_tensor_intrin", name,
                             f"the description must be a prim function, not {type(desc).__name__}")
+    if not isinstance(impl_name, str) or not impl_name:
+        raise ScheduleError("register_tensor_intrin", name, "the implementation is named by "
+                            "the name of a kernel declared with pyir.ffi.extern (a non-empty "
+                            f"string), not {type(impl_name).__name__} {impl_name!r}")
     if name in _REGISTRY and not override:
         raise ScheduleError("register_tensor_intrin", name,
                             "a tensor intrinsic of this name is registered; pass override=True")
@@ -107,6 +111,10 @@ def register_tensor_intrin(name, desc, impl_name, override=False):
 
 
 def get_tensor_intrin(name):
+    if isinstance(name, TensorIntrin):
+        raise ScheduleError("tensorize", f"intrinsic \"{name.name}\"", "a tensor intrinsic "
+                            f"is named by its name, the string {name.name!r}, not by the "
+                            "object register_tensor_intrin returned")
     if not isinstance(name, str) or name not in _REGISTRY:
         known = ", ".join(sorted(_REGISTRY)) or "none"
         subject = f"intrinsic \"{name}\"" if isinstance(name, str) else f"intrinsic {name!r}"
@@ -194,7 +202,7 @@ def _described_tops(body, ana, name):
             if bound.min is None or bound.max is None or bound.min < 0 or (
                     isinstance(extent, IntImm) and bound.max >= extent.value):
                 raise ScheduleError("register_tensor_intrin", name,
-                                    f"the description's index {_expr(index)} of "
+                                    f"the description's index {script_text(index)} of "
                                     f"{n.buffer.name} may fall outside the buffer")
             top[d] = max(top[d], bound.max)
     return tops
@@ -237,7 +245,8 @@ def _pairs(a, b, out, what):
         return _pairs(a.a, b.a, out, what) or _pairs(a.b, b.b, out, what)
     if isinstance(a, (IntImm,)) or type(a).__name__ == "FloatImm":
         if a.value != b.value or a.dtype != b.dtype:
-            return f"{what}: the description has constant {_show(a)} where the block has {_show(b)}"
+            return (f"{what}: the description has the constant {script_text(a)} where the "
+                    f"block has {script_text(b)}")
         return None
     if isinstance(a, Call):
         if a.op != b.op or len(a.args) != len(b.args):
@@ -288,7 +297,7 @@ def _structure(func, loop_var, intrin, prim):
     for lp, dl in zip(inner, d_loops):
         if not isinstance(lp.extent, IntImm) or lp.extent.value != dl.extent.value:
             raise ScheduleError(prim, subject, f"loop {lp.loop_var.name} has extent "
-                                f"{_expr(lp.extent)} but the description's loop "
+                                f"{script_text(lp.extent)} but the description's loop "
                                 f"{dl.loop_var.name} has {dl.extent.value}", loop)
         if not (isinstance(lp.start, IntImm) and lp.start.value == 0):
             raise ScheduleError(prim, subject, f"loop {lp.loop_var.name} must start at 0", loop)
@@ -364,11 +373,11 @@ def match(func, loop_var, intrin, prim="tensorize"):
                 prev = stride_vals.setdefault(d_c, s_c)
                 if not ana.can_prove_equal(prev, s_c):
                     raise ScheduleError(prim, subject, f"stride {d_c.name} would be both "
-                                        f"{_expr(prev)} and {_expr(s_c)}", loop)
+                                        f"{script_text(prev)} and {script_text(s_c)}", loop)
             elif not ana.can_prove_equal(ana.simplify(d_c - s_c), 0):
-                raise ScheduleError(prim, subject, f"{sa.buffer.name} moves by {_expr(s_c)} "
+                raise ScheduleError(prim, subject, f"{sa.buffer.name} moves by {script_text(s_c)} "
                                     f"elements per step of loop {lp.loop_var.name} but the "
-                                    f"description's {da.buffer.name} moves by {_expr(d_c)} per "
+                                    f"description's {da.buffer.name} moves by {script_text(d_c)} per "
                                     f"step of {dl.loop_var.name}", loop)
         first = firsts.setdefault(da.buffer, here)
         # Every access of a description buffer lies where the description has it relative
@@ -376,9 +385,9 @@ def match(func, loop_var, intrin, prim="tensorize"):
         moved = substitute(d_moved, stride_vals)
         if not ana.can_prove_equal(ana.simplify(here - first), moved):
             raise ScheduleError(prim, subject, f"the block accesses {sa.buffer.name} at "
-                                f"{_expr(ana.simplify(here - first))} elements from its "
+                                f"{script_text(ana.simplify(here - first))} elements from its "
                                 f"first access where the description's {da.buffer.name} is at "
-                                f"{_expr(moved)}", loop)
+                                f"{script_text(moved)}", loop)
     if described.off_first:
         raise ScheduleError(prim, subject, f"the description's first access of "
                             f"{described.off_first[0].name} is not its first element", loop)
@@ -403,15 +412,8 @@ def _rows_apart(pairs, tops, stride_vals, ana, prim, subject, loop):
             if reach is not None and ana.can_prove(Binary("lt", value, IntImm(reach))):
                 raise ScheduleError(prim, subject, f"the description writes {reach} elements "
                                     f"of each row of {stored.name}, {ext.name} apart, but "
-                                    f"{sa.buffer.name}'s are {_expr(value)} apart: its rows "
+                                    f"{sa.buffer.name}'s are {script_text(value)} apart: its rows "
                                     "would overlap", loop)
-
-
-def _expr(e):
-    try:
-        return e.script().strip().splitlines()[-1] if hasattr(e, "script") else str(e)
-    except Exception:  # noqa: BLE001
-        return str(e)
 
 
 def _call(intrin, strides, bases):
@@ -475,7 +477,7 @@ def _call(intrin, strides, bases):
             args.append(by_name[a.name])
         else:
             raise ScheduleError("tensorize", f"intrinsic \"{intrin.name}\"",
-                                f"kernel argument {_expr(a)} is neither a buffer nor a stride "
+                                f"kernel argument {script_text(a)} is neither a buffer nor a stride "
                                 "of the description")
     dtype = template.value.dtype
     return Call(dtype, "call_extern", (StringImm(intrin.impl_name),) + tuple(args))
@@ -499,7 +501,7 @@ def _same_shape(a, b):
 
 
 def _shape(shape):
-    return "(" + ", ".join(str(d.value) if isinstance(d, IntImm) else _expr(d)
+    return "(" + ", ".join(str(d.value) if isinstance(d, IntImm) else script_text(d)
                            for d in shape) + ("," if len(shape) == 1 else "") + ")"
 
 
@@ -553,7 +555,7 @@ def tensorize(func, loop_var, intrin_name):
         cond = _full_tile(pred, inner, ana)
         if cond is None:
             raise ScheduleError("tensorize", f"loop {loop_var.name}", "the block's predicate "
-                                f"{_expr(pred)} does not say which tiles are whole")
+                                f"{script_text(pred)} does not say which tiles are whole")
         body = IfThenElse(cond, call, inner_body)
     new_block = dataclasses.replace(ob, body=body)
     new_outer = BlockRealize(outer.iter_values, outer.predicate, new_block)

@@ -10,6 +10,7 @@ import keyword
 import math
 from dataclasses import dataclass
 
+from pyir.errors import kind_of
 from pyir.script.printer.core import python_string
 
 from .errors import ScheduleError
@@ -126,7 +127,7 @@ class Trace:
         from .state import Schedule
         if not isinstance(sch, Schedule):
             raise ScheduleError("trace replay", repr(sch)[:60], "a trace replays on a Schedule, "
-                                f"not a {type(sch).__name__}")
+                                f"not {kind_of(sch)}")
         work = sch.fork()
         env = {}
         for k, inst in enumerate(self.instructions):

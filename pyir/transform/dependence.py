@@ -202,6 +202,10 @@ def iteration_conflict(root, outer_loops, moved, allow_reduce_reorder):
             if other[0] is first[0] and other[1] == first[1] and _affine(first[1]):
                 continue  # one block, one region: the same in every iteration
             if not _same_region(relax(first), relax(other), other[4].get()):
+                if other[0] is first[0]:
+                    return (f"block \"{first[0].name}\" accesses {buf.name} at regions that "
+                            "differ between iterations, so the order of its iterations "
+                            "matters")
                 return (f"blocks \"{first[0].name}\" and \"{other[0].name}\" access "
                         f"{buf.name} at regions that differ between iterations, so their "
                         "order matters")
