@@ -177,6 +177,7 @@ def _describe(node):
         ast.FunctionDef: "a nested function", ast.ClassDef: "a class", ast.Import: "import",
         ast.ImportFrom: "import", ast.Global: "global", ast.Delete: "del",
         ast.AugAssign: "augmented assignment", ast.Await: "await", ast.Yield: "yield",
+        ast.YieldFrom: "yield from",
         ast.Dict: "a dict", ast.Set: "a set", ast.Starred: "a starred expression",
     }
     return names.get(type(node), f"Python '{type(node).__name__}'")

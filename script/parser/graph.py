@@ -444,6 +444,11 @@ def _name(parser, node):
 
 @register("Rexpr", ast.Constant, ast.UnaryOp)
 def _number(parser, node):
+    if isinstance(node, ast.UnaryOp) and not isinstance(node.operand, ast.Constant):
+        symbol = {ast.USub: "-", ast.UAdd: "+", ast.Not: "not", ast.Invert: "~"}[type(node.op)]
+        parser.error(node, f"Python's unary '{symbol}' of a graph value is not supported in "
+                           "graph-level (R) code: operators are R.* calls",
+                     "R.negative(x)" if isinstance(node.op, ast.USub) else "R.* calls")
     value = _plain(parser, node, "this value")
     if isinstance(value, float):
         check_float_range(parser, node, value, "float32")

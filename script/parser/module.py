@@ -255,16 +255,17 @@ def _parse_text(parser, tree):
         if isinstance(node, (ast.Import, ast.ImportFrom)):
             continue
         if isinstance(node, ast.ClassDef) and decorator_kind(parser, node) == "ir_module":
-            results.append(parse_class(parser, node))
+            results.append((node, parse_class(parser, node)))
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) \
                 and decorator_kind(parser, node):
-            results.append(parse_alone(parser, node))
+            results.append((node, parse_alone(parser, node)))
         else:
             parser.error(node, "from_source text may hold only imports, one @I.ir_module class "
                                "or decorated functions",
                          "@I.ir_module class, @T.prim_func or @R.function")
     if len(results) != 1:
-        parser.error(tree.body[0] if tree.body else None,
-                     f"from_source text must define exactly one module or function, "
-                     f"found {len(results)}")
-    return results[0]
+        # at the second definition, or (none) at the text's first statement
+        at = results[1][0] if results else tree.body[0] if tree.body else None
+        parser.error(at, f"from_source text must define exactly one module or function, "
+                         f"found {len(results)}")
+    return results[0][1]

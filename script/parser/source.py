@@ -69,6 +69,9 @@ class Source:
     def of_function(func):
         """The source of a Python function, via its code object's file and first line."""
         code = func.__code__
+        if func.__name__ == "<lambda>":
+            raise ParseError("a lambda cannot be read as a definition; write it with def",
+                             code.co_filename, code.co_firstlineno)
         return _locate(code.co_filename, func.__name__, code.co_firstlineno,
                        (ast.FunctionDef, ast.AsyncFunctionDef), func.__globals__)
 

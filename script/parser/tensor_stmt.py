@@ -609,8 +609,8 @@ def _expr_stmt(parser, node):
     call = node.value
     name = parser.dialect_of(call.func) if isinstance(call, ast.Call) else None
     if name is None or name[0] != "T":
-        if isinstance(call, ast.Call):
-            expr(parser, call)  # reports the call of a non-T function
+        if isinstance(call, (ast.Call, ast.Yield, ast.YieldFrom, ast.Await)):
+            expr(parser, call)  # reports the call of a non-T function, yield, await
         parser.error(node, "this expression statement has no effect",
                      "T.evaluate(expression) to evaluate it for its effect")
     handler = _STATEMENT_CALLS.get(name[1])

@@ -141,3 +141,43 @@ def test_from_source_filename_must_be_text():
     with pytest.raises(pyir.ArgumentTypeError, match=r"^pyir.script.from_source: filename= "
                        r"names where the text came from in messages \(a str\), got int 5$"):
         from_source(HEADER, filename=5)
+
+
+@pytest.mark.parametrize("body, symbol, hint", [
+    ("y = -x", "-", "R.negative(x)"),
+    ("y = R.add(x, -x)", "-", "R.negative(x)"),
+    ("y = not x", "not", "R.* calls"),
+])
+def test_a_unary_operator_on_a_graph_value_names_the_r_call(body, symbol, hint):
+    """-x in graph code said "this value must be a constant"; a negative number stays one."""
+    text = HEADER + f'@R.function\ndef g(x: R.Tensor((4,), "float32")):\n    {body}\n    return x\n'
+    with pytest.raises(ParseError) as info:
+        from_source(text)
+    assert (info.value.line, info.value.message, info.value.hint) == (
+        5, f"Python's unary '{symbol}' of a graph value is not supported in graph-level (R) "
+           "code: operators are R.* calls", hint)
+    assert from_source(text.replace(body, "y = -1.0"))
+
+
+@pytest.mark.parametrize("decorate", [T.prim_func, R.function,
+                                      pyir.ffi.extern("test.dc.lambda", llvm_ir=(
+                                          "define void @k_lam(ptr %x) {\n  ret void\n}\n"))])
+def test_a_lambda_cannot_be_a_definition(decorate):
+    """A lambda has no def to read: it said "cannot find the definition of '<lambda>' ...
+    was the file changed after it was imported?"."""
+    with pytest.raises(ParseError) as info:
+        decorate(lambda x: x)
+    assert info.value.message == "a lambda cannot be read as a definition; write it with def"
+    assert (info.value.filename, info.value.line) == (
+        __file__, line_in(test_a_lambda_cannot_be_a_definition, "decorate(lambda"))
+
+
+@pytest.mark.parametrize("statement, words", [("yield", "yield"), ("yield A[0]", "yield"),
+                                              ("yield from A", "yield from")])
+def test_yield_in_a_prim_function_is_named(statement, words):
+    """yield said "this expression statement has no effect"."""
+    text = HEADER + f'@T.prim_func\ndef f(A: T.Buffer((4,), "float32")):\n    {statement}\n'
+    with pytest.raises(ParseError) as info:
+        from_source(text)
+    assert (info.value.line, info.value.message) == (
+        5, f"{words} is not supported in tensor-level (T) expression code")

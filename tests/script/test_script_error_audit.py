@@ -585,18 +585,21 @@ def test_text_with_other_statements_is_refused():
              "functions", "x = 1")
 
 
-@pytest.mark.parametrize("defs, found", [
-    ("", 0),
-    (prim("A[0] = 0.0") + "\n\n" + prim("A[0] = 1.0").replace("def f", "def g"), 2),
+@pytest.mark.parametrize("defs, found, line", [
+    ("", 0, 1),
+    (prim("A[0] = 0.0") + "\n\n" + prim("A[0] = 1.0").replace("def f", "def g"), 2, 9),
 ])
-def test_text_must_define_exactly_one_thing(defs, found):
-    """Zero or two definitions are refused (pointed at the text's first statement)."""
+def test_text_must_define_exactly_one_thing(defs, found, line):
+    """Zero definitions are refused at the text's first statement, two at the second's def
+    line (it had pointed at the import)."""
     with pytest.raises(ParseError) as info:
         from_source(HEADER + defs, "audit.py")
     err = info.value
     assert err.message == ("from_source text must define exactly one module or function, "
                            f"found {found}")
-    assert (err.filename, err.line) == ("audit.py", 1)
+    assert (err.filename, err.line) == ("audit.py", line)
+    if found == 2:
+        assert (HEADER + defs).splitlines()[line - 1] == 'def g(A: T.Buffer((4,), "float32")):'
 
 
 @pytest.mark.parametrize("text, words, line", [
