@@ -222,17 +222,24 @@ class GraphFunction(NativeCode):
             return value
         return evaluate(a, env)
 
-    def _site_dps(self, step, state, frame):
+    def _packed(self, step):
+        """The packed function ``step`` calls, looked up now: one unregistered since the
+        build is named with the binding that calls it."""
         from ..ffi.registry import get_global_func
+        try:
+            return get_global_func(step.info["func"])
+        except Error as e:
+            raise type(e)(f"graph function {self.name}, binding {step.binding}: {e}") from None
+
+    def _site_dps(self, step, state, frame):
         env = self._env(frame)
-        f = get_global_func(step.info["func"])
+        f = self._packed(step)
         f(*[self._argument(a, state, frame, env) for a in step.args],
           *[self._view(o, state, frame, env) for o in step.outs])
 
     def _site_packed(self, step, state, frame):
-        from ..ffi.registry import get_global_func
         env = self._env(frame)
-        f = get_global_func(step.info["func"])
+        f = self._packed(step)
         args = [self._argument(a, state, frame, env) for a in step.args]
         result = f(*args)
         self._store(step, step.outs, step.info["sinfo"], result, state, frame, env, "",

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import pyir
+from pyir.script import from_source
 from pyir.script import graph as R
 from pyir.script import ir as I
 from pyir.script import tensor as T
@@ -641,3 +642,29 @@ def test_a_shape_expression_before_the_parameters_binding_its_variables():
                        r"R.Tensor\(\(c,\), \"float32\"\) must equal p \* q \(requires p \* q == "
                        r"c, but p = 3, q = 4, c = 11\)"):
         main(rand(11), x)
+
+
+@pytest.mark.parametrize("call", [
+    'y = R.call_packed("test.gone_later", x, sinfo_args=R.Tensor((4,), "float32"))',
+    'y = R.call_dps_packed("test.gone_later", (x,), out_sinfo=R.Tensor((4,), "float32"))',
+])
+def test_a_packed_function_removed_after_the_build_is_named_with_its_binding(call):
+    """The lookup happens at each call: the error named the function only, not the graph
+    function and binding that call it."""
+    def twice(x, out=None):
+        if out is None:
+            return x * 2
+        np.multiply(x, 2, out=out)
+
+    pyir.ffi.register_func("test.gone_later", twice, override=True)
+    try:
+        lib = pyir.build(from_source(
+            "from pyir.script import graph as R\n@R.function\n"
+            f'def main(x: R.Tensor((4,), "float32")):\n    {call}\n    return y\n'))
+        x = np.arange(4, dtype=np.float32)
+        np.testing.assert_array_equal(lib["main"](x), 2 * x)
+    finally:
+        pyir.ffi.remove_global_func("test.gone_later")
+    with pytest.raises(pyir.Error, match=r"^graph function main, binding y: no global function "
+                                         r"named 'test.gone_later' is registered$"):
+        lib["main"](x)
