@@ -3,8 +3,11 @@ reverse_compute_inline. Each moves or merges whole blocks after checking the pro
 consumer dependences with `pyir.arith`."""
 
 import dataclasses
+import itertools
+import math
 
 from pyir.arith import detect_linear, non_decreasing, simplify, vars_of
+from pyir.codegen.abi import evaluate
 from pyir.ir import (Binary, Block, BlockRealize, BufferStore, For, IntImm, Range, SeqStmt, Var,
                      and_, ge, le, lt, max_, min_, seq, substitute, walk)
 from pyir.ir.node import rewrite
@@ -647,6 +650,59 @@ def _covers_domain(prim, subject, block, region_of_iter, lpath, item, ana):
             raise ScheduleError(prim, subject, f"the loop produces {got} of what iterator "
                                 f"{iv.var.name} reads, [0, {expr_text(iv.extent)}): moved there, "
                                 "the block would skip the rest", lpath[-1])
+        if not _without_gaps(start, extent, moving, ana):
+            raise ScheduleError(prim, subject, f"the loop produces parts of what iterator "
+                                f"{iv.var.name} reads, [0, {expr_text(iv.extent)}), that may "
+                                f"leave gaps ([{expr_text(start)}, {expr_text(start)} + "
+                                f"{expr_text(extent)}) per iteration): moved there, the block "
+                                "would skip them", lpath[-1])
+
+
+#: The most iterations of the loops a consumer moves into for which `_without_gaps` counts
+#: the points they produce one by one (a region whose start is not linear in them).
+MAX_COUNTED_ITERATIONS = 4096
+
+
+def _without_gaps(start, extent, loops, ana):
+    """Whether the regions ``[start, start + extent)`` of all iterations of ``loops`` leave
+    no gap in the interval they span (`_covers_domain` proved that interval covers the
+    domain). A start linear in the loops with constant steps does when each step is at
+    most the span the smaller steps reach (``i_0 * 7`` with ``[0, 7)`` per tile); one that
+    is not linear (``i * i % 8``, three points of eight) is counted point by point when the
+    loops are few constant iterations, and otherwise not known to."""
+    rest, steps = start, []
+    for lp in loops:
+        lin = detect_linear(rest, lp.loop_var, ana)
+        if lin is None or not isinstance(lin[0], IntImm):
+            return _counted_without_gaps(start, extent, loops)
+        coeff, rest = lin
+        if coeff.value:
+            steps.append((abs(coeff.value), lp.extent))
+    span = extent
+    for step, count in sorted(steps, key=lambda s: s[0]):
+        if not ana.can_prove(le(IntImm(step), span)):
+            return False
+        span = ana.simplify(span + step * (count - 1))
+    return True
+
+
+def _counted_without_gaps(start, extent, loops):
+    """`_without_gaps` by counting: every point between the least and the most produced is
+    produced, when ``start`` and ``extent`` depend on ``loops`` alone, whose extents are
+    constants of at most `MAX_COUNTED_ITERATIONS` iterations in all."""
+    if not all(isinstance(lp.extent, IntImm) and isinstance(lp.start, IntImm) for lp in loops):
+        return False
+    if not vars_of(start) | vars_of(extent) <= {lp.loop_var for lp in loops}:
+        return False
+    if math.prod(lp.extent.value for lp in loops) > MAX_COUNTED_ITERATIONS:
+        return False
+    points = set()
+    for values in itertools.product(*[range(lp.start.value, lp.start.value + lp.extent.value)
+                                      for lp in loops]):
+        env = dict(zip((lp.loop_var for lp in loops), values))
+        first = evaluate(start, env)
+        points.update(range(first, first + evaluate(extent, env)))
+    return not points or len(points) == max(points) - min(points) + 1
 
 
 def _covered_point_by_point(block, region_of_iter, loops, ana):

@@ -1081,3 +1081,52 @@ def test_reverse_compute_inline_reads_one_index_written_two_ways():
     a, c = np.arange(8, dtype=np.float32), np.zeros(8, np.float32)
     pyir.build(sch.mod)["reads_twice_written_two_ways"](a, c)
     np.testing.assert_array_equal(c, 4 * a)
+
+
+def _scattered(index, count=8):
+    """B[index] written for vi in [0, count), C[vi] = B[vi] + 1 read over all 16 of B."""
+    return from_source(f'''
+from pyir.script import tensor as T
+
+@T.prim_func
+def scattered(A: T.Buffer(({count},), "float32"), C: T.Buffer((16,), "float32")):
+    B = T.alloc_buffer((16,), "float32")
+    for i in range({count}):
+        with T.block("B"):
+            vi = T.axis.spatial({count}, i)
+            B[{index}] = A[vi]
+    for i in range(16):
+        with T.block("C"):
+            vi = T.axis.spatial(16, i)
+            C[vi] = B[vi] + T.float32(1)
+''')
+
+
+@pytest.mark.parametrize("index, count, shown", [
+    ("vi * vi % 16", 16, "[i * i % 16, i * i % 16 + 1)"),
+    ("vi * 3", 6, "[i * 3, i * 3 + 1)"),
+])
+def test_reverse_compute_at_refuses_a_producer_that_leaves_gaps(index, count, shown):
+    """The produced points span the consumer's domain but skip some of it: i * i % 16 hits 4
+    of 16 points, i * 3 every third. Moved there, the consumer ran at those points only and
+    left the rest of C unwritten."""
+    sch = Schedule(_scattered(index, count))
+    refused(sch, lambda: sch.reverse_compute_at(sch.get_block("C"), loops(sch, "B")[0]),
+            'reverse_compute_at: block "C" at loop i: the loop produces parts of what iterator '
+            f"vi reads, [0, 16), that may leave gaps ({shown} per iteration): moved there, the "
+            "block would skip them")
+
+
+def test_reverse_compute_at_counts_the_points_of_a_start_not_linear():
+    """i * 3 % 16 reaches every point of 16 (3 and 16 have no common factor): counted, it is
+    accepted, and the moved consumer computes all of C."""
+    import numpy as np
+
+    import pyir
+    sch = Schedule(_scattered("vi * 3 % 16", 16))
+    sch.reverse_compute_at(sch.get_block("C"), loops(sch, "B")[0])
+    a, c = np.arange(16, dtype=np.float32), np.zeros(16, np.float32)
+    pyir.build(sch.mod)["scattered"](a, c)
+    expected = np.empty(16, np.float32)
+    expected[(np.arange(16) * 3) % 16] = a
+    np.testing.assert_array_equal(c, expected + 1)
