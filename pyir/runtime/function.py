@@ -31,11 +31,14 @@ _SLOT_CODE = {
     "float16": "e6x", "float32": "f4x", "float64": "d",
 }
 
+#: numpy's integer scalar types, each of them (np.integer also holds np.timedelta64, a
+#: duration, which an int32 parameter took as the number 2 and a float32 one as 2.0).
+_NUMPY_INTEGERS = tuple(sorted({np.dtype(c).type for c in "bBhHiIlLqQ"}, key=str))
 #: Python types accepted for a scalar parameter of each kind of dtype.
 _SCALAR_TYPES = {
     "bool": (bool, np.bool_),
-    "int": (int, np.integer),
-    "float": (int, float, np.integer, np.floating),
+    "int": (int, *_NUMPY_INTEGERS),
+    "float": (int, float, *_NUMPY_INTEGERS, np.floating),
 }
 
 _NATIVE_SIGNATURE = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p)

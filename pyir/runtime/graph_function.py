@@ -88,12 +88,20 @@ class GraphFunction(NativeCode):
 
     # ------------------------------------------------------------ helpers
     def _new_output(self, shape, dtype, k):
+        """Output ``k``, of ``shape``: an error naming it where the shape is negative or
+        needs more memory than there is."""
+        leaf = self._outputs[k]
         if min(shape, default=0) < 0:
-            leaf = self._outputs[k]
             raise ArgumentValueError(
                 f"graph function {self.name}: the result {show(leaf.sinfo)} would have the "
                 f"negative shape {shape} for these arguments")
-        return np.empty(shape, dtype)
+        try:
+            return np.empty(shape, dtype)
+        except (ValueError, MemoryError):   # numpy's "array is too big", or no memory
+            raise ArgumentValueError(
+                f"graph function {self.name}: out of memory for the result "
+                f"{show(leaf.sinfo)} of shape {shape} "
+                f"({math.prod(shape) * np.dtype(dtype).itemsize:,} bytes)") from None
 
     def _thread_stack(self):
         """The calls of this function under way in the current thread, innermost last
@@ -360,10 +368,13 @@ def _call_source(gf):
     for k, leaf in enumerate(gf._outputs):
         shape = ", ".join(expr_text(d, names) for d in leaf.sinfo.shape)
         shape = f"({shape}{',' if len(leaf.sinfo.shape) == 1 else ''})"
+        made = f"new_output({shape}, {leaf.sinfo.dtype!r}, {k})"
         if all(never_negative(d) for d in leaf.sinfo.shape):
-            lines.append(f"    o{k} = empty({shape}, {leaf.sinfo.dtype!r})")
+            # numpy's own errors for a shape too big say nothing of the result: new_output's
+            lines += ["    try:", f"        o{k} = empty({shape}, {leaf.sinfo.dtype!r})",
+                      "    except (ValueError, MemoryError):", f"        o{k} = {made}"]
         else:
-            lines.append(f"    o{k} = new_output({shape}, {leaf.sinfo.dtype!r}, {k})")
+            lines.append(f"    o{k} = {made}")
         outs.append(f"o{k}")
     lines += ["    try:", "        buf, address = pool.pop()", "    except IndexError:",
               "        buf, address = new_frame()",

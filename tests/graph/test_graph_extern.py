@@ -23,23 +23,13 @@ from pyir.script import graph as R
 from pyir.script import ir as I
 from pyir.script import tensor as T
 
+from llvm_kernels import dot4_ir, rows_sum_ir
+
 C_SOURCE = r"""
 #include <stdint.h>
 void saxpy(float a, const float *x, const float *y, float *out, int64_t n) {
     for (int64_t i = 0; i < n; i++) out[i] = a * x[i] + y[i];
 }
-"""
-
-DOT4_IR = r"""
-define void @test_dot4(ptr %x, ptr %y, ptr %out) {
-  %a = load <4 x float>, ptr %x, align 4
-  %b = load <4 x float>, ptr %y, align 4
-  %m = fmul <4 x float> %a, %b
-  %r = call float @llvm.vector.reduce.fadd.v4f32(float 0.0, <4 x float> %m)
-  store float %r, ptr %out, align 4
-  ret void
-}
-declare float @llvm.vector.reduce.fadd.v4f32(float, <4 x float>)
 """
 
 
@@ -56,7 +46,7 @@ def saxpy(c_library):
 
 @pytest.fixture(scope="module")
 def dot4():
-    @pyir.ffi.extern("test.dot4", llvm_ir=DOT4_IR, override=True)
+    @pyir.ffi.extern("test.dot4", llvm_ir=dot4_ir("test_dot4"), override=True)
     def kernel(x: T.Buffer((4,), "float32"), y: T.Buffer((4,), "float32"),
                out: T.Buffer((1,), "float32")): ...
 
@@ -244,7 +234,7 @@ def test_a_kernel_outside_any_shared_library_cannot_be_exported(tmp_path):
 def test_declaration_reads_names_from_where_it_is_written():
     """Annotations may use the enclosing function's variables, as in ``@T.prim_func``."""
     def declare(lanes):
-        text = DOT4_IR.replace("@test_dot4", f"@test_dot{lanes}")
+        text = dot4_ir("test_dot4").replace("@test_dot4", f"@test_dot{lanes}")
         text = text.replace("<4 x float>", f"<{lanes} x float>").replace("v4f32", f"v{lanes}f32")
 
         @pyir.ffi.extern(f"test.dot{lanes}", llvm_ir=text, override=True)
@@ -862,33 +852,10 @@ def test_a_prim_function_writing_its_input_is_refused_in_graph_code(halve_into, 
         pyir.build(mod)
 
 
-#: Adds up 4 elements of each of 3 rows of a, lda elements apart, into out[0].
-ROWS_SUM_IR = r"""
-define void @test_rows_sum(ptr %a, ptr %out, i64 %lda) {
-entry:
-  br label %loop
-loop:
-  %r = phi i64 [0, %entry], [%r1, %loop]
-  %acc = phi <4 x float> [zeroinitializer, %entry], [%acc1, %loop]
-  %off = mul i64 %r, %lda
-  %p = getelementptr float, ptr %a, i64 %off
-  %v = load <4 x float>, ptr %p, align 4
-  %acc1 = fadd <4 x float> %acc, %v
-  %r1 = add i64 %r, 1
-  %done = icmp eq i64 %r1, 3
-  br i1 %done, label %exit, label %loop
-exit:
-  %s = call float @llvm.vector.reduce.fadd.v4f32(float 0.0, <4 x float> %acc1)
-  store float %s, ptr %out, align 4
-  ret void
-}
-declare float @llvm.vector.reduce.fadd.v4f32(float, <4 x float>)
-"""
-
-
 @pytest.fixture(scope="module")
 def rows_sum():
-    @pyir.ffi.extern("test.rows_sum", llvm_ir=ROWS_SUM_IR, writes="out", override=True)
+    @pyir.ffi.extern("test.rows_sum", llvm_ir=rows_sum_ir("test_rows_sum"), writes="out",
+                     override=True)
     def kernel(a: T.Buffer((3, "lda"), "float32"), out: T.Buffer((1,), "float32"),
                lda: T.int64): ...
 
