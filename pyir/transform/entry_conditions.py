@@ -53,6 +53,7 @@ from ..ir.node import rewrite, substitute, walk, with_fields
 from ..runtime.exprtext import expr_text
 from ._arith import Scope, is_const
 from .common import (
+    LowerError,
     has_blocks,
     prim_func_pass,
     replace_func,
@@ -259,6 +260,8 @@ class _Collector:
                 return index
             for cond in (E.ge(lo, E.IntImm(smallest)), E.le(hi, E.IntImm(largest))):
                 if not self.scope.can_prove(cond):
+                    if is_const(self.scope.simplify(cond), 0):   # false for every call (a
+                        return index   # value read from memory, + 1): checked where used
                     need[cond] = None
         dtypes = " and ".join(sorted({dtype for _, dtype in fits}))
         if need and not self.require(reduce(E.and_, need),
@@ -612,12 +615,19 @@ class _Collector:
 
     def require(self, cond, message):
         """Record ``cond`` as an entry condition unless it is provably true; False when it
-        cannot be checked at entry (it reads more than shapes and scalar parameters)."""
+        cannot be checked at entry (it reads more than shapes and scalar parameters:
+        another variable, or memory, ``n <= I[0]``, which codegen cannot read there).
+        A condition that no call can meet (``A[8]`` of an 8-element A where it surely runs)
+        refuses the build, naming the access (every call would have been refused)."""
         cond = self.scope.simplify(cond)
-        if any(n not in self.allowed for n in vars_of(cond)):
+        if any(n not in self.allowed for n in vars_of(cond)) or _reads(cond):
             return False
         if not self.scope.can_prove(cond) and not self.never_runs():
-            self.conditions.setdefault(self.when_run(cond), message)
+            needed = self.when_run(cond)
+            if is_const(self.shapes.simplify(needed), 0):
+                raise LowerError(f"prim function {self.func.name}: {message}, out of bounds "
+                                 "for every call")
+            self.conditions.setdefault(needed, message)
         return True
 
 
@@ -636,8 +646,9 @@ class _Collector:
             if isinstance(extent, E.Var):
                 escapes = extent in self.allowed and not self.scope.can_prove(
                     substitute(wrapped, {extent: E.IntImm(0)}))
-            else:
-                escapes = not isinstance(extent, E.IntImm) and vars_of(extent) <= self.allowed
+            else:   # (an extent read from memory cannot be read at entry: no escape)
+                escapes = not isinstance(extent, E.IntImm) and vars_of(extent) <= \
+                    self.allowed and not _reads(extent)
             if escapes:
                 extents.append(extent)
                 wrapped = E.or_(E.lt(extent, E.IntImm(1)), wrapped)
@@ -656,6 +667,11 @@ class _Collector:
     def shapes(self):
         """A `Scope` of no loops: it knows only what holds at every call."""
         return _shape_scope(shape_vars(self.func))
+
+
+def _reads(e):
+    """Whether ``e`` reads memory or calls out (it cannot be evaluated at the entry)."""
+    return any(isinstance(n, (E.BufferLoad, E.Call)) for n in walk(e))
 
 
 def _shape_scope(dims):

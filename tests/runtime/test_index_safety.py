@@ -3,6 +3,7 @@ entry condition over it; an index read from memory is checked where it is used. 
 a bad call is an ArgumentValueError naming the buffer and the index, never a read or write
 out of bounds (the calls that would run in a subprocess, which must survive)."""
 
+import re
 import subprocess
 import sys
 import textwrap
@@ -477,3 +478,78 @@ def test_a_guard_on_another_shape_still_guards():
     assert done.stdout.splitlines() == [
         "True", "3 ran", "40 refused: copy_if: A is read up to index n - 1 in dimension 0 of A: "
                          "requires m < 1 or k >= n, but m = 40, k = 3, n = 40"]
+
+
+def _reading_a_count(body):
+    """A prim function ``f(A, I)`` of an 8-element A and a count I[0] read from memory."""
+    return pyir.build(from_source(
+        'from pyir.script import tensor as T\n@T.prim_func\n'
+        'def f(A: T.Buffer((8,), "float32"), I: T.Buffer((1,), "int64")):\n'
+        + textwrap.indent(textwrap.dedent(body).strip("\n"), "    ") + "\n"))
+
+
+@pytest.mark.parametrize("body", [
+    "for i in range(I[0]):\n    A[i] = T.float32(1)",
+    "m = I[0]\nfor i in range(m):\n    A[i] = T.float32(1)",
+    "for i in range(8):\n    if i < I[0]:\n        A[i] = T.float32(1)",
+])
+def test_a_bound_read_from_memory_is_checked_where_it_is_used(body):
+    """A loop extent or a guard read from memory became an entry condition, which codegen
+    cannot evaluate at the entry: the build failed with a KeyError."""
+    lib = _reading_a_count(body)
+    a = np.zeros(8, np.float32)
+    lib["f"](a, np.array([3]))
+    np.testing.assert_array_equal(a, [1, 1, 1, 0, 0, 0, 0, 0])
+    if "if" in body:
+        lib["f"](a, np.array([9]))           # the guard keeps i below 8 anyway
+        np.testing.assert_array_equal(a, 1)
+    else:
+        with pytest.raises(ArgumentValueError, match=r"^f: A is written at index i in dimension "
+                           r"0 of A, which must lie in \[0, 8\), but it did not as the function "
+                           r"ran$"):
+            lib["f"](a, np.array([9]))
+
+
+def test_a_loop_read_from_memory_around_an_access_needs_its_condition_always():
+    """The condition of an access inside a loop whose extent is read from memory cannot be
+    'the loop runs nothing, or ...' (it cannot be read at the entry): it holds for every
+    call, and A[7] in 8 elements is in bounds."""
+    lib = _reading_a_count("for j in range(I[0]):\n    A[7] = T.float32(1)")
+    a = np.zeros(8, np.float32)
+    lib["f"](a, np.array([0]))
+    assert a[7] == 0
+    lib["f"](a, np.array([3]))
+    assert a[7] == 1
+
+
+def test_an_index_cast_from_a_narrow_value_read_from_memory_is_checked_where_used():
+    """int64(X[i] + 1) of an int32 X: "no wrap-around" is false for some value of X, and was
+    recorded as the entry condition False, which refused every call."""
+    lib = pyir.build(from_source(
+        'from pyir.script import tensor as T\n@T.prim_func\n'
+        'def g(A: T.Buffer((8,), "float32"), X: T.Buffer((8,), "int32"), '
+        'B: T.Buffer((8,), "float32")):\n'
+        "    for i in range(8):\n"
+        '        B[i] = A[T.cast(X[i] + T.int32(1), "int64")]\n'))
+    a, b = np.arange(8, dtype=np.float32), np.zeros(8, np.float32)
+    lib["g"](a, np.array([0, 1, 2, 3, 4, 5, 6, -1], np.int32), b)
+    np.testing.assert_array_equal(b, [1, 2, 3, 4, 5, 6, 7, 0])
+    with pytest.raises(ArgumentValueError, match=r"^g: A is read at index int64\(X\[i\] \+ 1\) "
+                       r"in dimension 0 of A, which must lie in \[0, 8\), but it did not"):
+        lib["g"](a, np.full(8, 7, np.int32), b)
+
+
+@pytest.mark.parametrize("body, words", [
+    ("A[8] = T.float32(1)", "A is written up to index 8"),
+    ("A[-1] = T.float32(1)", "A is written at index -1"),
+    ("for i in range(9):\n    A[i] = T.float32(1)", "A is written up to index 8"),
+    ("for i in range(8):\n    A[i] = A[i + 1]", "A is read up to index 8"),
+])
+def test_an_access_out_of_bounds_for_every_call_is_refused_at_build(body, words):
+    """It built, and every call failed with "... requires False"."""
+    with pytest.raises(pyir.Error, match=rf"^prim function f: {re.escape(words)} in dimension 0 "
+                       r"of A, out of bounds for every call$"):
+        pyir.build(from_source(
+            'from pyir.script import tensor as T\n@T.prim_func\n'
+            'def f(A: T.Buffer((8,), "float32")):\n'
+            + textwrap.indent(body, "    ") + "\n"))
