@@ -33,7 +33,7 @@ from . import types as T
 from .abi import STATUS_EXTERN_FAILED, STATUS_NO_MEMORY
 from .builder import Builder, int_value
 from .emit_expr import ExprEmitter
-from .vectorize import beyond_llvm, padded_rows, vector_chunks
+from .vectorize import beyond_llvm, iterations_apart, padded_rows, vector_chunks
 
 #: Unrolled loops with a constant extent up to this are unrolled by codegen; longer ones
 #: get LLVM's full-unroll hint when they hold no loop, symbolic ones its unroll hint.
@@ -649,11 +649,12 @@ class FunctionEmitter(ExprEmitter):
             # what codegen could not.
             self.ctx.leave_loops_to_llvm(self.fn)
         if lanes is None:
-            # No hint over a call of native code or a choice between reads that vector code
-            # could not mask: LLVM cannot vectorize them either, and says so on stderr
-            # ("loop not vectorized").
+            # No hint over a call of native code, a choice between reads that vector code
+            # could not mask, or iterations that touch one another's elements: LLVM cannot
+            # vectorize them either, and says so on stderr ("loop not vectorized").
             self.serial(var, start, self.b.add(start, extent), body,
-                        hint=None if beyond_llvm(body) else "vectorize")
+                        hint=None if beyond_llvm(body) or not iterations_apart(body, var)
+                        else "vectorize")
             return
         if int_value(start) is not None:
             start_multiple = int_value(start)

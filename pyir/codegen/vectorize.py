@@ -3,13 +3,15 @@ vectors), how many lanes to use, and how vectors cover a constant extent.
 
 Lanes vary only through the loop variable (and lets of varying values). Direct vector
 code needs: ``if`` conditions and inner loop bounds that do not vary, no allocation or
-extern call, and no memory read that only one side of a varying choice may perform unless
-it is contiguous (a masked load then reads only the lanes that choose that side).
+extern call, no memory read that only one side of a varying choice may perform unless
+it is contiguous (a masked load then reads only the lanes that choose that side), and no
+element written in one iteration and touched in another (`iterations_apart`); else the
+loop stays a scalar loop, whose order is the loop's.
 """
 
 import math
 
-from ..arith import known_multiple, vars_of
+from ..arith import known_multiple, simplify, vars_of
 from ..ir import dtype as dt
 from ..ir import expr as E
 from ..ir import stmt as S
@@ -136,7 +138,39 @@ def can_vectorize(body, var):
                     and ok(s.body))
         return False
 
-    return ok(body)
+    return ok(body) and iterations_apart(body, var)
+
+
+def iterations_apart(body, var):
+    """Whether no element the body writes is touched by two iterations of the loop over
+    ``var``: vector code runs each statement for all lanes at once, so a write one
+    iteration makes and another reads or writes (``A[0] = A[0] + B[i]``, ``A[i + 1] =
+    A[i] + B[i]``) would not be seen in the loop's order (``T.vectorized`` in a script
+    is not checked as ``Schedule.vectorize`` is). Each store's index must move with
+    ``var`` by a constant step, and each other access to that buffer be the same index or
+    one a constant apart that no other iteration reaches (not a multiple of the step)."""
+    writes = {}
+    for n in S.walk_stmts(body):
+        if isinstance(n, S.BufferStore):
+            (index,) = n.indices
+            if not coefficient(index, var):   # 0 (one element for every lane) or unknown
+                return False
+            writes.setdefault(n.buffer, []).append(index)
+    if not writes:
+        return True
+    accesses = [n for n in walk(body) if isinstance(n, (E.BufferLoad, S.BufferStore))
+                and n.buffer in writes]
+    for n in accesses:
+        (index,) = n.indices
+        for written in writes[n.buffer]:
+            if index == written:
+                continue
+            step = coefficient(written, var)
+            apart = simplify(E.Binary("sub", written, index))
+            if coefficient(index, var) != step or not isinstance(apart, E.IntImm) \
+                    or apart.value % step == 0:
+                return False
+    return True
 
 
 def can_mask(body, var):
