@@ -17,6 +17,7 @@ from pyir.ir import (Allocate, Binary, Block, BlockRealize, Buffer, BufferRegion
                      seq)
 from pyir.ir import dtype as dt
 from pyir.ir.node import walk
+from pyir.runtime.exprtext import expr_text
 
 from .core import register
 from .tensor_builtins import EXPRESSIONS, KNOWN_NAMES
@@ -36,6 +37,7 @@ class _BlockFrame:
     depth: int
     iter_vars: list = dataclasses.field(default_factory=list)
     bindings: list = dataclasses.field(default_factory=list)
+    declared: list = dataclasses.field(default_factory=list)   # the T.axis node of each
     predicate: PrimExpr = None
     reads: tuple = None
     writes: tuple = None
@@ -346,10 +348,44 @@ def _block(parser, node, call):
         writes = inferred[1] if writes is None else writes
     if frame.declared_at:
         _check_declared(parser, frame, body, {"reads": reads, "writes": writes})
+    _check_bindings(parser, frame)
     block = Block(name, tuple(frame.iter_vars), reads, writes, body, frame.init,
                   tuple(frame.allocs), frame.annotations)
     predicate = frame.predicate if frame.predicate is not None else IntImm(1, "bool")
     return BlockRealize(tuple(frame.bindings), predicate, block)
+
+
+def _check_bindings(parser, frame):
+    """A ParseError at a block iterator whose binding takes values outside its domain over
+    the loops around the block (``vk = T.axis.reduce(4, k)`` for ``k`` in ``range(n)``): the
+    block would run for iterations its domain does not have (and a reduction's init, at
+    ``vk == 0``, not run at all for ``n == 0``). A block with a ``T.where`` is left to it
+    (the split of a loop with a tail binds past the domain, and the predicate cuts that
+    off); a binding whose bounds cannot be stated is not refused."""
+    if frame.predicate is not None:
+        return
+    analyzer = None
+    for iv, binding, node in zip(frame.iter_vars, frame.bindings, frame.declared):
+        if isinstance(iv.extent, IntImm) and iv.extent.value < 0:
+            parser.error(node, f"block iterator {iv.var.name} has the negative extent "
+                               f"{iv.extent.value}", f"T.axis.spatial({-iv.extent.value}, ...)")
+        if analyzer is None:   # the loops in scope, and the iterators of blocks around
+            analyzer = arith.Analyzer()
+            for var, (start, extent) in _state(parser).loops.items():
+                analyzer.bind(var, Range(start, extent))
+            for outer in _state(parser).blocks:
+                for v in outer.iter_vars:
+                    analyzer.bind(v.var, Range(IntImm(0), v.extent))
+        lo, hi = analyzer.symbolic_bound(binding)
+        if lo is None or hi is None:
+            continue
+        if not (analyzer.can_prove(Binary("ge", lo, IntImm(0)))
+                and analyzer.can_prove(Binary("lt", hi, iv.extent))):
+            parser.error(node, f"block iterator {iv.var.name} is bound to values from "
+                               f"{expr_text(lo)} to {expr_text(hi)} over the loops around the "
+                               f"block, outside its domain [0, {expr_text(iv.extent)})",
+                         "the loops' extent as the iterator's, or a T.where that cuts "
+                         "the rest off")
 
 
 def _check_declared(parser, frame, body, regions):
@@ -563,6 +599,7 @@ def _axis(parser, node, target, call, kind):
         var = Var(name_node.id, dt.INDEX)
         frame.iter_vars.append(IterVar(var, extent, letter))
         frame.bindings.append(binding)
+        frame.declared.append(call)
         parser.scopes.define(name_node.id, var)
 
 

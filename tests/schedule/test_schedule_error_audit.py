@@ -334,6 +334,7 @@ def overlapping_sum(A: T.Buffer((8, 64), "float32"), S: T.Buffer((8,), "float32"
         with T.block("S"):
             vi = T.axis.spatial(8, i)
             vk = T.axis.reduce(64, k0 * 16 + k1)
+            T.where(k0 * 16 + k1 < 64)
             with T.init():
                 S[vi] = T.float32(0)
             S[vi] = S[vi] + A[vi, vk]

@@ -181,3 +181,37 @@ def test_yield_in_a_prim_function_is_named(statement, words):
         from_source(text)
     assert (info.value.line, info.value.message) == (
         5, f"{words} is not supported in tensor-level (T) expression code")
+
+
+def _row_sum(axis, where=""):
+    return (HEADER + '@T.prim_func\ndef f(A: T.Buffer((4, "n"), "float32"), '
+            'B: T.Buffer((4,), "float32")):\n'
+            "    for i, k in T.grid(4, n):\n"
+            '        with T.block("B"):\n'
+            "            vi = T.axis.spatial(4, i)\n"
+            f"            vk = {axis}\n" + (f"            T.where({where})\n" if where else "")
+            + "            with T.init():\n"
+            "                B[vi] = T.float32(0)\n"
+            "            B[vi] = B[vi] + A[vi, vk]\n")
+
+
+def test_a_binding_outside_its_iterator_s_domain_is_refused_at_its_line():
+    """vk = T.axis.reduce(4, k) over k in range(n) summed n elements, and for n = 0 left
+    the output as it was (the init runs at vk == 0)."""
+    with pytest.raises(ParseError) as info:
+        from_source(_row_sum("T.axis.reduce(4, k)"))
+    assert (info.value.line, info.value.message) == (
+        8, "block iterator vk is bound to values from 0 to n - 1 over the loops around the "
+           "block, outside its domain [0, 4)")
+    with pytest.raises(ParseError, match="block iterator vk has the negative extent -4"):
+        from_source(_row_sum("T.axis.reduce(-4, k)"))
+
+
+def test_bindings_inside_their_domains_or_cut_by_a_predicate_are_accepted():
+    """The loops' own extent, or a T.where that keeps the binding in the domain."""
+    import numpy as np
+    lib = pyir.build(from_source(_row_sum("T.axis.reduce(n, k)")))
+    a, b = np.arange(12, dtype=np.float32).reshape(4, 3), np.full(4, 7, np.float32)
+    lib["f"](a, b)
+    np.testing.assert_array_equal(b, a.sum(axis=1))
+    assert from_source(_row_sum("T.axis.reduce(4, k)", "k < 4"))
