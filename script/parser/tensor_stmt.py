@@ -18,6 +18,7 @@ from pyir.ir import (Allocate, Binary, Block, BlockRealize, Buffer, BufferRegion
 from pyir.ir import dtype as dt
 from pyir.ir.node import walk
 from pyir.runtime.exprtext import expr_text
+from pyir.transform.dependence import iteration_conflict
 
 from .core import register
 from .tensor_builtins import EXPRESSIONS, KNOWN_NAMES
@@ -193,7 +194,26 @@ def _for(parser, node):
         body = parse_body(parser, node.body, deeper=True)
     for var, start, extent, kind, annotations in reversed(made):
         body = For(var, start, extent, kind, body, annotations)
+        if kind in ("parallel", "vectorized"):
+            _check_concurrent(parser, node, body)
     return body
+
+
+def _check_concurrent(parser, node, loop):
+    """A ParseError at a ``T.parallel`` or ``T.vectorized`` loop whose iterations depend on
+    each other, by the rule of ``Schedule.parallel`` and ``vectorize``
+    (`pyir.transform.dependence.iteration_conflict`, over the blocks below): run at the
+    same time, they would give another result than the loop (a parallel one, a race)."""
+    outer = []
+    for var, (start, extent) in _state(parser).loops.items():
+        if var is loop.loop_var:
+            break
+        outer.append(For(var, start, extent, "serial", Evaluate(IntImm(0))))
+    why = iteration_conflict(loop, outer, [loop.loop_var], allow_reduce_reorder=False)
+    if why:
+        parser.error(node, f"{why}; the iterations of {loop.kind} loop {loop.loop_var.name} "
+                           "cannot run at the same time", "T.serial, or a schedule that "
+                           "makes them independent (rfactor, cache_write)")
 
 
 def _loop_headers(parser, node):

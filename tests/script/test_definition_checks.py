@@ -1,7 +1,11 @@
-"""What Python evaluates or lets through before the parser reads a definition: an async
-def, the arguments of annotations (Python runs them at ``def`` time), a repeated keyword
-or a ``**`` in text Python never compiled. Each is a ParseError at the user's line."""
+"""What the parser refuses beyond the grammar: what Python evaluates or lets through
+before it reads a definition (an async def, the arguments of annotations, which Python
+runs at ``def`` time, a repeated keyword or a ``**`` in text Python never compiled), and
+what a script asserts that does not hold (a binding outside its iterator's domain, a
+parallel or vectorized loop whose iterations depend on each other). Each is a ParseError
+at the user's line."""
 
+import textwrap
 
 import pytest
 
@@ -215,3 +219,51 @@ def test_bindings_inside_their_domains_or_cut_by_a_predicate_are_accepted():
     lib["f"](a, b)
     np.testing.assert_array_equal(b, a.sum(axis=1))
     assert from_source(_row_sum("T.axis.reduce(4, k)", "k < 4"))
+
+
+def _concurrent(kind, block):
+    return (HEADER + '@T.prim_func\ndef f(A: T.Buffer((65,), "float32"), '
+            'B: T.Buffer((64,), "float32")):\n'
+            f"    for i in T.{kind}(64):\n"
+            '        with T.block("s"):\n'
+            + textwrap.indent(textwrap.dedent(block).strip("\n"), "            ") + "\n")
+
+
+SUM = """
+vi = T.axis.reduce(64, i)
+with T.init():
+    A[0] = T.float32(0)
+A[0] = A[0] + B[vi]
+"""
+SCAN = """
+vi = T.axis.spatial(64, i)
+A[vi + 1] = A[vi] + B[vi]
+"""
+
+
+@pytest.mark.parametrize("kind", ["parallel", "vectorized"])
+@pytest.mark.parametrize("block, why", [
+    (SUM, 'block "s" reduces into A over loop i, so its iterations depend on each other'),
+    (SCAN, 'block "s" accesses A at regions that differ between iterations, so the order of '
+           "its iterations matters"),
+])
+def test_a_concurrent_loop_whose_iterations_depend_on_each_other_is_refused(kind, block, why):
+    """T.parallel and T.vectorized in a script are checked as Schedule.parallel and
+    vectorize check them: a parallel sum into A[0] raced, a vectorized one added 16 lanes
+    at once."""
+    with pytest.raises(ParseError) as info:
+        from_source(_concurrent(kind, block))
+    assert (info.value.line, info.value.message) == (
+        5, f"{why}; the iterations of {kind} loop i cannot run at the same time")
+
+
+@pytest.mark.parametrize("kind", ["parallel", "vectorized"])
+def test_a_concurrent_loop_of_independent_iterations_is_accepted(kind):
+    import numpy as np
+    lib = pyir.build(from_source(_concurrent(kind, """
+        vi = T.axis.spatial(64, i)
+        A[vi] = A[vi] + B[vi]
+        """)))
+    a, b = np.ones(65, np.float32), np.arange(64, dtype=np.float32)
+    lib["f"](a, b)
+    np.testing.assert_array_equal(a[:64], b + 1)
