@@ -14,6 +14,7 @@ holds); `Poly.to_expr` raises `Unrepresentable` for an int64 coefficient outside
 
 import math
 
+from ..errors import Error
 from ..ir import Binary, IntImm, dtype as dt
 from ..ir.node import IdentityNode, Node, node_fields
 
@@ -35,8 +36,9 @@ def fit(value, dtype):
     return value if dtype == "int64" else wrap(value, dtype)
 
 
-class Unrepresentable(ArithmeticError):
-    """An int64 Poly with a coefficient outside int64 has no expression."""
+class Unrepresentable(Error, ArithmeticError):
+    """An int64 Poly with a coefficient outside int64 has no expression (the analyses that
+    meet one give up on the expression; the arith API raises it to its caller)."""
 
 
 _INT64_MIN, _INT64_MAX = dt.int_range("int64")

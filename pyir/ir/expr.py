@@ -8,7 +8,7 @@ structural equality of the nodes, never an IR comparison: use `eq`, `lt`, ... fo
 import struct
 from dataclasses import dataclass
 
-from ..errors import IRError
+from ..errors import IRError, kind_of
 from . import dtype as dt
 from .node import IdentityNode, Node
 
@@ -73,6 +73,10 @@ class Var(IdentityNode, PrimExpr):
         return f"Var({self.name}: {self.dtype})"
 
 
+#: dtype -> (smallest, largest) value of the integer and bool dtypes.
+_INT_RANGES = {d: dt.int_range(d) for d in dt.DTYPES if not dt.is_float(d)}
+
+
 @dataclass(frozen=True, slots=True)
 class IntImm(PrimExpr):
     """An integer (or bool) constant."""
@@ -86,6 +90,9 @@ class IntImm(PrimExpr):
             raise IRError(f"IntImm cannot have float dtype {self.dtype}")
         if not isinstance(self.value, int):
             object.__setattr__(self, "value", int(self.value))
+        lo, hi = _INT_RANGES[self.dtype]
+        if not lo <= self.value <= hi:
+            raise IRError(f"{self.value} does not fit in {self.dtype} ([{lo}, {hi}])")
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,8 +156,13 @@ class Binary(PrimExpr):
         kind = _OP_KIND.get(self.op)
         if kind is None:
             raise IRError(f"unknown binary operator {self.op!r}")
-        a = self.a.dtype
-        if a != self.b.dtype:
+        try:
+            a, b = self.a.dtype, self.b.dtype
+        except AttributeError:   # a Python number, ...: pyir.ir.binary converts those
+            bad = next(x for x in (self.a, self.b) if not isinstance(x, PrimExpr))
+            raise IRError(f"an operand of {self.op} is {kind_of(bad)} {bad!r}, not an "
+                          "expression (pyir.ir.binary converts Python numbers)") from None
+        if a != b:
             raise IRError(f"operands of {self.op} have different dtypes: "
                           f"{a} and {self.b.dtype}")
         if self.op == "div" and not dt.is_float(a):
@@ -247,6 +259,8 @@ class Call(PrimExpr):
     args: tuple
 
     def __post_init__(self):
+        if type(self.args) is not tuple:
+            object.__setattr__(self, "args", tuple(self.args))   # hashed: no list
         if self.op == "call_extern":
             if not self.args or not isinstance(self.args[0], StringImm):
                 raise IRError("call_extern needs the kernel name as its first argument")

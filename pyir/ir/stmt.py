@@ -169,6 +169,8 @@ class LetStmt(Stmt):
     body: Stmt
 
     def __post_init__(self):
+        if not isinstance(self.var, Var):
+            raise IRError(f"a LetStmt binds a Var, not {kind_of(self.var)} {self.var!r}")
         _check_stmt("LetStmt", "body", self.body)
 
 
@@ -187,6 +189,9 @@ class Allocate(Stmt):
     body: Stmt
 
     def __post_init__(self):
+        if not isinstance(self.buffer, Buffer):
+            raise IRError(f"an Allocate allocates a Buffer, not {kind_of(self.buffer)} "
+                          f"{self.buffer!r}")
         _check_stmt("Allocate", "body", self.body)
 
 

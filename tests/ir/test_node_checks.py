@@ -1,12 +1,16 @@
 """Node constructors refuse ill-formed IR built by hand (the script front end refuses the
 same inputs with its own messages): an expression where a statement belongs, a math
-intrinsic of the wrong dtype."""
+intrinsic of the wrong dtype, a constant outside its dtype, an operand or a name that is no
+node of the kind its field holds."""
+
+import re
 
 import pytest
 
+import pyir
 from pyir.errors import IRError
-from pyir.ir import (Allocate, Block, Buffer, BufferLoad, BufferStore, Call, Evaluate, FloatImm,
-                     For, IfThenElse, IntImm, LetStmt, SeqStmt, Var)
+from pyir.ir import (Allocate, Binary, Block, Buffer, BufferLoad, BufferStore, Call, Evaluate,
+                     FloatImm, For, IfThenElse, IntImm, LetStmt, SeqStmt, Var, binary)
 
 A = Buffer("A", (8,), "float32")
 I = Var("i")
@@ -64,3 +68,46 @@ def test_abs_of_a_bool_is_refused_and_of_an_integer_accepted():
     with pytest.raises(IRError, match=r"^abs needs a number, not bool$"):
         Call("bool", "abs", (IntImm(1, "bool"),))
     assert Call("int32", "abs", (IntImm(-3, "int32"),)).dtype == "int32"
+
+
+@pytest.mark.parametrize("value, dtype, shown", [
+    (300, "int8", "300 does not fit in int8 ([-128, 127])"),
+    (2**64, "int64", f"{2**64} does not fit in int64 ([{-2**63}, {2**63 - 1}])"),
+    (2, "bool", "2 does not fit in bool ([0, 1])"),
+    (-1, "uint8", "-1 does not fit in uint8 ([0, 255])"),
+])
+def test_an_integer_constant_outside_its_dtype_is_refused(value, dtype, shown):
+    """IntImm(300, "int8") held 44 in the machine code, and an index of 2**64 wrote A[0]."""
+    with pytest.raises(IRError, match=rf"^{re.escape(shown)}$"):
+        IntImm(value, dtype)
+    assert IntImm(255, "uint8").value == 255 and IntImm(-128, "int8").value == -128
+
+
+def test_an_operand_that_is_no_expression_is_named():
+    """Binary("add", x, 1) raised AttributeError ('int' object has no attribute 'dtype')."""
+    with pytest.raises(IRError, match=r"^an operand of add is an int 1, not an expression "
+                                      r"\(pyir.ir.binary converts Python numbers\)$"):
+        Binary("add", I, 1)
+    assert binary("add", I, 1) == Binary("add", I, IntImm(1))
+
+
+def test_a_let_binds_a_var_and_an_allocate_a_buffer():
+    """A name in their place raised AttributeError in verify and in the passes."""
+    with pytest.raises(IRError, match=r"^a LetStmt binds a Var, not a str 'x'$"):
+        LetStmt("x", IntImm(1), STORE)
+    with pytest.raises(IRError, match=r"^an Allocate allocates a Buffer, not a str 'T'$"):
+        Allocate("T", STORE)
+
+
+def test_a_call_keeps_its_arguments_as_a_tuple():
+    """A list of arguments made the node unhashable ("unhashable type: 'list'" at build)."""
+    call = Call("float32", "exp", [FloatImm(1.0)])
+    assert call.args == (FloatImm(1.0),) and hash(call) == hash(Call("float32", "exp",
+                                                                      (FloatImm(1.0),)))
+
+
+def test_an_unrepresentable_polynomial_is_a_pyir_error():
+    """detect_linear(x * 2**62 * 4, x) raised a bare ArithmeticError from the arith core."""
+    from pyir.arith import detect_linear
+    with pytest.raises(pyir.Error, match="an int64 polynomial with a coefficient outside int64"):
+        detect_linear(Binary("mul", Binary("mul", I, IntImm(2**62)), IntImm(4)), I)
