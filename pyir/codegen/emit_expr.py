@@ -163,7 +163,11 @@ class ExprEmitter:
         """The pointer to ``buf``'s elements: every access to them goes through here, so
         the function is known to compute (see `pyir.codegen.emit_stmt.unoptimized`)."""
         self.computes = True
-        return self.bufs[buf]
+        try:
+            return self.bufs[buf]
+        except KeyError:   # IR built by hand: another Buffer of the same name, say
+            raise self.error(f"buffer {buf.name} is accessed but is neither a parameter of "
+                             "the function nor allocated in it") from None
 
     def address(self, buf, index):
         return self.b.gep(self.buffer_data(buf), [index], inbounds=True,

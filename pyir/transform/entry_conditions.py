@@ -320,8 +320,9 @@ class _Collector:
             if found is None:
                 continue
             hi = found[1]
-            what = (f"{where} reaches {buf.name} from {expr_text(load)} up to index "
-                    f"{expr_text(hi)} in dimension {d}")
+            upto = "an index" if hi is None else f"index {expr_text(hi)}"
+            what = (f"{where} reaches {buf.name} from {expr_text(load)} up to {upto} in "
+                    f"dimension {d}")
             self.require_reach(hi, buf.shape[d],
                                f"kernel {name!r} reaches {buf.name} up to index "
                                f"{expr_text(hi)} in dimension {d}",

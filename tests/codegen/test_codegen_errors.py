@@ -6,7 +6,8 @@ import kernels as K
 import pyir
 from pyir.codegen.emit_stmt import CodegenError
 from pyir.codegen.llvm import codegen, codegen_units
-from pyir.ir import Buffer, BufferStore, Evaluate, For, IntImm, PrimFunc, StringImm, Var
+from pyir.ir import (Buffer, BufferStore, Evaluate, FloatImm, For, IntImm, PrimFunc, StringImm,
+                     Var)
 from pyir.script import ir as I
 from pyir.script import tensor as T
 
@@ -59,3 +60,13 @@ def test_a_string_used_as_a_value_is_a_codegen_error():
     with pytest.raises(CodegenError, match=r"^prim function strimm: cannot compile a StringImm "
                        r"expression$"):
         pyir.build(mod)
+
+
+def test_a_buffer_neither_a_parameter_nor_allocated_is_named():
+    """Another Buffer object of a parameter's name (IR built by hand) was a KeyError."""
+    mod = K.module(PrimFunc("stray", (Buffer("A", (8,), "float32"),),
+                            BufferStore(Buffer("A", (8,), "float32"), FloatImm(1.0),
+                                        (IntImm(0),))))
+    with pytest.raises(CodegenError, match=r"^prim function stray: buffer A is accessed but is "
+                       r"neither a parameter of the function nor allocated in it$"):
+        codegen(mod)

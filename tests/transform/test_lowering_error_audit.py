@@ -464,6 +464,17 @@ def test_a_kernel_reach_from_an_unbounded_index_is_refused(kernels):
         _lower(f)
 
 
+def test_a_kernel_reach_by_rows_from_an_unbounded_row_says_so(kernels):
+    """``x[i * k, 0]`` with k a parameter of any sign: the message said "up to index None"."""
+    f = prim('x: T.Buffer((4, "n"), "float32"), d: T.Buffer((1,), "float32"), k: T.int64',
+             'for i in range(4):\n'
+             '    T.call_extern("audit.rows_sum", x[i * k, 0], d, n, dtype="void")')
+    with pytest.raises(pyir.Error, match=r"^prim function f: T.call_extern\('audit.rows_sum', "
+                       r"...\): argument 1 reaches x from x\[i \* k, 0\] up to an index in "
+                       r"dimension 0, and where that ends cannot be bounded by the shapes$"):
+        _lower(f)
+
+
 # ------------------------------------------------------------------ edge cases of lowering
 def test_loops_that_never_run_need_no_bounds():
     """``range(-3)`` and ``range(0)`` run nothing: ``A[i + 100]`` in them is no access."""
