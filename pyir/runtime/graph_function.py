@@ -179,7 +179,8 @@ class GraphFunction(NativeCode):
             env = self._env(frame)
             shape_values = [evaluate(e, env) for e in step.shape_args]
             err = checks.status_error(info, frame[self.plan.status_slot], shape_values)
-            return type(err)(f"graph function {self.name}, binding {step.binding}: {err}")
+            return type(err)(f"graph function {self.name}, binding {step.binding}: {err}"
+                             f"{self._names_in(step, info)}")
         if 0 < status <= len(self.plan.conditions):
             cond, message = self.plan.conditions[status - 1]
             env = self._env(frame)
@@ -187,6 +188,16 @@ class GraphFunction(NativeCode):
             return ArgumentValueError(f"graph function {self.name}, {message} "
                                       f"(requires {expr_text(cond)}, but {known})")
         return checks.status_error(self.info, status, ())
+
+    def _names_in(self, step, info):
+        """What the buffer parameters of the prim function ``step`` calls (``info``) are in
+        the graph function, for a message in the prim function's names: `` (its X is x,
+        its Y is y)``; empty when a parameter has no name here."""
+        names = []
+        for p, v in zip(info.params, tuple(step.args) + tuple(step.outs)):
+            if p.kind == "buffer" and isinstance(v, int) and self.plan.leaves[v].name:
+                names.append(f"its {p.name} is {self.plan.leaves[v].name}")
+        return f" ({', '.join(names)})" if names else ""
 
     def _env(self, frame):
         return {v: frame[k] for v, k in self.plan.var_slot.items()}
