@@ -160,6 +160,8 @@ class Analyzer:
                 return   # the same fact again
             fact = bounds
         elif isinstance(value, IntBound):
+            if dt.is_float(var.dtype):
+                raise Error(f"cannot bind {var.name} ({var.dtype}) to integer bounds {value}")
             fact = tuple(None if v is None else IntImm(v, var.dtype) for v in value)
         elif isinstance(value, (int, PrimExpr)) and not isinstance(value, bool):
             fact = convert(value, var.dtype)

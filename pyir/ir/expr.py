@@ -289,6 +289,7 @@ class BufferLoad(PrimExpr):
         if len(self.indices) != len(self.buffer.shape):
             raise IRError(f"buffer {self.buffer.name} has {len(self.buffer.shape)} dimension(s) "
                           f"but is indexed with {len(self.indices)}")
+        object.__setattr__(self, "indices", index_exprs(self.indices))
 
     @property
     def dtype(self):
@@ -326,6 +327,19 @@ def const(value, dtype):
     if dt.is_float(dtype):
         return FloatImm(float(value), dtype)
     return IntImm(int(value), dtype)
+
+
+def index_exprs(indices):
+    """The indices of a load or store as a tuple of expressions: Python ints become int64
+    constants (``A[0]`` built by hand), anything else that is no expression is refused."""
+    if type(indices) is tuple and all(isinstance(i, PrimExpr) for i in indices):
+        return indices
+    return tuple(convert(i, dt.INDEX) if isinstance(i, int) and not isinstance(i, bool)
+                 else i if isinstance(i, PrimExpr) else _no_index(i) for i in indices)
+
+
+def _no_index(value):
+    raise IRError(f"an index is an int64 expression, not {kind_of(value)} {value!r}")
 
 
 def convert(value, dtype=None):

@@ -4,7 +4,7 @@ from dataclasses import dataclass
 
 from ..errors import IRError, kind_of
 from . import dtype as dt
-from .expr import Buffer, PrimExpr, Var, convert
+from .expr import Buffer, PrimExpr, Var, convert, index_exprs
 from .node import Node, with_fields
 
 FOR_KINDS = ("serial", "parallel", "vectorized", "unroll")
@@ -137,6 +137,7 @@ class BufferStore(Stmt):
         if len(self.indices) != len(self.buffer.shape):
             raise IRError(f"buffer {self.buffer.name} has {len(self.buffer.shape)} dimension(s) "
                           f"but is stored with {len(self.indices)} indices")
+        object.__setattr__(self, "indices", index_exprs(self.indices))
 
 
 @dataclass(frozen=True, slots=True)

@@ -111,3 +111,22 @@ def test_an_unrepresentable_polynomial_is_a_pyir_error():
     from pyir.arith import detect_linear
     with pytest.raises(pyir.Error, match="an int64 polynomial with a coefficient outside int64"):
         detect_linear(Binary("mul", Binary("mul", I, IntImm(2**62)), IntImm(4)), I)
+
+
+def test_a_python_int_index_becomes_an_int64_constant():
+    """BufferStore(A, 1.0, (0,)) built by hand: lowering took it, verify raised a TypeError
+    from dataclasses; other values are refused by name."""
+    from pyir.ir import PrimFunc, verify
+    store = BufferStore(A, FloatImm(1.0), (0,))
+    assert store.indices == (IntImm(0),) and BufferLoad(A, [3]).indices == (IntImm(3),)
+    verify(PrimFunc("f", (A,), store))
+    with pytest.raises(IRError, match=r"^an index is an int64 expression, not a str 'i'$"):
+        BufferLoad(A, ("i",))
+
+
+def test_binding_a_float_variable_to_integer_bounds_says_so():
+    """It said "IntImm cannot have float dtype float32"."""
+    from pyir.arith import Analyzer, IntBound
+    with pytest.raises(pyir.Error, match=r"^cannot bind x \(float32\) to integer bounds "
+                                         r"IntBound\(min=0, max=4\)$"):
+        Analyzer().bind(Var("x", "float32"), IntBound(0, 4))
