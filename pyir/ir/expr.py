@@ -332,8 +332,12 @@ def const(value, dtype):
 def index_exprs(indices):
     """The indices of a load or store as a tuple of expressions: Python ints become int64
     constants (``A[0]`` built by hand), anything else that is no expression is refused."""
-    if type(indices) is tuple and all(isinstance(i, PrimExpr) for i in indices):
-        return indices
+    if type(indices) is tuple:
+        for i in indices:
+            if not isinstance(i, PrimExpr):
+                break
+        else:
+            return indices
     return tuple(convert(i, dt.INDEX) if isinstance(i, int) and not isinstance(i, bool)
                  else i if isinstance(i, PrimExpr) else _no_index(i) for i in indices)
 
