@@ -17,6 +17,7 @@ from pyir.ir import (Allocate, Binary, Block, BlockRealize, Buffer, BufferRegion
                      seq)
 from pyir.ir import dtype as dt
 from pyir.ir.node import walk
+from pyir.ir.stmt import walk_stmts
 from pyir.runtime.exprtext import expr_text
 from pyir.transform.dependence import iteration_conflict
 
@@ -194,7 +195,8 @@ def _for(parser, node):
         body = parse_body(parser, node.body, deeper=True)
     for var, start, extent, kind, annotations in reversed(made):
         body = For(var, start, extent, kind, body, annotations)
-        if kind in ("parallel", "vectorized"):
+        if kind in ("parallel", "vectorized") and not (isinstance(extent, IntImm)
+                                                       and extent.value <= 1):
             _check_concurrent(parser, node, body)
     return body
 
@@ -368,21 +370,25 @@ def _block(parser, node, call):
         writes = inferred[1] if writes is None else writes
     if frame.declared_at:
         _check_declared(parser, frame, body, {"reads": reads, "writes": writes})
-    _check_bindings(parser, frame)
+    _check_bindings(parser, frame, body)
     block = Block(name, tuple(frame.iter_vars), reads, writes, body, frame.init,
                   tuple(frame.allocs), frame.annotations)
     predicate = frame.predicate if frame.predicate is not None else IntImm(1, "bool")
     return BlockRealize(tuple(frame.bindings), predicate, block)
 
 
-def _check_bindings(parser, frame):
+def _check_bindings(parser, frame, body):
     """A ParseError at a block iterator whose binding takes values outside its domain over
     the loops around the block (``vk = T.axis.reduce(4, k)`` for ``k`` in ``range(n)``): the
     block would run for iterations its domain does not have (and a reduction's init, at
-    ``vk == 0``, not run at all for ``n == 0``). A block with a ``T.where`` is left to it
-    (the split of a loop with a tail binds past the domain, and the predicate cuts that
-    off); a binding whose bounds cannot be stated is not refused."""
-    if frame.predicate is not None:
+    ``vk == 0``, not run at all for ``n == 0``). A block that a ``T.where`` or an ``if``
+    (its own, or in its ``body``, that of a block inside) may cut short is left to it (the
+    split of a loop with a tail binds past the domain, and the predicate cuts that off); a
+    binding whose bounds cannot be stated is not refused."""
+    if frame.predicate is not None or any(
+            isinstance(n, IfThenElse) or isinstance(n, BlockRealize) and not (
+                isinstance(n.predicate, IntImm) and n.predicate.value == 1)
+            for n in walk_stmts(body)):
         return
     analyzer = None
     for iv, binding, node in zip(frame.iter_vars, frame.bindings, frame.declared):

@@ -267,3 +267,27 @@ def test_a_concurrent_loop_of_independent_iterations_is_accepted(kind):
     a, b = np.ones(65, np.float32), np.arange(64, dtype=np.float32)
     lib["f"](a, b)
     np.testing.assert_array_equal(a[:64], b + 1)
+
+
+def test_a_binding_past_its_domain_under_a_predicated_inner_block_is_accepted():
+    """A split with a tail, blockized: the outer block binds past n, and the inner block's
+    T.where cuts that off (a schedule prints this; reading it back was refused)."""
+    text = HEADER + '''@T.prim_func
+def f(A: T.Buffer(("n",), "float32")):
+    for i_0 in range((n + 1) // 2):
+        with T.block("B_o"):
+            vi_o = T.axis.spatial((n + 1) // 2 * 2, i_0 * 2)
+            for i_1 in range(2):
+                with T.block("B"):
+                    vi = T.axis.spatial(n, vi_o + i_1)
+                    T.where(i_0 * 2 + i_1 < n)
+                    A[vi] = T.float32(1)
+'''
+    assert from_source(text)
+    with pytest.raises(ParseError, match="block iterator vi is bound to values from"):
+        from_source(text.replace("                    T.where(i_0 * 2 + i_1 < n)\n", ""))
+
+
+def test_a_concurrent_loop_of_one_iteration_is_not_checked():
+    """One iteration runs with none other (a schedule's parallel(1) read back was refused)."""
+    assert from_source(_concurrent("parallel", SCAN).replace("T.parallel(64)", "T.parallel(1)"))
