@@ -385,6 +385,10 @@ def _check_bindings(parser, frame, body):
     (its own, or in its ``body``, that of a block inside) may cut short is left to it (the
     split of a loop with a tail binds past the domain, and the predicate cuts that off); a
     binding whose bounds cannot be stated is not refused."""
+    for iv, node in zip(frame.iter_vars, frame.declared):
+        if isinstance(iv.extent, IntImm) and iv.extent.value < 0:
+            parser.error(node, f"block iterator {iv.var.name} has the negative extent "
+                               f"{iv.extent.value}", f"T.axis.spatial({-iv.extent.value}, ...)")
     if frame.predicate is not None or any(
             isinstance(n, IfThenElse) or isinstance(n, BlockRealize) and not (
                 isinstance(n.predicate, IntImm) and n.predicate.value == 1)
@@ -392,9 +396,6 @@ def _check_bindings(parser, frame, body):
         return
     analyzer = None
     for iv, binding, node in zip(frame.iter_vars, frame.bindings, frame.declared):
-        if isinstance(iv.extent, IntImm) and iv.extent.value < 0:
-            parser.error(node, f"block iterator {iv.var.name} has the negative extent "
-                               f"{iv.extent.value}", f"T.axis.spatial({-iv.extent.value}, ...)")
         if analyzer is None:   # the loops in scope, and the iterators of blocks around
             analyzer = arith.Analyzer()
             for var, (start, extent) in _state(parser).loops.items():
