@@ -8,8 +8,8 @@ import math
 
 from pyir.arith import detect_linear, non_decreasing, simplify, vars_of
 from pyir.codegen.abi import evaluate
-from pyir.ir import (Binary, Block, BlockRealize, BufferStore, For, IntImm, Range, SeqStmt, Var,
-                     and_, ge, le, lt, max_, min_, seq, substitute, walk)
+from pyir.ir import (Binary, Block, BlockRealize, BufferLoad, BufferStore, Call, For, IntImm, Range,
+                     SeqStmt, Var, and_, ge, le, lt, max_, min_, seq, substitute, walk)
 from pyir.ir.node import rewrite
 from pyir.ir.ops import is_one
 from pyir.ir.stmt import rewrite_stmts
@@ -692,7 +692,8 @@ def _counted_without_gaps(start, extent, loops):
     constants of at most `MAX_COUNTED_ITERATIONS` iterations in all."""
     if not all(isinstance(lp.extent, IntImm) and isinstance(lp.start, IntImm) for lp in loops):
         return False
-    if not vars_of(start) | vars_of(extent) <= {lp.loop_var for lp in loops}:
+    if not vars_of(start) | vars_of(extent) <= {lp.loop_var for lp in loops} or any(
+            isinstance(n, (BufferLoad, Call)) for e in (start, extent) for n in walk(e)):
         return False
     if math.prod(lp.extent.value for lp in loops) > MAX_COUNTED_ITERATIONS:
         return False

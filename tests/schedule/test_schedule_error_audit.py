@@ -1131,3 +1131,29 @@ def test_reverse_compute_at_counts_the_points_of_a_start_not_linear():
     expected = np.empty(16, np.float32)
     expected[(np.arange(16) * 3) % 16] = a
     np.testing.assert_array_equal(c, expected + 1)
+
+
+def test_reverse_compute_at_refuses_a_start_read_from_memory():
+    """B[P[vi]]: a start read from memory is neither linear nor countable (counting its
+    points had evaluated it, and failed as "cannot evaluate BufferLoad at the function
+    entry"); the producer's region is refused before that as unbounded."""
+    sch = Schedule(from_source('''
+from pyir.script import tensor as T
+
+@T.prim_func
+def gather(A: T.Buffer((16,), "float32"), P: T.Buffer((16,), "int64"),
+           C: T.Buffer((16,), "float32")):
+    B = T.alloc_buffer((16,), "float32")
+    for i in range(16):
+        with T.block("B"):
+            vi = T.axis.spatial(16, i)
+            B[P[vi]] = A[vi]
+    for i in range(16):
+        with T.block("C"):
+            vi = T.axis.spatial(16, i)
+            C[vi] = B[vi] + T.float32(1)
+'''))
+    with pytest.raises(ScheduleError) as info:
+        sch.reverse_compute_at(sch.get_block("C"), loops(sch, "B")[0])
+    assert str(info.value).startswith('reverse_compute_at: block "C" at loop i: ')
+    assert "cannot evaluate" not in str(info.value)
