@@ -1,5 +1,5 @@
-"""The error classes every deliberate failure in pyir raises, and `kind_of` for their
-messages."""
+"""The error classes every deliberate failure in pyir raises, and `with_article` and
+`kind_of` for their messages."""
 
 
 class Error(Exception):
@@ -24,7 +24,11 @@ TOO_DEEP = ("an expression in it, or its loops, ifs and blocks inside one anothe
             "deeper than Python's recursion limit")
 
 
-def kind_of(value):
-    """``value``'s type with its article, for messages: "an int", "a str", "an IfThenElse"."""
-    name = type(value).__name__
+def with_article(name):
+    """``name`` with its article, for messages: "an int", "a str", "an IfThenElse"."""
     return f"an {name}" if name[:1].lower() in "aeiou" else f"a {name}"
+
+
+def kind_of(value):
+    """``value``'s type with its article (`with_article`)."""
+    return with_article(type(value).__name__)

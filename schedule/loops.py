@@ -12,7 +12,8 @@ from pyir import arith
 from pyir.ir import For, IntImm, Range, Var, and_, ge, lt
 from pyir.ir.node import IdentityNode, rewrite
 from pyir.transform.register_tiles import FUSED_TAILS_KEY, TAIL_KEY
-from pyir.transform.dependence import analyzer_for, iteration_conflict, realizes_under, uses
+from pyir.transform.dependence import (analyzer_for, concurrency_conflict, iteration_conflict,
+                                       realizes_under, uses)
 from pyir.transform.lower_blocks import init_may_not_run
 
 from .analysis import is_true
@@ -355,10 +356,9 @@ def set_kind(func, var, prim):
     loop = path[-1]
     subject = _loop_subject(loop, path)
     if prim != "unroll":
-        why = iteration_conflict(loop, loops_of(path), [var], allow_reduce_reorder=False)
+        why = concurrency_conflict(loop, loops_of(path))
         if why:
-            raise ScheduleError(prim, subject, why + f"; the iterations of loop {var.name} "
-                                "cannot run at the same time", loop)
+            raise ScheduleError(prim, subject, why, loop)
     new = dataclasses.replace(loop, kind=_KINDS[prim])
     return with_body(func, replace(path, new)), None
 

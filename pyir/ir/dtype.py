@@ -67,11 +67,19 @@ def bits(dtype):
 
 
 def int_range(dtype):
-    """``(smallest, largest)`` value of the integer (or bool) dtype ``dtype``."""
+    """``(smallest, largest)`` value of the integer (or bool) dtype ``dtype`` (from a table:
+    every IntImm asks it)."""
+    return _INT_RANGES[dtype]
+
+
+def _int_range(dtype):
     b = _BITS[dtype]
     if dtype in _UINT or dtype == "bool":
         return 0, (1 << b) - 1
     return -(1 << (b - 1)), (1 << (b - 1)) - 1
+
+
+_INT_RANGES = {d: _int_range(d) for d in _BITS}
 
 
 def nbytes(dtype):

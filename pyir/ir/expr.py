@@ -73,10 +73,6 @@ class Var(IdentityNode, PrimExpr):
         return f"Var({self.name}: {self.dtype})"
 
 
-#: dtype -> (smallest, largest) value of the integer and bool dtypes.
-_INT_RANGES = {d: dt.int_range(d) for d in dt.DTYPES if not dt.is_float(d)}
-
-
 @dataclass(frozen=True, slots=True)
 class IntImm(PrimExpr):
     """An integer (or bool) constant."""
@@ -90,7 +86,7 @@ class IntImm(PrimExpr):
             raise IRError(f"IntImm cannot have float dtype {self.dtype}")
         if not isinstance(self.value, int):
             object.__setattr__(self, "value", int(self.value))
-        lo, hi = _INT_RANGES[self.dtype]
+        lo, hi = dt.int_range(self.dtype)
         if not lo <= self.value <= hi:
             raise IRError(f"{self.value} does not fit in {self.dtype} ([{lo}, {hi}])")
 

@@ -2,7 +2,7 @@
 
 from dataclasses import dataclass
 
-from ..errors import IRError, kind_of
+from ..errors import IRError, kind_of, with_article
 from . import dtype as dt
 from .expr import Buffer, PrimExpr, Var, convert, index_exprs
 from .node import Node, with_fields
@@ -21,8 +21,7 @@ def _check_stmt(owner, field, value):
     if not isinstance(value, Stmt):
         hint = " (an expression runs as a statement in Evaluate)" \
             if isinstance(value, PrimExpr) else ""
-        article = "an" if owner[0] in "AEIOU" else "a"
-        raise IRError(f"the {field} of {article} {owner} must be a statement, not "
+        raise IRError(f"the {field} of {with_article(owner)} must be a statement, not "
                       f"{kind_of(value)}{hint}")
 
 

@@ -154,6 +154,17 @@ def reduce_loop_vars(realize):
     return out
 
 
+def concurrency_conflict(loop, outer_loops, what=None):
+    """Why the iterations of For ``loop`` (inside ``outer_loops``) cannot run at the same
+    time, as a parallel or vectorized loop's do (`iteration_conflict` without reordering
+    reductions), or None; ``what`` names the loop (default: "loop i")."""
+    why = iteration_conflict(loop, outer_loops, [loop.loop_var], allow_reduce_reorder=False)
+    if why is None:
+        return None
+    return (f"{why}; the iterations of {what or f'loop {loop.loop_var.name}'} cannot run at "
+            "the same time")
+
+
 def iteration_conflict(root, outer_loops, moved, allow_reduce_reorder):
     """Why running the iterations of loops ``moved`` (vars) below ``root`` in another order
     could change results, or None if it cannot.

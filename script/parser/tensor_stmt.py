@@ -19,7 +19,7 @@ from pyir.ir import dtype as dt
 from pyir.ir.node import walk
 from pyir.ir.stmt import walk_stmts
 from pyir.runtime.exprtext import expr_text
-from pyir.transform.dependence import iteration_conflict
+from pyir.transform.dependence import concurrency_conflict
 
 from .core import register
 from .tensor_builtins import EXPRESSIONS, KNOWN_NAMES
@@ -211,11 +211,10 @@ def _check_concurrent(parser, node, loop):
         if var is loop.loop_var:
             break
         outer.append(For(var, start, extent, "serial", Evaluate(IntImm(0))))
-    why = iteration_conflict(loop, outer, [loop.loop_var], allow_reduce_reorder=False)
+    why = concurrency_conflict(loop, outer, f"{loop.kind} loop {loop.loop_var.name}")
     if why:
-        parser.error(node, f"{why}; the iterations of {loop.kind} loop {loop.loop_var.name} "
-                           "cannot run at the same time", "T.serial, or a schedule that "
-                           "makes them independent (rfactor, cache_write)")
+        parser.error(node, why, "T.serial, or a schedule that makes them independent "
+                                "(rfactor, cache_write)")
 
 
 def _loop_headers(parser, node):
@@ -377,6 +376,17 @@ def _block(parser, node, call):
     return BlockRealize(tuple(frame.bindings), predicate, block)
 
 
+def _loops_analyzer(parser, iter_vars):
+    """An Analyzer that knows the ranges of the loops in scope and of block iterators
+    ``iter_vars`` (over their domains)."""
+    analyzer = arith.Analyzer()
+    for var, (start, extent) in _state(parser).loops.items():
+        analyzer.bind(var, Range(start, extent))
+    for iv in iter_vars:
+        analyzer.bind(iv.var, Range(IntImm(0), iv.extent))
+    return analyzer
+
+
 def _check_bindings(parser, frame, body):
     """A ParseError at a block iterator whose binding takes values outside its domain over
     the loops around the block (``vk = T.axis.reduce(4, k)`` for ``k`` in ``range(n)``): the
@@ -397,12 +407,8 @@ def _check_bindings(parser, frame, body):
     analyzer = None
     for iv, binding, node in zip(frame.iter_vars, frame.bindings, frame.declared):
         if analyzer is None:   # the loops in scope, and the iterators of blocks around
-            analyzer = arith.Analyzer()
-            for var, (start, extent) in _state(parser).loops.items():
-                analyzer.bind(var, Range(start, extent))
-            for outer in _state(parser).blocks:
-                for v in outer.iter_vars:
-                    analyzer.bind(v.var, Range(IntImm(0), v.extent))
+            analyzer = _loops_analyzer(parser, [v for outer in _state(parser).blocks
+                                                for v in outer.iter_vars])
         lo, hi = analyzer.symbolic_bound(binding)
         if lo is None or hi is None:
             continue
@@ -420,12 +426,9 @@ def _check_declared(parser, frame, body, regions):
     accesses (`tensor_regions.uncovered` says when)."""
     @functools.cache
     def facts():
-        analyzer = arith.Analyzer()
-        for var, (start, extent) in _state(parser).loops.items():
-            analyzer.bind(var, Range(start, extent))
+        analyzer = _loops_analyzer(parser, frame.iter_vars)
         corners = []
         for iv in frame.iter_vars:
-            analyzer.bind(iv.var, Range(IntImm(0), iv.extent))
             corners += [{iv.var: IntImm(0)}, {iv.var: arith.simplify(iv.extent - 1)}]
         return analyzer, corners if frame.predicate is None else []
 
