@@ -11,7 +11,7 @@ from pyir.arith import detect_iter_map, vars_of
 from pyir.arith.region import detect_linear
 from pyir.ir import (Binary, BufferLoad, Call, For, IntImm, Range, Var, and_, binary, conjuncts,
                      dtype, substitute, walk)
-from pyir.script.parser.tensor_regions import infer_regions as infer
+from pyir.transform.regions import infer_regions as infer
 from pyir.transform.dependence import (analyzer_for, narrowed_by_predicate, realizes_under,
                                        uses)
 

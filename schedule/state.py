@@ -16,6 +16,7 @@ from pyir.errors import TOO_DEEP, kind_of
 from pyir.gcpause import gc_paused
 from pyir.ir import IRModule, PrimFunc, Var
 from pyir.transform.dependence import realizes_under
+from pyir.transform.regions import undeclared_access
 
 from . import (blockize as _blockize, cache as _cache, compute_location as _loc,
                layout as _layout, loops as _loops, reduction as _red, sampling as _sampling)
@@ -47,6 +48,9 @@ class Schedule:
             raise ScheduleError("Schedule", type(mod).__name__,
                                 "a schedule works on an IRModule or a PrimFunc")
         self._mod = mod
+        # Functions whose blocks' declared regions no step has checked yet (the first step
+        # on each does: `_step`).
+        self._unchecked = {name for name, f in mod.functions if isinstance(f, PrimFunc)}
         self._trace = Trace()
         self._history = []
         self._names = {}   # id(handle) -> its name in the trace; None once that step is undone
@@ -89,6 +93,7 @@ class Schedule:
         made so far work on both, those made later only on the schedule that made them."""
         other = Schedule.__new__(Schedule)
         other._mod = self._mod
+        other._unchecked = set(self._unchecked)
         other._trace = self._trace.copy()
         other._history = list(self._history)
         other._names = dict(self._names)
@@ -348,6 +353,9 @@ class Schedule:
         key = next(n for n, f in self._mod.functions if f is func)
         with gc_paused():
             try:
+                if key in self._unchecked:
+                    self._check_regions(kind, func)
+                    self._unchecked.discard(key)
                 new_func, outs = fn(func)
             except RecursionError:
                 raise ScheduleError(kind, f"prim function {func.name}", TOO_DEEP) from None
@@ -363,6 +371,17 @@ class Schedule:
         if single:
             return handles[0]
         return handles if outs is not None else None
+
+    @staticmethod
+    def _check_regions(kind, func):
+        """A ScheduleError if a block of ``func`` (not yet stepped on: IR built by hand may
+        declare too little) does not declare what its body reads and writes; every legality
+        check trusts the declared regions."""
+        wrong = undeclared_access(func)
+        if wrong:
+            raise ScheduleError(kind, f"prim function {func.name}",
+                                f"{wrong}; the schedule's legality checks trust the regions a "
+                                "block declares")
 
     def _record(self, kind, args, kwargs, outputs, single=False):
         enc_args = tuple(self._encode(a) for a in args)

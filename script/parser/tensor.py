@@ -3,7 +3,7 @@
 `parse_prim_func` declares the shape variables (strings in buffer shapes, ``n =
 T.int64()``), reads the parameters (buffers, scalars, handles matched later by
 ``T.match_buffer``), then hands the body to `tensor_stmt`. Expressions are in
-`tensor_expr`, read/write region inference in `tensor_regions`.
+`tensor_expr`, read/write region inference in `pyir.transform.regions`.
 """
 
 import ast

@@ -8,7 +8,6 @@ in the innermost `_BlockFrame`; `FuncState` holds what one prim function has dec
 
 import ast
 import dataclasses
-import functools
 import math
 
 from pyir import arith
@@ -25,7 +24,7 @@ from .core import register
 from .tensor_builtins import EXPRESSIONS, KNOWN_NAMES
 from .tensor_expr import (ARITH, binary, buffer_indices, check_dtype, check_rank, dtype_arg, expr,
                           index, index_nodes, to_expr, unknown_name)
-from .tensor_regions import accesses, infer_regions, region_text, uncovered
+from pyir.transform.regions import declared_miss, infer_regions, miss_message
 
 _LOOP_KINDS = {"serial": "serial", "parallel": "parallel", "vectorized": "vectorized",
                "unroll": "unroll"}
@@ -367,11 +366,11 @@ def _block(parser, node, call):
         inferred = infer_regions(body, frame.init, frame.allocs)
         reads = inferred[0] if reads is None else reads
         writes = inferred[1] if writes is None else writes
-    if frame.declared_at:
-        _check_declared(parser, frame, body, {"reads": reads, "writes": writes})
-    _check_bindings(parser, frame, body)
     block = Block(name, tuple(frame.iter_vars), reads, writes, body, frame.init,
                   tuple(frame.allocs), frame.annotations)
+    if frame.declared_at:
+        _check_declared(parser, frame, block)
+    _check_bindings(parser, frame, body)
     predicate = frame.predicate if frame.predicate is not None else IntImm(1, "bool")
     return BlockRealize(tuple(frame.bindings), predicate, block)
 
@@ -421,31 +420,16 @@ def _check_bindings(parser, frame, body):
                          "the rest off")
 
 
-def _check_declared(parser, frame, body, regions):
+def _check_declared(parser, frame, block):
     """A ParseError at ``T.reads`` / ``T.writes`` if it does not cover what the body
-    accesses (`tensor_regions.uncovered` says when)."""
-    @functools.cache
-    def facts():
-        analyzer = _loops_analyzer(parser, frame.iter_vars)
-        corners = []
-        for iv in frame.iter_vars:
-            corners += [{iv.var: IntImm(0)}, {iv.var: arith.simplify(iv.extent - 1)}]
-        return analyzer, corners if frame.predicate is None else []
-
-    for attr, table in zip(("reads", "writes"), accesses(body, frame.init, frame.allocs)):
-        call = frame.declared_at.get(attr)
-        other = regions["writes" if attr == "reads" else "reads"]
-        miss = call and uncovered(regions[attr], table, facts, {r.buffer for r in other})
-        if not miss:
-            continue
-        buf, region, declared = miss
-        text = region_text(BufferRegion(buf, region))
-        if declared is None:
-            parser.error(call, f"block {frame.name!r} {attr} {text} but T.{attr} does not "
-                               f"list {buf.name}", f"T.{attr}(..., {text})")
-        parser.error(call, f"block {frame.name!r} {attr} {text} but T.{attr} declares only "
-                           f"{region_text(BufferRegion(buf, declared))}",
-                     f"T.{attr}(..., {text})")
+    accesses (`pyir.transform.regions.uncovered` says when)."""
+    found = declared_miss(block, lambda: _loops_analyzer(parser, frame.iter_vars),
+                          frame.predicate is not None,
+                          [a for a in ("reads", "writes") if a in frame.declared_at])
+    if found:
+        attr, miss = found
+        text, message = miss_message(frame.name, attr, miss, f"T.{attr}")
+        parser.error(frame.declared_at[attr], message, f"T.{attr}(..., {text})")
 
 
 def _in_block(parser, node, what):

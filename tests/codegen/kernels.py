@@ -5,6 +5,7 @@ from pyir.ir import (Allocate, Binary, Block, BlockRealize, Buffer, BufferStore,
                      FloatImm, For, IfThenElse, IntImm, IRModule, IterVar, PrimFunc, Var, const,
                      seq)
 from pyir.ir import expr as E
+from pyir.transform.regions import infer_regions
 
 TRUE = IntImm(1, "bool")
 
@@ -32,11 +33,13 @@ def loops(extents, body_fn, kinds=None, names="ijklmn"):
 
 
 def block(name, iters, body_fn, init_fn=None, predicate=TRUE, allocs=()):
-    """A BlockRealize; ``iters`` is a list of (extent, kind, binding)."""
+    """A BlockRealize; ``iters`` is a list of (extent, kind, binding). Its reads and writes
+    are the regions its body accesses."""
     ivs = [IterVar(Var(f"v{name}{k}"), ext, kind) for k, (ext, kind, _) in enumerate(iters)]
     vs = [iv.var for iv in ivs]
-    blk = Block(name, tuple(ivs), (), (), body_fn(*vs),
-                None if init_fn is None else init_fn(*vs), tuple(allocs))
+    body, init = body_fn(*vs), None if init_fn is None else init_fn(*vs)
+    blk = Block(name, tuple(ivs), *infer_regions(body, init, tuple(allocs)), body, init,
+                tuple(allocs))
     return BlockRealize(tuple(b for _, _, b in iters), predicate, blk)
 
 
@@ -117,7 +120,8 @@ def scaled_copy_via_temp(size="n", name="via_temp"):
                                        lambda v: BufferStore(T, A[v] * FloatImm(2.0), (v,))))
     second = loops([n], lambda i: block("B", [(n, "S", i)],
                                         lambda v: BufferStore(B, T[v] + FloatImm(1.0), (v,))))
-    root = BlockRealize((), TRUE, Block("root", (), (), (), seq(first, second),
+    body = seq(first, second)
+    root = BlockRealize((), TRUE, Block("root", (), *infer_regions(body, None, (T,)), body,
                                         alloc_buffers=(T,)))
     return PrimFunc(name, (A, B), root)
 

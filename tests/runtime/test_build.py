@@ -12,6 +12,7 @@ from pyir.ir import (
     Block,
     BlockRealize,
     Buffer,
+    BufferRegion,
     BufferStore,
     FloatImm,
     For,
@@ -21,6 +22,7 @@ from pyir.ir import (
     IRModule,
     IterVar,
     PrimFunc,
+    Range,
     SeqExpr,
     TensorStructInfo,
     Var,
@@ -188,7 +190,9 @@ def scale_rows():
     vectorized."""
     n, m, i, j, vi, vj = Var("n"), Var("m"), Var("i"), Var("j"), Var("vi"), Var("vj")
     X, Y = Buffer("X", (n, m), "float32"), Buffer("Y", (n, m), "float32")
-    block = Block("Y", (IterVar(vi, n, "S"), IterVar(vj, m, "S")), (), (),
+    region = (Range(vi, IntImm(1)), Range(vj, IntImm(1)))
+    block = Block("Y", (IterVar(vi, n, "S"), IterVar(vj, m, "S")),
+                  (BufferRegion(X, region),), (BufferRegion(Y, region),),
                   BufferStore(Y, X[vi, vj] * FloatImm(2.0), (vi, vj)))
     body = For(i, IntImm(0), n, "serial", For(j, IntImm(0), m, "serial",
                                               BlockRealize((i, j), IntImm(1, "bool"), block)))

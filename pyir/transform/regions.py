@@ -1,5 +1,7 @@
 """A block's read and write regions: inferred when ``T.reads`` / ``T.writes`` are absent,
-checked against the body when they are declared.
+checked against the body when they are declared (by the parser) and in IR that no parser
+read (`undeclared_access`, which `Schedule` and the default schedule ask before they trust
+a block's ``reads`` / ``writes``).
 
 Every buffer load and store in the block's body and init is an access. Let variables and
 the iterators of nested blocks are replaced by their values, then the loop variables
@@ -20,6 +22,8 @@ cover them. An element passed to ``T.call_extern`` (a kernel's pointer, as tenso
 is checked only for its buffer, which may be in either list. Declaring more than the body
 accesses is legal.
 """
+
+import functools
 
 from pyir import arith
 from pyir.ir import (LOGIC_OPS, Allocate, Binary, BlockRealize, Buffer, BufferLoad,
@@ -74,6 +78,71 @@ def uncovered(declared, accessed, facts, elsewhere):
             if _misses(hull, region, analyzer) or kind == "exact" and any(
                     _misses(_at(hull, c), _at(region, c), analyzer) for c in corners):
                 return buf, region, hull
+    return None
+
+
+def declared_miss(block, analyzer, predicated, attrs=("reads", "writes")):
+    """The first ``(attr, miss)`` of Block ``block`` whose declared ``attrs`` (of "reads",
+    "writes") do not cover what its body and init access (``miss`` as `uncovered` gives it),
+    else None. ``analyzer()`` gives an Analyzer bounding the loops around the block and its
+    iterators; ``predicated``: the block's realize has a predicate (no iterator's first or
+    last value then witnesses a miss)."""
+    @functools.cache
+    def facts():
+        corners = []
+        if not predicated:
+            for iv in block.iter_vars:
+                corners += [{iv.var: IntImm(0)}, {iv.var: arith.simplify(iv.extent - 1)}]
+        return analyzer(), corners
+
+    tables = dict(zip(("reads", "writes"), accesses(block.body, block.init, block.alloc_buffers)))
+    for attr in attrs:
+        other = block.writes if attr == "reads" else block.reads
+        miss = uncovered(getattr(block, attr), tables[attr], facts, {r.buffer for r in other})
+        if miss:
+            return attr, miss
+    return None
+
+
+def miss_message(name, attr, miss, declarer):
+    """``(text, message)`` for a `declared_miss` of block ``name``: the accessed region as
+    ``T.reads`` writes it, and what is wrong, ``declarer`` naming the list declared."""
+    buf, region, declared = miss
+    text = region_text(BufferRegion(buf, region))
+    if declared is None:
+        return text, f"block {name!r} {attr} {text} but {declarer} does not list {buf.name}"
+    return text, (f"block {name!r} {attr} {text} but {declarer} declares only "
+                  f"{region_text(BufferRegion(buf, declared))}")
+
+
+def undeclared_access(func):
+    """What is wrong with the first block of PrimFunc ``func`` whose ``reads`` or
+    ``writes`` do not cover its accesses (`declared_miss`), as a message naming the block,
+    else None. The parser checks what a script declares; this is for IR built or edited by
+    hand, whose declared regions the schedule's legality checks and the default schedule
+    would otherwise trust."""
+    analyzer = arith.Analyzer()   # each loop and iterator bound where the walk meets it
+    stack = [func.body]
+    while stack:   # a walk without recursion: loops may nest thousands deep
+        s = stack.pop()
+        if isinstance(s, SeqStmt):
+            stack.extend(reversed(s.stmts))
+        elif isinstance(s, For):
+            analyzer.bind(s.loop_var, Range(s.start, s.extent))
+            stack.append(s.body)
+        elif isinstance(s, (LetStmt, Allocate)):
+            stack.append(s.body)
+        elif isinstance(s, IfThenElse):
+            stack.extend(c for c in (s.else_case, s.then_case) if c is not None)
+        elif isinstance(s, BlockRealize):
+            block = s.block
+            for iv in block.iter_vars:
+                analyzer.bind(iv.var, Range(IntImm(0), iv.extent))
+            found = declared_miss(block, lambda: analyzer, not (
+                isinstance(s.predicate, IntImm) and s.predicate.value == 1))
+            if found:
+                return miss_message(block.name, found[0], found[1], f"Block.{found[0]}")[1]
+            stack.extend(c for c in (block.body, block.init) if c is not None)
     return None
 
 
