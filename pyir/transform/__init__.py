@@ -3,8 +3,8 @@
 Each pass is a function ``IRModule -> IRModule``; graph functions pass through untouched.
 `PIPELINE` is the whole list; `lower` runs it. Analyses the passes share with the schedule
 and the parser: `linear` (how an index moves with a variable), `dependence` (which loops'
-iterations depend on each other) and `regions` (what a block reads and writes, and whether
-its declared regions cover that).
+iterations depend on each other), `concurrency` (which may run at the same time) and
+`regions` (what a block reads and writes, and whether its declared regions cover that).
 """
 
 from .common import LowerError

@@ -7,7 +7,8 @@ and regions relaxed over loops (`pyir.arith`), each loop over the range where th
 
 A loop's iterations may run in another order when every buffer written below it is accessed,
 in each iteration, at one region by every block touching it; they may run at the same time
-when, in addition, the iterations write disjoint parts of each buffer.
+when, in addition, the iterations write disjoint parts of each buffer
+(`pyir.transform.concurrency` asks that, and the same of statements outside blocks).
 """
 
 import dataclasses
@@ -154,17 +155,6 @@ def reduce_loop_vars(realize):
     return out
 
 
-def concurrency_conflict(loop, outer_loops, what=None):
-    """Why the iterations of For ``loop`` (inside ``outer_loops``) cannot run at the same
-    time, as a parallel or vectorized loop's do (`iteration_conflict` without reordering
-    reductions), or None; ``what`` names the loop (default: "loop i")."""
-    why = iteration_conflict(loop, outer_loops, [loop.loop_var], allow_reduce_reorder=False)
-    if why is None:
-        return None
-    return (f"{why}; the iterations of {what or f'loop {loop.loop_var.name}'} cannot run at "
-            "the same time")
-
-
 def iteration_conflict(root, outer_loops, moved, allow_reduce_reorder):
     """Why running the iterations of loops ``moved`` (vars) below ``root`` in another order
     could change results, or None if it cannot.
@@ -224,7 +214,7 @@ def iteration_conflict(root, outer_loops, moved, allow_reduce_reorder):
             write = next(a for a in accs if a[2])
             for var in moved:   # the cheap answers first
                 if not (_point_moves_with(write[1], var, write[5])
-                        or _disjoint_steps(relax(write), buf.shape, var, write[4].get())
+                        or disjoint_steps(relax(write), buf.shape, var, write[4].get())
                         or _offset_moves_with(write[1], buf.shape, var, write[5],
                                               write[4].get())):
                     return (f"block \"{write[0].name}\" writes parts of {buf.name} that "
@@ -259,7 +249,7 @@ def _offset_moves_with(region, shape, var, relax_vars, ana):
         ge(substitute(span.start, {var: var + 1}), span.start + span.extent))
 
 
-def _disjoint_steps(region, shape, var, ana):
+def disjoint_steps(region, shape, var, ana):
     """Whether the region (in terms of ``var``) of one step of ``var`` ends before that of
     the next step starts: in some dimension, or in row-major order over the buffer's
     ``shape`` (a fused loop writes ``D[f // 64, f % 64]``); or whether each value of

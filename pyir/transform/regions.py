@@ -48,7 +48,7 @@ def accesses(body, init, allocs, kinds=True):
 
 def infer_regions(body, init, allocs):
     """(reads, writes): tuples of BufferRegion for a block with these parts."""
-    return tuple(tuple(BufferRegion(buf, _hull([r for r, _ in accs]))
+    return tuple(tuple(BufferRegion(buf, hull([r for r, _ in accs]))
                        for buf, accs in table.items())
                  for table in accesses(body, init, allocs, kinds=False))
 
@@ -67,17 +67,17 @@ def uncovered(declared, accessed, facts, elsewhere):
         if buf not in by_buffer:
             if buf in elsewhere and all(kind == "pointer" for _, kind in accs):
                 continue
-            return buf, _hull([r for r, _ in accs]), None
-        hull = _hull(by_buffer[buf])
+            return buf, hull([r for r, _ in accs]), None
+        outer = hull(by_buffer[buf])
         for region, kind in accs:
-            if kind in ("pointer", "loose") or region == hull:
+            if kind in ("pointer", "loose") or region == outer:
                 continue
             analyzer, corners = facts()
-            if _covers(hull, region, analyzer):
+            if _covers(outer, region, analyzer):
                 continue
-            if _misses(hull, region, analyzer) or kind == "exact" and any(
-                    _misses(_at(hull, c), _at(region, c), analyzer) for c in corners):
-                return buf, region, hull
+            if _misses(outer, region, analyzer) or kind == "exact" and any(
+                    _misses(_at(outer, c), _at(region, c), analyzer) for c in corners):
+                return buf, region, outer
     return None
 
 
@@ -286,7 +286,7 @@ class _Collector:
         return True
 
 
-def _hull(regions):
+def hull(regions):
     """The smallest region covering every region in ``regions`` (one Range per dim)."""
     out = []
     for ranges in zip(*regions):

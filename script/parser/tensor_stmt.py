@@ -18,7 +18,7 @@ from pyir.ir import dtype as dt
 from pyir.ir.node import walk
 from pyir.ir.stmt import walk_stmts
 from pyir.runtime.exprtext import expr_text
-from pyir.transform.dependence import concurrency_conflict
+from pyir.transform.concurrency import concurrency_conflict
 
 from .core import register
 from .tensor_builtins import EXPRESSIONS, KNOWN_NAMES
@@ -203,14 +203,22 @@ def _for(parser, node):
 def _check_concurrent(parser, node, loop):
     """A ParseError at a ``T.parallel`` or ``T.vectorized`` loop whose iterations depend on
     each other, by the rule of ``Schedule.parallel`` and ``vectorize``
-    (`pyir.transform.dependence.iteration_conflict`, over the blocks below): run at the
-    same time, they would give another result than the loop (a parallel one, a race)."""
+    (`pyir.transform.concurrency.concurrency_conflict`): run at the same time, they would
+    give another result than the loop (a parallel one, a race). Statements outside blocks
+    are checked below a ``T.parallel`` loop only (a ``T.vectorized`` one whose iterations
+    interact becomes a scalar loop in codegen: `pyir.codegen.vectorize.iterations_apart`),
+    and not in a function whose buffers pyir flattened (its ``"param_shapes"`` attribute,
+    what `pyir.transform.flatten_buffers` records): its loops were proven before, and over
+    flat indices the rows a tile's guard keeps apart (``C[i * m + j_0 * 128 + j]`` under
+    ``if j_0 * 128 + j < m``) cannot be told apart without that guard."""
     outer = []
     for var, (start, extent) in _state(parser).loops.items():
         if var is loop.loop_var:
             break
         outer.append(For(var, start, extent, "serial", Evaluate(IntImm(0))))
-    why = concurrency_conflict(loop, outer, f"{loop.kind} loop {loop.loop_var.name}")
+    flattened = any(key == "param_shapes" for key, _ in _state(parser).attrs)
+    why = concurrency_conflict(loop, outer, f"{loop.kind} loop {loop.loop_var.name}",
+                               statements=loop.kind == "parallel" and not flattened)
     if why:
         parser.error(node, why, "T.serial, or a schedule that makes them independent "
                                 "(rfactor, cache_write)")

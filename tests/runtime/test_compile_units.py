@@ -186,11 +186,19 @@ def test_a_kernel_called_from_two_units_is_linked_once_or_into_each(monkeypatch,
     @T.prim_func
     def twice(X: T.Buffer(("n",), "float32")):
         for i in T.parallel(n):
-            T.call_extern("test.test_bump_shared", X, i, dtype="void")
-            T.call_extern("test.test_bump_local", X, i, dtype="void")
+            with T.block("first"):   # declares what the kernels touch: X[vi] alone
+                vi = T.axis.spatial(n, i)
+                T.reads(X[vi])
+                T.writes(X[vi])
+                T.call_extern("test.test_bump_shared", X, vi, dtype="void")
+                T.call_extern("test.test_bump_local", X, vi, dtype="void")
         for i in T.parallel(n):
-            T.call_extern("test.test_bump_shared", X, i, dtype="void")
-            T.call_extern("test.test_bump_local", X, i, dtype="void")
+            with T.block("second"):
+                vi = T.axis.spatial(n, i)
+                T.reads(X[vi])
+                T.writes(X[vi])
+                T.call_extern("test.test_bump_shared", X, vi, dtype="void")
+                T.call_extern("test.test_bump_local", X, vi, dtype="void")
 
     monkeypatch.setattr(llvm_codegen, "UNIT_INSTRUCTIONS", 1)
     lib = pyir.build(twice, use_cache=False)

@@ -3,8 +3,8 @@ from pyir.script import tensor as T
 
 @T.prim_func
 def lowered(A: T.Buffer(("n",), "float32"), B: T.Buffer(("n",), "float32")):
-    tmp = T.alloc_buffer((8,), "float32", scope="local")
     for io in T.parallel((n + 7) // 8):
+        tmp = T.alloc_buffer((8,), "float32", scope="local")
         for ii in range(8):
             base = io * 8
             if base + ii < n and not (ii == 3 or ii % 5 == 4):

@@ -1,0 +1,269 @@
+"""Whether the iterations of a loop may run at the same time, as a parallel or vectorized
+loop's do: `concurrency_conflict`, the rule of `Schedule.parallel` / `Schedule.vectorize`
+and of a script's ``T.parallel`` / ``T.vectorized``.
+
+The blocks below the loop answer by the regions they declare
+(`pyir.transform.dependence.iteration_conflict`). Statements outside blocks (a script
+written without them) answer by their indices (`statement_conflict`): each buffer they
+write below the loop, unless it is allocated inside the loop (each iteration has its own),
+must be accessed so that the iterations stay apart:
+- at one index in every access, which in some dimension (or as a row-major offset) takes a
+  different value at every point of the loops it uses, the loop among them
+  (`_one_to_one`: ``P[j0 * n * 32 + i * 32 + j1]`` packs panels across a parallel ``i``);
+- or at elements that, in one iteration (relaxed over the loops inside it), end before
+  those of the next iteration begin (``A[i * m + j + 1] = A[i * m + j]`` over ``j`` in
+  ``range(m - 1)``).
+Conditions are not read: an access they guard counts as made. A buffer passed by address to
+a kernel (``T.call_extern``) that may write it (`pyir.ffi.extern`'s ``writes=``; any buffer,
+for a kernel not registered) or that the statements write is refused too, since how far the
+kernel reaches is not known here; so is a buffer that blocks and statements below the loop
+both access, one of them writing it.
+"""
+
+from ..arith import detect_linear, vars_of
+from ..ffi.extern import ExternKernel
+from ..ffi.registry import get_global_func
+from ..ir import (Allocate, Binary, BlockRealize, Buffer, BufferLoad, BufferStore, Call,
+                  Evaluate, For, IfThenElse, IntImm, LetStmt, Range, SeqStmt, Var, ge, le,
+                  rewrite, substitute, walk)
+from ..runtime.exprtext import expr_text
+from .dependence import analyzer_for, disjoint_steps, iteration_conflict, relax_range, uses
+from .regions import hull
+
+
+def concurrency_conflict(loop, outer_loops, what=None, statements=True):
+    """Why the iterations of For ``loop`` (inside ``outer_loops``) cannot run at the same
+    time, as a parallel or vectorized loop's do (`iteration_conflict` without reordering
+    reductions, and `statement_conflict` unless not ``statements``), or None; ``what`` names
+    the loop (default: "loop i")."""
+    why = iteration_conflict(loop, outer_loops, [loop.loop_var], allow_reduce_reorder=False)
+    if why is None and statements:
+        why = statement_conflict(loop, outer_loops)
+    if why is None:
+        return None
+    return (f"{why}; the iterations of {what or f'loop {loop.loop_var.name}'} cannot run at "
+            "the same time")
+
+
+def statement_conflict(loop, outer_loops):
+    """Why the statements outside blocks below For ``loop`` (inside ``outer_loops``) keep
+    its iterations from running at the same time (see the module docstring), or None."""
+    body = _Statements(analyzer_for(list(outer_loops) + [loop]))
+    body.visit(loop.body)
+    var = loop.loop_var
+    loops = {var: (loop.start, loop.extent), **body.loops}
+    for buf in body.buffers:
+        if buf in body.private:
+            continue
+        accs = body.accesses.get(buf, [])
+        written = any(is_write for _, is_write in accs)
+        if buf in body.kernel_args and (written or body.kernel_args[buf]):
+            return (f"a kernel called below it is passed {buf.name}, which "
+                    + ("statements there write" if written else "the kernel may write")
+                    + ", and how far the kernel reaches into it is not known")
+        if accs and buf in body.in_blocks and (written or buf in body.block_writes):
+            return (f"blocks and statements outside blocks below it both access {buf.name}, "
+                    "and one of them writes it")
+        if written and not _apart(buf, accs, var, loops, body):
+            write = next(indices for indices, is_write in accs if is_write)
+            other = next((indices for indices, _ in accs if indices != write), None)
+            also = "" if other is None else f" and access {_text(buf, other)}"
+            return (f"the statements below it write {_text(buf, write)}{also}, which other "
+                    f"iterations of loop {var.name} may access too")
+    return None
+
+
+def _apart(buf, accs, var, loops, body):
+    """Whether the iterations of ``var`` access disjoint elements of ``buf`` (accessed at
+    ``accs``, each ``(indices, is_write)``)."""
+    ana = body.ana
+    same, merged = _merged_copies([indices for indices, _ in accs], var, loops, ana)
+    if same is not None:
+        if any(_one_to_one(index, var, merged, ana) for index in same):
+            return True
+        if len(same) > 1:
+            offset = IntImm(0)
+            for index, extent in zip(same, buf.shape):
+                offset = offset * extent + index
+            if _one_to_one(ana.simplify(offset), var, merged, ana):
+                return True
+    inner = [v for v in loops if v is not var]
+    regions = []
+    for indices, _ in accs:
+        region = tuple(relax_range(Range(i, IntImm(1)), ana, inner) for i in indices)
+        if any(r is None for r in region):
+            return False
+        regions.append(region)
+    return disjoint_steps(hull(regions), buf.shape, var, ana)
+
+
+def _merged_copies(all_indices, var, loops, ana):
+    """``(indices, loops)``: the one index tuple of every access in ``all_indices``, once
+    the loops inside are renamed by name, and the loops (var -> (start, extent)) with each
+    name's loops merged into one over all of their values; ``(None, None)`` when the
+    accesses differ even so. A split's main loop and its tail (two loops ``j_1``, from 0 to
+    32 and to ``T.min(32, n - j_0 * 32)``) so become one loop to ``T.max`` of the two
+    extents: the elements each access reaches are among those of the one index over the
+    merged loops (a name used by two loops in one access is left as it is)."""
+    by_name = {}
+    for v, rng in loops.items():
+        if v is not var:
+            by_name.setdefault(v.name, []).append((v, rng))
+    renamed, merged = {}, {var: loops[var]}
+    for name, group in by_name.items():
+        starts = {id(rng[0]) for _, rng in group}
+        if len(group) == 1 or len(starts) > 1 and not all(
+                ana.can_prove_equal(rng[0], group[0][1][0]) for _, rng in group):
+            merged.update((v, rng) for v, rng in group)
+            continue
+        one = Var(name, var.dtype)
+        extent = group[0][1][1]
+        for _, rng in group[1:]:
+            extent = Binary("max", extent, rng[1])
+        merged[one] = (group[0][1][0], ana.simplify(extent))
+        renamed.update((v, one) for v, _ in group)
+    first = None
+    for indices in all_indices:
+        used = [v for i in indices for v in vars_of(i) if v in renamed]
+        if len({v.name for v in used}) != len(set(used)):
+            return None, None
+        mapped = tuple(ana.simplify(substitute(i, renamed)) for i in indices)
+        if first is None:
+            first = mapped
+        elif mapped != first:
+            return None, None
+    return first, merged
+
+
+def _one_to_one(index, var, loops, ana):
+    """Whether ``index`` takes a different value for each value of ``var`` at every point
+    of the loops it uses (``loops``: var -> (start, extent)). Its *atoms* are those loops'
+    variables and, for one from 0, ``v // d`` and ``v % d`` (``d`` a positive constant: a
+    fused loop's parts). It must be ``sum(c_a * a) + rest`` with ``rest`` and each ``c_a``
+    free of the loops, each atom's start free of them too, ``var`` an atom or both its parts
+    (with one ``d``) atoms, and an order of the terms in which each ``|c_a|`` is more than
+    the span of the terms before it (``sum(|c_b| * (values_b - 1))``, each count at its
+    largest): the terms then make a mixed-radix number, different at each point."""
+    atoms, parts = dict(loops), {}
+
+    def part(n):
+        if not (isinstance(n, Binary) and n.op in ("floordiv", "floormod")
+                and isinstance(n.a, Var) and n.a in loops and isinstance(n.b, IntImm)
+                and n.b.value > 0 and isinstance(loops[n.a][0], IntImm)
+                and loops[n.a][0].value == 0):
+            return None
+        key = (n.op, n.a, n.b.value)
+        if key not in parts:
+            parts[key] = atom = Var(f"{n.a.name}_{n.op}")
+            extent = loops[n.a][1]
+            atoms[atom] = (IntImm(0), n.b if n.op == "floormod"
+                           else ana.simplify((extent + n.b - 1) // n.b))
+        return parts[key]
+
+    rest = rewrite(index, part)
+    used = vars_of(rest)
+    if var not in used and not any(("floordiv", var, d) in parts and ("floormod", var, d)
+                                   in parts for _, _, d in parts):
+        return False
+    terms = []
+    for v, (start, extent) in atoms.items():
+        if v not in used:
+            continue
+        found = ana.symbolic_bound(ana.simplify(extent - 1), list(loops))[1]
+        linear = detect_linear(rest, v, ana)
+        if linear is None or found is None or uses(start, atoms) or uses(linear[0], atoms):
+            return False
+        coeff, rest = linear
+        if ana.can_prove(ge(coeff, 1)):
+            terms.append((coeff, found))
+        elif ana.can_prove(le(coeff, -1)):
+            terms.append((ana.simplify(IntImm(0) - coeff), found))
+        else:
+            return False
+    if uses(rest, atoms):
+        return False
+    span = IntImm(0)
+    while terms:
+        fits = [t for t in terms if ana.can_prove(ge(t[0], span + 1))]
+        if not fits:
+            return False
+        least = next((t for t in fits if all(ana.can_prove(le(t[0], u[0])) for u in fits)),
+                     fits[0])
+        terms.remove(least)
+        span = ana.simplify(span + least[0] * least[1])
+    return True
+
+
+def _text(buf, indices):
+    return f"{buf.name}[{', '.join(expr_text(i) for i in indices)}]"
+
+
+class _Statements:
+    """The accesses of the statements outside blocks in a loop's body, walked without
+    recursion (loops may nest thousands deep): ``accesses`` {buffer: [(indices, is_write)]},
+    the indices simplified with the lets in force; ``loops`` {var: (start, extent)} of the
+    loops inside; ``private`` the buffers allocated there; ``kernel_args`` {buffer: whether
+    a kernel it is passed to may write it}; the buffers that blocks there access
+    (``in_blocks``) and write (``block_writes``); ``buffers`` every one of these, in order
+    of first access. ``ana`` bounds the loops and substitutes the lets."""
+
+    def __init__(self, ana):
+        self.ana = ana
+        self.loops, self.accesses, self.kernel_args, self.buffers = {}, {}, {}, {}
+        self.private, self.in_blocks, self.block_writes = set(), set(), set()
+
+    def visit(self, stmt):
+        stack = [stmt]
+        while stack:
+            s = stack.pop()
+            if isinstance(s, SeqStmt):
+                stack.extend(reversed(s.stmts))
+            elif isinstance(s, For):
+                self.exprs(s.start, s.extent)
+                self.ana.bind(s.loop_var, Range(s.start, s.extent))
+                self.loops[s.loop_var] = (s.start, s.extent)
+                stack.append(s.body)
+            elif isinstance(s, LetStmt):
+                self.exprs(s.value)
+                self.ana.bind(s.var, s.value)
+                stack.append(s.body)
+            elif isinstance(s, Allocate):
+                self.private.add(s.buffer)
+                stack.append(s.body)
+            elif isinstance(s, IfThenElse):
+                self.exprs(s.condition)
+                stack.extend(c for c in (s.else_case, s.then_case) if c is not None)
+            elif isinstance(s, BufferStore):
+                self.exprs(s.value, *s.indices)
+                self.access(s.buffer, s.indices, True)
+            elif isinstance(s, Evaluate):
+                self.exprs(s.value)
+            elif isinstance(s, BlockRealize):
+                for r in s.block.reads + s.block.writes:
+                    self.buffers[r.buffer] = None
+                self.in_blocks.update(r.buffer for r in s.block.reads + s.block.writes)
+                self.block_writes.update(r.buffer for r in s.block.writes)
+
+    def exprs(self, *values):
+        for value in values:
+            addresses = set()
+            for n in walk(value):
+                if isinstance(n, Call) and n.op == "call_extern":
+                    kernel = get_global_func(n.args[0].value, allow_missing=True)
+                    for k, a in enumerate(n.args[1:]):
+                        buf = a if isinstance(a, Buffer) else \
+                            a.buffer if isinstance(a, BufferLoad) else None
+                        if buf is None:
+                            continue
+                        addresses.add(id(a))
+                        writes = not isinstance(kernel, ExternKernel) \
+                            or kernel.written_param(k) is not None
+                        self.kernel_args[buf] = self.kernel_args.get(buf, False) or writes
+                        self.buffers[buf] = None
+                elif isinstance(n, BufferLoad) and id(n) not in addresses:
+                    self.access(n.buffer, n.indices, False)
+
+    def access(self, buf, indices, is_write):
+        self.buffers[buf] = None
+        indices = tuple(self.ana.simplify(i) for i in indices)
+        self.accesses.setdefault(buf, []).append((indices, is_write))
