@@ -6,8 +6,10 @@ build the error: each names the function, the argument, what was expected and wh
 
 import numpy as np
 
+from ..arith import simplify
 from ..codegen.abi import STATUS_EXTERN_FAILED, STATUS_NO_MEMORY, evaluate
 from ..errors import ArgumentTypeError, ArgumentValueError, Error
+from ..ir import substitute
 from .exprtext import expr_text, vars_in
 
 
@@ -184,9 +186,12 @@ def overlap_error(info, w, j):
                               "assumes buffers do not alias)")
 
 
-def status_error(info, status, shape_values, scalar_values=None):
+def status_error(info, status, shape_values, scalar_values=None, caller=None):
     """The error for a non-zero status returned by the native function (``scalar_values``:
-    those of the scalar parameters, when known)."""
+    those of the scalar parameters, when known). ``caller``: ``(exprs, env)`` when a graph
+    function made the call, ``exprs`` its expressions for the shape variables and ``env``
+    the values of its own; a failed condition is then written in the caller's variables
+    (``requires b >= 1, but b = 0``, not ``d1 >= 1``)."""
     if status == STATUS_NO_MEMORY:
         return Error(f"{info.name}: out of memory while allocating a temporary buffer")
     if status == STATUS_EXTERN_FAILED:
@@ -197,12 +202,15 @@ def status_error(info, status, shape_values, scalar_values=None):
                                   "did not as the function ran")
     if not 0 < status <= len(info.conditions):
         return Error(f"{info.name}: the native function returned unknown status {status}")
-    cond = info.conditions[status - 1]
+    cond, expr = info.conditions[status - 1], info.conditions[status - 1].expr
     values = dict(zip(info.shape_vars, shape_values))
     if scalar_values is not None:
         values.update(zip(info.scalar_vars, scalar_values))
-    known = ", ".join(f"{v.name} = {values[v]}" for v in vars_in(cond.expr) if v in values)
-    return ArgumentValueError(f"{info.name}: {cond.message}: requires {expr_text(cond.expr)}"
+    if caller is not None and set(vars_in(expr)) <= set(info.shape_vars):
+        exprs, values = caller
+        expr = simplify(substitute(expr, dict(zip(info.shape_vars, exprs))))
+    known = ", ".join(f"{v.name} = {values[v]}" for v in vars_in(expr) if v in values)
+    return ArgumentValueError(f"{info.name}: {cond.message}: requires {expr_text(expr)}"
                               + (f", but {known}" if known else ""))
 
 

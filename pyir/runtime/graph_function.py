@@ -178,7 +178,8 @@ class GraphFunction(NativeCode):
             info = self._prims[step.func]
             env = self._env(frame)
             shape_values = [evaluate(e, env) for e in step.shape_args]
-            err = checks.status_error(info, frame[self.plan.status_slot], shape_values)
+            err = checks.status_error(info, frame[self.plan.status_slot], shape_values,
+                                      caller=(step.shape_args, env))
             return type(err)(f"graph function {self.name}, binding {step.binding}: {err}"
                              f"{self._names_in(step, info)}")
         if 0 < status <= len(self.plan.conditions):

@@ -321,8 +321,8 @@ def test_a_max_over_an_empty_axis_is_refused():
     reduction starts from the first element, so the call requires one."""
     lib = pyir.build(_sum_max_module())
     with pytest.raises(pyir.ArgumentValueError, match=r"graph function max, binding .*: max.*: "
-                       r"X is read up to index 0 in dimension 1 of X: requires d0 < 1 or "
-                       r"d1 >= 1, but d0 = 3, d1 = 0"):
+                       r"X is read up to index 0 in dimension 1 of X: requires n < 1 or "
+                       r"m >= 1, but n = 3, m = 0"):
         lib["max"](np.zeros((3, 0), "float32"))
     np.testing.assert_array_equal(lib["max"](np.zeros((0, 4), "float32")), np.zeros(0))
 

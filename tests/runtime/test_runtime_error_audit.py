@@ -362,14 +362,16 @@ def test_a_graph_result_too_big_for_memory_is_named(n):
 
 def test_a_refused_operator_call_names_its_buffers_in_graph_terms():
     """R.max over an empty axis is refused by the operator's prim function, whose message
-    speaks of its own X and Y: the graph function's names for them follow."""
+    speaks of its own X and Y: the graph function's names for them follow, and the
+    condition is written in the graph function's shape variables (it was d0 and d1, the
+    prim function's)."""
     @R.function
     def audit_mx(x: R.Tensor(("a", "b"), "float32")):
         y = R.max(x, axis=1)
         return y
     f = pyir.build(audit_mx)["audit_mx"]
     with pytest.raises(pyir.ArgumentValueError, match=r"^graph function audit_mx, binding y: "
-                       r"max: X is read up to index 0 in dimension 1 of X: requires d0 < 1 or "
-                       r"d1 >= 1, but d0 = 3, d1 = 0 \(its X is x, its Y is y\)$"):
+                       r"max: X is read up to index 0 in dimension 1 of X: requires a < 1 or "
+                       r"b >= 1, but a = 3, b = 0 \(its X is x, its Y is y\)$"):
         f(np.ones((3, 0), "float32"))
     np.testing.assert_array_equal(f(np.arange(6, dtype="float32").reshape(3, 2)), [1, 3, 5])
