@@ -16,7 +16,7 @@ from pyir.errors import TOO_DEEP, kind_of
 from pyir.gcpause import gc_paused
 from pyir.ir import IRModule, PrimFunc, Var
 from pyir.transform.dependence import realizes_under
-from pyir.transform.regions import undeclared_access
+from pyir.transform.block_checks import block_fault
 
 from . import (blockize as _blockize, cache as _cache, compute_location as _loc,
                layout as _layout, loops as _loops, reduction as _red, sampling as _sampling)
@@ -48,8 +48,8 @@ class Schedule:
             raise ScheduleError("Schedule", type(mod).__name__,
                                 "a schedule works on an IRModule or a PrimFunc")
         self._mod = mod
-        # Functions whose blocks' declared regions no step has checked yet (the first step
-        # on each does: `_step`).
+        # Functions whose blocks no step has checked yet (the first step on each does:
+        # `_step`).
         self._unchecked = {name for name, f in mod.functions if isinstance(f, PrimFunc)}
         self._trace = Trace()
         self._history = []
@@ -354,7 +354,7 @@ class Schedule:
         with gc_paused():
             try:
                 if key in self._unchecked:
-                    self._check_regions(kind, func)
+                    self._check_blocks(kind, func)
                     self._unchecked.discard(key)
                 new_func, outs = fn(func)
             except RecursionError:
@@ -373,15 +373,16 @@ class Schedule:
         return handles if outs is not None else None
 
     @staticmethod
-    def _check_regions(kind, func):
-        """A ScheduleError if a block of ``func`` (not yet stepped on: IR built by hand may
-        declare too little) does not declare what its body reads and writes; every legality
-        check trusts the declared regions."""
-        wrong = undeclared_access(func)
+    def _check_blocks(kind, func):
+        """A ScheduleError if a block of ``func`` (not yet stepped on: IR built by hand)
+        declares less than its body reads and writes, or binds an iterator outside its
+        domain (`pyir.transform.block_checks`): every legality check trusts what blocks
+        state."""
+        wrong = block_fault(func)
         if wrong:
             raise ScheduleError(kind, f"prim function {func.name}",
-                                f"{wrong}; the schedule's legality checks trust the regions a "
-                                "block declares")
+                                f"{wrong}; the schedule's legality checks trust what a block "
+                                "states")
 
     def _record(self, kind, args, kwargs, outputs, single=False):
         enc_args = tuple(self._encode(a) for a in args)

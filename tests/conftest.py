@@ -21,17 +21,17 @@ def _verify_after_pass(mod, pass_name):
 
 
 def _verify_after_step(func, primitive):
-    """`pyir.ir.verify`, and that every block declares what its body accesses (what the
-    next step's legality checks trust)."""
+    """`pyir.ir.verify`, and that every block declares what its body accesses and binds its
+    iterators within their domains (what the next step's legality checks trust)."""
     from pyir.errors import Error
     from pyir.ir import verify
-    from pyir.transform.regions import undeclared_access
+    from pyir.transform.block_checks import block_fault
     try:
         verify(func)
     except Error as e:
         raise AssertionError(f"IR is ill-formed after schedule primitive {primitive}: {e}") \
             from None
-    wrong = undeclared_access(func)
+    wrong = block_fault(func)
     if wrong:
         raise AssertionError(f"after schedule primitive {primitive}: {wrong}")
 

@@ -48,7 +48,7 @@ from ..ir.node import substitute, walk, with_fields
 from .common import LowerError, fresh_copy, has_blocks, prim_func_pass, replace_func
 from .dependence import iteration_conflict
 from .linear import coefficient
-from .regions import undeclared_access
+from .block_checks import block_fault
 
 #: Constant extents below this are not worth vectorizing.
 MIN_VECTOR_EXTENT = 4
@@ -417,10 +417,10 @@ def default_schedule(func, target="llvm"):
     matmul gets the register tile of ``target``."""
     if func.attr("scheduled") or not has_blocks(func):
         return func
-    wrong = undeclared_access(func)
+    wrong = block_fault(func)
     if wrong:
-        raise LowerError(f"prim function {func.name}: {wrong}; the default schedule trusts the "
-                         "regions a block declares")
+        raise LowerError(f"prim function {func.name}: {wrong}; the default schedule trusts what "
+                         "a block states")
     tiled = _register_tiled(func, target)
     if tiled is not None:
         return tiled

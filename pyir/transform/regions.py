@@ -1,7 +1,6 @@
 """A block's read and write regions: inferred when ``T.reads`` / ``T.writes`` are absent,
-checked against the body when they are declared (by the parser) and in IR that no parser
-read (`undeclared_access`, which `Schedule` and the default schedule ask before they trust
-a block's ``reads`` / ``writes``).
+checked against the body when they are declared (by the parser, and in IR that no parser
+read: `pyir.transform.block_checks`).
 
 Every buffer load and store in the block's body and init is an access. Let variables and
 the iterators of nested blocks are replaced by their values, then the loop variables
@@ -113,37 +112,6 @@ def miss_message(name, attr, miss, declarer):
         return text, f"block {name!r} {attr} {text} but {declarer} does not list {buf.name}"
     return text, (f"block {name!r} {attr} {text} but {declarer} declares only "
                   f"{region_text(BufferRegion(buf, declared))}")
-
-
-def undeclared_access(func):
-    """What is wrong with the first block of PrimFunc ``func`` whose ``reads`` or
-    ``writes`` do not cover its accesses (`declared_miss`), as a message naming the block,
-    else None. The parser checks what a script declares; this is for IR built or edited by
-    hand, whose declared regions the schedule's legality checks and the default schedule
-    would otherwise trust."""
-    analyzer = arith.Analyzer()   # each loop and iterator bound where the walk meets it
-    stack = [func.body]
-    while stack:   # a walk without recursion: loops may nest thousands deep
-        s = stack.pop()
-        if isinstance(s, SeqStmt):
-            stack.extend(reversed(s.stmts))
-        elif isinstance(s, For):
-            analyzer.bind(s.loop_var, Range(s.start, s.extent))
-            stack.append(s.body)
-        elif isinstance(s, (LetStmt, Allocate)):
-            stack.append(s.body)
-        elif isinstance(s, IfThenElse):
-            stack.extend(c for c in (s.else_case, s.then_case) if c is not None)
-        elif isinstance(s, BlockRealize):
-            block = s.block
-            for iv in block.iter_vars:
-                analyzer.bind(iv.var, Range(IntImm(0), iv.extent))
-            found = declared_miss(block, lambda: analyzer, not (
-                isinstance(s.predicate, IntImm) and s.predicate.value == 1))
-            if found:
-                return miss_message(block.name, found[0], found[1], f"Block.{found[0]}")[1]
-            stack.extend(c for c in (block.body, block.init) if c is not None)
-    return None
 
 
 def region_text(region):

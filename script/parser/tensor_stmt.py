@@ -16,8 +16,7 @@ from pyir.ir import (Allocate, Binary, Block, BlockRealize, Buffer, BufferRegion
                      seq)
 from pyir.ir import dtype as dt
 from pyir.ir.node import walk
-from pyir.ir.stmt import walk_stmts
-from pyir.runtime.exprtext import expr_text
+from pyir.transform.block_checks import binding_outside, outside_message
 from pyir.transform.concurrency import concurrency_conflict
 
 from .core import register
@@ -378,9 +377,10 @@ def _block(parser, node, call):
                   tuple(frame.allocs), frame.annotations)
     if frame.declared_at:
         _check_declared(parser, frame, block)
-    _check_bindings(parser, frame, body)
     predicate = frame.predicate if frame.predicate is not None else IntImm(1, "bool")
-    return BlockRealize(tuple(frame.bindings), predicate, block)
+    realize = BlockRealize(tuple(frame.bindings), predicate, block)
+    _check_bindings(parser, frame, realize)
+    return realize
 
 
 def _loops_analyzer(parser, iter_vars):
@@ -394,38 +394,21 @@ def _loops_analyzer(parser, iter_vars):
     return analyzer
 
 
-def _check_bindings(parser, frame, body):
+def _check_bindings(parser, frame, realize):
     """A ParseError at a block iterator whose binding takes values outside its domain over
-    the loops around the block (``vk = T.axis.reduce(4, k)`` for ``k`` in ``range(n)``): the
-    block would run for iterations its domain does not have (and a reduction's init, at
-    ``vk == 0``, not run at all for ``n == 0``). A block that a ``T.where`` or an ``if``
-    (its own, or in its ``body``, that of a block inside) may cut short is left to it (the
-    split of a loop with a tail binds past the domain, and the predicate cuts that off); a
-    binding whose bounds cannot be stated is not refused."""
+    the loops around the block (`pyir.transform.block_checks.binding_outside`: the block
+    would run for iterations its domain does not have), or whose extent is a negative
+    constant."""
     for iv, node in zip(frame.iter_vars, frame.declared):
         if isinstance(iv.extent, IntImm) and iv.extent.value < 0:
             parser.error(node, f"block iterator {iv.var.name} has the negative extent "
                                f"{iv.extent.value}", f"T.axis.spatial({-iv.extent.value}, ...)")
-    if frame.predicate is not None or any(
-            isinstance(n, IfThenElse) or isinstance(n, BlockRealize) and not (
-                isinstance(n.predicate, IntImm) and n.predicate.value == 1)
-            for n in walk_stmts(body)):
-        return
-    analyzer = None
-    for iv, binding, node in zip(frame.iter_vars, frame.bindings, frame.declared):
-        if analyzer is None:   # the loops in scope, and the iterators of blocks around
-            analyzer = _loops_analyzer(parser, [v for outer in _state(parser).blocks
-                                                for v in outer.iter_vars])
-        lo, hi = analyzer.symbolic_bound(binding)
-        if lo is None or hi is None:
-            continue
-        if not (analyzer.can_prove(Binary("ge", lo, IntImm(0)))
-                and analyzer.can_prove(Binary("lt", hi, iv.extent))):
-            parser.error(node, f"block iterator {iv.var.name} is bound to values from "
-                               f"{expr_text(lo)} to {expr_text(hi)} over the loops around the "
-                               f"block, outside its domain [0, {expr_text(iv.extent)})",
-                         "the loops' extent as the iterator's, or a T.where that cuts "
-                         "the rest off")
+    outside = binding_outside(realize, _loops_analyzer(
+        parser, [v for outer in _state(parser).blocks for v in outer.iter_vars]))
+    if outside:
+        node = frame.declared[frame.iter_vars.index(outside[0])]
+        parser.error(node, outside_message(*outside),
+                     "the loops' extent as the iterator's, or a T.where that cuts the rest off")
 
 
 def _check_declared(parser, frame, block):

@@ -1,0 +1,81 @@
+"""What a block states that its body and the loops around it must bear out: its declared
+regions cover what its body accesses (`pyir.transform.regions.declared_miss`), and each
+iterator's binding stays in the iterator's domain over those loops (`binding_outside`).
+
+The parser checks both as it reads a script. `block_fault` checks IR that no parser read
+(built or edited by hand), where the first schedule step on a function and the default
+schedule would otherwise trust it: their legality checks read the declared regions, and
+lowering runs a block for every value of its bindings (a reduction bound as
+``T.axis.reduce(4, k)`` over ``range(n)`` summed n elements, and at n = 0 left its output
+unchanged).
+"""
+
+from .. import arith
+from ..ir import Binary, BlockRealize, For, IfThenElse, IntImm, LetStmt, Range, SeqStmt
+from ..ir.stmt import Allocate, walk_stmts
+from ..runtime.exprtext import expr_text
+from .regions import declared_miss, miss_message
+
+
+def binding_outside(realize, analyzer):
+    """``(iter_var, lo, hi)`` for the first iterator of BlockRealize ``realize`` whose
+    binding takes values from ``lo`` to ``hi`` outside its domain, over the loops (and the
+    iterators of blocks around) that ``analyzer`` bounds; else None. A block that its own
+    predicate, an ``if`` in it or the predicate of a block inside may cut short is left to
+    them (the split of a loop with a tail binds past the domain, and a predicate cuts that
+    off); so is a binding whose bounds cannot be stated."""
+    block = realize.block
+    if not _is_true(realize.predicate) or any(
+            isinstance(n, IfThenElse) or isinstance(n, BlockRealize) and not _is_true(n.predicate)
+            for part in (block.body, block.init) if part is not None for n in walk_stmts(part)):
+        return None
+    for iv, binding in zip(block.iter_vars, realize.iter_values):
+        lo, hi = analyzer.symbolic_bound(binding)
+        if lo is None or hi is None:
+            continue
+        if not (analyzer.can_prove(Binary("ge", lo, IntImm(0)))
+                and analyzer.can_prove(Binary("lt", hi, iv.extent))):
+            return iv, lo, hi
+    return None
+
+
+def outside_message(iv, lo, hi):
+    """What `binding_outside` found, as a message."""
+    return (f"block iterator {iv.var.name} is bound to values from {expr_text(lo)} to "
+            f"{expr_text(hi)} over the loops around the block, outside its domain "
+            f"[0, {expr_text(iv.extent)})")
+
+
+def block_fault(func):
+    """What is wrong with the first block of PrimFunc ``func`` whose ``reads`` or ``writes``
+    do not cover its accesses, or whose bindings leave their domains (see the module
+    docstring), as a message naming the block; else None."""
+    analyzer = arith.Analyzer()   # each loop and iterator bound where the walk meets it
+    stack = [func.body]
+    while stack:   # a walk without recursion: loops may nest thousands deep
+        s = stack.pop()
+        if isinstance(s, SeqStmt):
+            stack.extend(reversed(s.stmts))
+        elif isinstance(s, For):
+            analyzer.bind(s.loop_var, Range(s.start, s.extent))
+            stack.append(s.body)
+        elif isinstance(s, (LetStmt, Allocate)):
+            stack.append(s.body)
+        elif isinstance(s, IfThenElse):
+            stack.extend(c for c in (s.else_case, s.then_case) if c is not None)
+        elif isinstance(s, BlockRealize):
+            block = s.block
+            outside = binding_outside(s, analyzer)
+            if outside:
+                return f"block {block.name!r}: {outside_message(*outside)}"
+            for iv in block.iter_vars:
+                analyzer.bind(iv.var, Range(IntImm(0), iv.extent))
+            found = declared_miss(block, lambda: analyzer, not _is_true(s.predicate))
+            if found:
+                return miss_message(block.name, found[0], found[1], f"Block.{found[0]}")[1]
+            stack.extend(c for c in (block.body, block.init) if c is not None)
+    return None
+
+
+def _is_true(predicate):
+    return isinstance(predicate, IntImm) and predicate.value == 1
