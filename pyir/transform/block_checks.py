@@ -11,16 +11,18 @@ unchanged).
 """
 
 from .. import arith
-from ..ir import Binary, BlockRealize, For, IfThenElse, IntImm, LetStmt, Range, SeqStmt
+from ..ir import Binary, BlockRealize, For, IfThenElse, IntImm, LetStmt, Range, SeqStmt, Var
 from ..ir.stmt import Allocate, walk_stmts
 from ..runtime.exprtext import expr_text
 from .regions import declared_miss, miss_message
 
 
-def binding_outside(realize, analyzer):
+def binding_outside(realize, analyzer, loops):
     """``(iter_var, lo, hi)`` for the first iterator of BlockRealize ``realize`` whose
     binding takes values from ``lo`` to ``hi`` outside its domain, over the loops (and the
-    iterators of blocks around) that ``analyzer`` bounds; else None. A block that its own
+    iterators of blocks around) that the Analyzer ``analyzer()`` bounds; else None. ``loops`` maps loop
+    variables to their ``(start, extent)``: a binding that is one of them over exactly the
+    iterator's domain (``T.axis.remap``'s) needs no analysis. A block that its own
     predicate, an ``if`` in it or the predicate of a block inside may cut short is left to
     them (the split of a loop with a tail binds past the domain, and a predicate cuts that
     off); so is a binding whose bounds cannot be stated."""
@@ -29,12 +31,18 @@ def binding_outside(realize, analyzer):
             isinstance(n, IfThenElse) or isinstance(n, BlockRealize) and not _is_true(n.predicate)
             for part in (block.body, block.init) if part is not None for n in walk_stmts(part)):
         return None
+    ana = None
     for iv, binding in zip(block.iter_vars, realize.iter_values):
-        lo, hi = analyzer.symbolic_bound(binding)
+        start, extent = loops.get(binding, (None, None)) if isinstance(binding, Var) \
+            else (None, None)
+        if isinstance(start, IntImm) and start.value == 0 and extent == iv.extent:
+            continue
+        ana = ana or analyzer()
+        lo, hi = ana.symbolic_bound(binding)
         if lo is None or hi is None:
             continue
-        if not (analyzer.can_prove(Binary("ge", lo, IntImm(0)))
-                and analyzer.can_prove(Binary("lt", hi, iv.extent))):
+        if not (ana.can_prove(Binary("ge", lo, IntImm(0)))
+                and ana.can_prove(Binary("lt", hi, iv.extent))):
             return iv, lo, hi
     return None
 
@@ -51,6 +59,7 @@ def block_fault(func):
     do not cover its accesses, or whose bindings leave their domains (see the module
     docstring), as a message naming the block; else None."""
     analyzer = arith.Analyzer()   # each loop and iterator bound where the walk meets it
+    loops = {}
     stack = [func.body]
     while stack:   # a walk without recursion: loops may nest thousands deep
         s = stack.pop()
@@ -58,6 +67,7 @@ def block_fault(func):
             stack.extend(reversed(s.stmts))
         elif isinstance(s, For):
             analyzer.bind(s.loop_var, Range(s.start, s.extent))
+            loops[s.loop_var] = (s.start, s.extent)
             stack.append(s.body)
         elif isinstance(s, (LetStmt, Allocate)):
             stack.append(s.body)
@@ -65,7 +75,7 @@ def block_fault(func):
             stack.extend(c for c in (s.else_case, s.then_case) if c is not None)
         elif isinstance(s, BlockRealize):
             block = s.block
-            outside = binding_outside(s, analyzer)
+            outside = binding_outside(s, lambda: analyzer, loops)
             if outside:
                 return f"block {block.name!r}: {outside_message(*outside)}"
             for iv in block.iter_vars:

@@ -403,8 +403,9 @@ def _check_bindings(parser, frame, realize):
         if isinstance(iv.extent, IntImm) and iv.extent.value < 0:
             parser.error(node, f"block iterator {iv.var.name} has the negative extent "
                                f"{iv.extent.value}", f"T.axis.spatial({-iv.extent.value}, ...)")
-    outside = binding_outside(realize, _loops_analyzer(
-        parser, [v for outer in _state(parser).blocks for v in outer.iter_vars]))
+    outside = binding_outside(realize, lambda: _loops_analyzer(
+        parser, [v for outer in _state(parser).blocks for v in outer.iter_vars]),
+        _state(parser).loops)
     if outside:
         node = frame.declared[frame.iter_vars.index(outside[0])]
         parser.error(node, outside_message(*outside),
