@@ -16,7 +16,7 @@ from pyir.errors import TOO_DEEP, kind_of
 from pyir.gcpause import gc_paused
 from pyir.ir import IRModule, PrimFunc, Var
 from pyir.transform.dependence import realizes_under
-from pyir.transform.block_checks import block_fault
+from pyir.transform.block_checks import block_fault, loose_statement
 
 from . import (blockize as _blockize, cache as _cache, compute_location as _loc,
                layout as _layout, loops as _loops, reduction as _red, sampling as _sampling)
@@ -29,6 +29,12 @@ from .tree import find_block, find_loop, iter_paths, loops_of
 #: suite registers `pyir.ir.verify` here (each primitive checks legality itself, so builds
 #: outside the tests skip the extra walk).
 AFTER_EACH_STEP = []
+
+
+#: The primitives that keep every statement where and when it runs (or, parallel and
+#: vectorize, check the statements outside blocks: `pyir.transform.concurrency`); the others
+#: refuse a function with a store or kernel call outside blocks.
+_ORDER_KEEPING = frozenset({"split", "fuse", "unroll", "annotate", "parallel", "vectorize"})
 
 
 @dataclass(frozen=True)
@@ -51,6 +57,7 @@ class Schedule:
         # Functions whose blocks no step has checked yet (the first step on each does:
         # `_step`).
         self._unchecked = {name for name, f in mod.functions if isinstance(f, PrimFunc)}
+        self._loose = {}   # function name -> its first statement outside blocks, or None
         self._trace = Trace()
         self._history = []
         self._names = {}   # id(handle) -> its name in the trace; None once that step is undone
@@ -94,6 +101,7 @@ class Schedule:
         other = Schedule.__new__(Schedule)
         other._mod = self._mod
         other._unchecked = set(self._unchecked)
+        other._loose = dict(self._loose)
         other._trace = self._trace.copy()
         other._history = list(self._history)
         other._names = dict(self._names)
@@ -354,8 +362,16 @@ class Schedule:
         with gc_paused():
             try:
                 if key in self._unchecked:
-                    self._check_blocks(kind, func)
+                    self._loose[key] = self._check_blocks(kind, func)
                     self._unchecked.discard(key)
+                loose = self._loose.get(key)
+                if loose is not None and kind not in _ORDER_KEEPING:
+                    raise ScheduleError(kind, f"prim function {func.name}",
+                                        f"it stores or calls a kernel outside blocks (below), "
+                                        f"which the legality checks of {kind} do not see: they "
+                                        "read blocks; put the statement in a block of its own "
+                                        "(split, fuse, unroll, annotate, parallel and vectorize "
+                                        "take it as it is)", loose)
                 new_func, outs = fn(func)
             except RecursionError:
                 raise ScheduleError(kind, f"prim function {func.name}", TOO_DEEP) from None
@@ -377,12 +393,14 @@ class Schedule:
         """A ScheduleError if a block of ``func`` (not yet stepped on: IR built by hand)
         declares less than its body reads and writes, or binds an iterator outside its
         domain (`pyir.transform.block_checks`): every legality check trusts what blocks
-        state."""
+        state. Else the first statement of ``func`` outside blocks, or None (the schedule
+        makes none, so it stays for later steps: `_ORDER_KEEPING`)."""
         wrong = block_fault(func)
         if wrong:
             raise ScheduleError(kind, f"prim function {func.name}",
                                 f"{wrong}; the schedule's legality checks trust what a block "
                                 "states")
+        return loose_statement(func.body)
 
     def _record(self, kind, args, kwargs, outputs, single=False):
         enc_args = tuple(self._encode(a) for a in args)

@@ -11,8 +11,9 @@ unchanged).
 """
 
 from .. import arith
-from ..ir import Binary, BlockRealize, For, IfThenElse, IntImm, LetStmt, Range, SeqStmt, Var
-from ..ir.stmt import Allocate, walk_stmts
+from ..ir import (Binary, BlockRealize, BufferStore, Call, Evaluate, For, IfThenElse, IntImm,
+                  LetStmt, Range, SeqStmt, Var, walk)
+from ..ir.stmt import Allocate, stmt_children, walk_stmts
 from ..runtime.exprtext import expr_text
 from .regions import declared_miss, miss_message
 
@@ -84,6 +85,26 @@ def block_fault(func):
             if found:
                 return miss_message(block.name, found[0], found[1], f"Block.{found[0]}")[1]
             stack.extend(c for c in (block.body, block.init) if c is not None)
+    return None
+
+
+def loose_statement(body, in_loop=False):
+    """The first store or kernel call in ``body`` that is in a loop outside any block inside
+    that loop, or (unless ``in_loop``) outside any block at all; else None. What blocks
+    declare does not cover it, so the schedule's legality checks and the default schedule's
+    rules, which read blocks, would not see it: a reorder of the loops around ``s[0] = s[0] *
+    2 + i`` changed ``s``. (A statement right in a block, in no loop of it, is that block's.)"""
+    stack = [(body, not in_loop)]   # (statement, whether a store there counts)
+    while stack:
+        s, counts = stack.pop()
+        if isinstance(s, BlockRealize):
+            stack.extend((c, False) for c in (s.block.init, s.block.body) if c is not None)
+        elif isinstance(s, (BufferStore, Evaluate)):
+            if counts and (isinstance(s, BufferStore) or any(
+                    isinstance(n, Call) and n.op == "call_extern" for n in walk(s.value))):
+                return s
+        else:
+            stack.extend((c, counts or isinstance(s, For)) for c in reversed(stmt_children(s)))
     return None
 
 

@@ -34,7 +34,9 @@ Whether a loop *may* run in parallel or vectorized is not decided here: a loop c
 kind (and nests fuse) only where `Schedule.parallel` / `Schedule.vectorize` would accept
 the loop, by their rule, `pyir.transform.dependence.iteration_conflict` (from the blocks'
 ``reads``/``writes``: no iteration may touch what another one writes). An in-place scan
-``A[i + 1] += A[i]`` stays serial.
+``A[i + 1] += A[i]`` stays serial. Those rules read blocks only: a function with a store or
+a kernel call in a loop outside any block in it (`pyir.transform.block_checks.
+loose_statement`) keeps its loops as written (a parallel loop of ``s[0] = s[0] + 1`` beside a block raced).
 """
 
 import dataclasses
@@ -48,7 +50,7 @@ from ..ir.node import substitute, walk, with_fields
 from .common import LowerError, fresh_copy, has_blocks, prim_func_pass, replace_func
 from .dependence import iteration_conflict
 from .linear import coefficient
-from .block_checks import block_fault
+from .block_checks import block_fault, loose_statement
 
 #: Constant extents below this are not worth vectorizing.
 MIN_VECTOR_EXTENT = 4
@@ -424,6 +426,8 @@ def default_schedule(func, target="llvm"):
     tiled = _register_tiled(func, target)
     if tiled is not None:
         return tiled
+    if loose_statement(func.body, in_loop=True) is not None:
+        return func
     proven = {}   # id -> loop whose iterations `_independent` found independent
     body = _reduction_outward(_fuse_rows(func.body, (), proven), ())
     body = _vectorize(body, (), proven)

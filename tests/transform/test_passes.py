@@ -267,6 +267,35 @@ def test_default_schedule_one_loop_is_parallel_and_vectorized_chunks():
     assert lp.kind == "parallel" and dict(lp.annotations)["vectorize"] == 1
 
 
+_BLOCK_AND_STATEMENT = """
+from pyir.script import tensor as T
+
+@T.prim_func
+def f(A: T.Buffer((100000,), "float32"), B: T.Buffer((100000,), "float32"),
+      s: T.Buffer((1,), "float32")):
+    for i in range(100000):
+        with T.block("B"):
+            vi = T.axis.spatial(100000, i)
+            B[vi] = A[vi] * T.float32(2)
+        {statement}
+"""
+
+
+@pytest.mark.parametrize("statement", ["s[0] = s[0] + T.float32(1)",
+                                       'T.call_extern("test.none", s, dtype="void")'])
+def test_default_schedule_keeps_loops_of_statements_outside_blocks(statement):
+    """The rules read what blocks declare: the loop, also holding a statement outside the
+    block, was made parallel (the count came out 65,089 of 100,000)."""
+    f = from_source(_BLOCK_AND_STATEMENT.format(statement=statement))
+    assert transform.default_schedule(ir.IRModule.from_dict({"f": f}))["f"] is f
+    if statement.startswith("s[0]"):
+        a, b = np.ones(100000, "float32"), np.zeros(100000, "float32")
+        total = np.zeros(1, "float32")
+        pyir.build(f)["f"](a, b, total)
+        assert total[0] == 100000
+        np.testing.assert_array_equal(b, 2)
+
+
 def test_default_schedule_never_parallelizes_reductions():
     # i, k, j: the reduction loop moves out of the innermost place, where it read B down a
     # column, so that j vectorizes along rows of B and C; it stays serial. (An int32 matmul:
