@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from pyir.errors import TOO_DEEP, kind_of
 from pyir.gcpause import gc_paused
 from pyir.ir import IRModule, PrimFunc, Var
-from pyir.transform.dependence import realizes_under
 from pyir.transform.block_checks import block_fault, loose_statement
+from pyir.transform.dependence import realizes_under
 
 from . import (blockize as _blockize, cache as _cache, compute_location as _loc,
                layout as _layout, loops as _loops, reduction as _red, sampling as _sampling)

@@ -202,7 +202,8 @@ def status_error(info, status, shape_values, scalar_values=None, caller=None):
                                   "did not as the function ran")
     if not 0 < status <= len(info.conditions):
         return Error(f"{info.name}: the native function returned unknown status {status}")
-    cond, expr = info.conditions[status - 1], info.conditions[status - 1].expr
+    cond = info.conditions[status - 1]
+    expr = cond.expr
     values = dict(zip(info.shape_vars, shape_values))
     if scalar_values is not None:
         values.update(zip(info.scalar_vars, scalar_values))

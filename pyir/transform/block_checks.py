@@ -21,12 +21,12 @@ from .regions import declared_miss, miss_message
 def binding_outside(realize, analyzer, loops):
     """``(iter_var, lo, hi)`` for the first iterator of BlockRealize ``realize`` whose
     binding takes values from ``lo`` to ``hi`` outside its domain, over the loops (and the
-    iterators of blocks around) that the Analyzer ``analyzer()`` bounds; else None. ``loops`` maps loop
-    variables to their ``(start, extent)``: a binding that is one of them over exactly the
-    iterator's domain (``T.axis.remap``'s) needs no analysis. A block that its own
-    predicate, an ``if`` in it or the predicate of a block inside may cut short is left to
-    them (the split of a loop with a tail binds past the domain, and a predicate cuts that
-    off); so is a binding whose bounds cannot be stated."""
+    iterators of blocks around) that the Analyzer ``analyzer()`` bounds; else None.
+    ``loops`` maps loop variables to their ``(start, extent)``: a binding that is one of
+    them over exactly the iterator's domain (``T.axis.remap``'s) needs no analysis. A block
+    that its own predicate, an ``if`` in it or the predicate of a block inside may cut short
+    is left to them (the split of a loop with a tail binds past the domain, and a predicate
+    cuts that off); so is a binding whose bounds cannot be stated."""
     block = realize.block
     if not _is_true(realize.predicate) or any(
             isinstance(n, IfThenElse) or isinstance(n, BlockRealize) and not _is_true(n.predicate)
@@ -38,7 +38,8 @@ def binding_outside(realize, analyzer, loops):
             else (None, None)
         if isinstance(start, IntImm) and start.value == 0 and extent == iv.extent:
             continue
-        ana = ana or analyzer()
+        if ana is None:
+            ana = analyzer()
         lo, hi = ana.symbolic_bound(binding)
         if lo is None or hi is None:
             continue

@@ -35,8 +35,8 @@ kind (and nests fuse) only where `Schedule.parallel` / `Schedule.vectorize` woul
 the loop, by their rule, `pyir.transform.dependence.iteration_conflict` (from the blocks'
 ``reads``/``writes``: no iteration may touch what another one writes). An in-place scan
 ``A[i + 1] += A[i]`` stays serial. Those rules read blocks only: a function with a store or
-a kernel call in a loop outside any block in it (`pyir.transform.block_checks.
-loose_statement`) keeps its loops as written (a parallel loop of ``s[0] = s[0] + 1`` beside a block raced).
+a kernel call in a loop outside any block in it (`block_checks.loose_statement`) keeps its
+loops as written (a parallel loop of ``s[0] = s[0] + 1`` beside a block raced).
 """
 
 import dataclasses
@@ -47,10 +47,10 @@ from ..arith import vars_of
 from ..ir import expr as E
 from ..ir import stmt as S
 from ..ir.node import substitute, walk, with_fields
+from .block_checks import block_fault, loose_statement
 from .common import LowerError, fresh_copy, has_blocks, prim_func_pass, replace_func
 from .dependence import iteration_conflict
 from .linear import coefficient
-from .block_checks import block_fault, loose_statement
 
 #: Constant extents below this are not worth vectorizing.
 MIN_VECTOR_EXTENT = 4
