@@ -90,22 +90,28 @@ def block_fault(func):
 
 
 def loose_statement(body, in_loop=False):
-    """The first store or kernel call in ``body`` that is in a loop outside any block inside
-    that loop, or (unless ``in_loop``) outside any block at all; else None. What blocks
-    declare does not cover it, so the schedule's legality checks and the default schedule's
-    rules, which read blocks, would not see it: a reorder of the loops around ``s[0] = s[0] *
-    2 + i`` changed ``s``. (A statement right in a block, in no loop of it, is that block's.)"""
-    stack = [(body, not in_loop)]   # (statement, whether a store there counts)
+    """The first store or kernel call in ``body`` that no block's declared regions cover
+    where a loop holding a block would move it, else None: one in a loop and outside any
+    block inside that loop, or (unless ``in_loop``) outside any block at all. The schedule's
+    legality checks and the default schedule's rules read blocks, and would not see it: a
+    reorder of the loops around ``s[0] = s[0] * 2 + i`` changed ``s``. A statement inside a
+    block, in no loop of that block that holds a block too, is that block's (an opaque
+    block's own loop of statements: no primitive reaches that loop)."""
+    stack = [(body, not in_loop, False)]   # (statement, whether a store counts, in a block)
     while stack:
-        s, counts = stack.pop()
+        s, counts, in_block = stack.pop()
         if isinstance(s, BlockRealize):
-            stack.extend((c, False) for c in (s.block.init, s.block.body) if c is not None)
+            stack.extend((c, False, True) for c in (s.block.init, s.block.body)
+                         if c is not None)
         elif isinstance(s, (BufferStore, Evaluate)):
             if counts and (isinstance(s, BufferStore) or any(
                     isinstance(n, Call) and n.op == "call_extern" for n in walk(s.value))):
                 return s
         else:
-            stack.extend((c, counts or isinstance(s, For)) for c in reversed(stmt_children(s)))
+            if isinstance(s, For):
+                counts = counts or not in_block or any(
+                    isinstance(n, BlockRealize) for n in walk_stmts(s.body))
+            stack.extend((c, counts, in_block) for c in reversed(stmt_children(s)))
     return None
 
 

@@ -10,8 +10,11 @@ import numpy as np
 import pytest
 
 import pyir
+from pyir import transform
+from pyir.ir import IRModule
 from pyir.schedule import Schedule, ScheduleError
 from pyir.script import from_source
+from pyir.transform.block_checks import loose_statement
 
 IN_LOOP = from_source('''
 from pyir.script import tensor as T
@@ -97,3 +100,53 @@ def test_parallel_checks_the_statement_itself():
                        r"statements below it write s\[0\], which other iterations of loop i "
                        r"may access too; the iterations of loop i cannot run at the same time"):
         sch.parallel(i)
+
+
+OPAQUE = from_source('''
+from pyir.script import tensor as T
+
+@T.prim_func
+def rows(A: T.Buffer((4, 1000), "float32"), S: T.Buffer((4,), "float32")):
+    for i in range(4):
+        with T.block("row"):
+            vi = T.axis.spatial(4, i)
+            T.reads(A[vi, 0:1000], S[vi])
+            T.writes(S[vi])
+            S[vi] = T.float32(0)
+            for j in range(1000):
+                S[vi] = S[vi] + A[vi, j]
+''')
+
+
+def test_an_opaque_block_s_own_loop_of_statements_is_the_block_s():
+    """No primitive reaches the loop inside the block, and its declared regions cover the
+    statements: the schedule and the default schedule take the function as before."""
+    assert loose_statement(OPAQUE.body) is None
+    lowered = transform.lower(IRModule.from_dict({"rows": OPAQUE}))["rows"]
+    assert lowered.body.kind == "parallel"
+    sch = Schedule(OPAQUE)
+    sch.cache_read(sch.get_block("row"), 0, "global")
+    a = np.random.default_rng(0).random((4, 1000), dtype=np.float32)
+    s = np.zeros(4, np.float32)
+    pyir.build(sch.mod)["rows"](a, s)
+    np.testing.assert_allclose(s, a.sum(axis=1), rtol=1e-5)
+
+
+def test_a_statement_beside_a_block_in_a_loop_inside_a_block_counts():
+    func = from_source('''
+from pyir.script import tensor as T
+
+@T.prim_func
+def f(A: T.Buffer((4, 8), "float32"), B: T.Buffer((4, 8), "float32"),
+      s: T.Buffer((4,), "float32")):
+    for i in range(4):
+        with T.block("outer"):
+            vi = T.axis.spatial(4, i)
+            for j in range(8):
+                with T.block("inner"):
+                    vj = T.axis.spatial(8, j)
+                    B[vi, vj] = A[vi, vj]
+                s[vi] = s[vi] * T.float32(2) + B[vi, j]
+''')
+    found = loose_statement(func.body)
+    assert found.buffer.name == "s" and found.script().startswith("s[vi] = s[vi] * 2.0")
