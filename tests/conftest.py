@@ -12,12 +12,20 @@ GOLDEN_DIR = pathlib.Path(__file__).parent / "golden"
 
 
 def _verify_after_pass(mod, pass_name):
+    """`pyir.ir.verify`, and while blocks remain (after the default schedule) that each
+    declares what its body accesses and binds its iterators within their domains."""
     from pyir.errors import Error
-    from pyir.ir import verify
+    from pyir.ir import PrimFunc, verify
+    from pyir.transform.block_checks import block_fault
     try:
         verify(mod)
     except Error as e:
         raise AssertionError(f"IR is ill-formed after pass {pass_name}: {e}") from None
+    if pass_name == "default_schedule":
+        for name, func in mod.functions:
+            wrong = isinstance(func, PrimFunc) and block_fault(func)
+            if wrong:
+                raise AssertionError(f"after pass {pass_name}, prim function {name}: {wrong}")
 
 
 def _verify_after_step(func, primitive):
