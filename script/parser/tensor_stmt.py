@@ -18,12 +18,12 @@ from pyir.ir import dtype as dt
 from pyir.ir.node import walk
 from pyir.transform.block_checks import binding_outside, outside_message
 from pyir.transform.concurrency import concurrency_conflict
+from pyir.transform.regions import declared_miss, infer_regions, miss_message
 
 from .core import register
 from .tensor_builtins import EXPRESSIONS, KNOWN_NAMES
 from .tensor_expr import (ARITH, binary, buffer_indices, check_dtype, check_rank, dtype_arg, expr,
                           index, index_nodes, to_expr, unknown_name)
-from pyir.transform.regions import declared_miss, infer_regions, miss_message
 
 _LOOP_KINDS = {"serial": "serial", "parallel": "parallel", "vectorized": "vectorized",
                "unroll": "unroll"}
