@@ -16,10 +16,6 @@ from pyir.transform.dependence import (analyzer_for, narrowed_by_predicate, real
                                        uses)
 
 
-def is_true(expr):
-    return isinstance(expr, IntImm) and expr.dtype == "bool" and expr.value == 1
-
-
 def linear_form(expr, loop_vars, ana):
     """``(coeffs, rest)`` with ``expr == sum(coeffs[v] * v) + rest`` where every coefficient
     is a constant int and ``rest`` uses none of ``loop_vars``; None if not so affine."""

@@ -9,7 +9,7 @@ import math
 from pyir.arith import detect_linear, non_decreasing, simplify, vars_of
 from pyir.codegen.abi import evaluate
 from pyir.ir import (Binary, Block, BlockRealize, BufferLoad, BufferStore, Call, For, IntImm, Range,
-                     SeqStmt, Var, and_, ge, le, lt, max_, min_, seq, substitute, walk)
+                     SeqStmt, Var, and_, ge, is_true, le, lt, max_, min_, seq, substitute, walk)
 from pyir.ir.node import rewrite
 from pyir.ir.ops import is_one
 from pyir.ir.stmt import rewrite_stmts
@@ -20,8 +20,8 @@ from pyir.transform.dependence import (analyzer_for, iteration_conflict, narrow_
                                        reduce_loop_vars, region_in_loops, relax_range, uses)
 from pyir.transform.flatten import linear_index, product
 
-from .analysis import (complete_binding, complete_where_narrowed, extra_predicate, is_true,
-                       maps_onto, where_over_iterators)
+from .analysis import (complete_binding, complete_where_narrowed, extra_predicate, maps_onto,
+                       where_over_iterators)
 from .common import (check_no_interference, drop_buffer, index_vars, inline_path, item_index,
                      kernel_taking, only_block, readers, realize_path, refresh_reads,
                      replace_loads, same_scope, writers)

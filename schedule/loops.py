@@ -9,14 +9,13 @@ import numbers
 from functools import reduce
 
 from pyir import arith
-from pyir.ir import For, IntImm, Range, Var, and_, ge, lt
+from pyir.ir import For, IntImm, Range, Var, and_, ge, is_true, lt
 from pyir.ir.node import IdentityNode, rewrite
 from pyir.transform.concurrency import concurrency_conflict
 from pyir.transform.dependence import analyzer_for, iteration_conflict, realizes_under, uses
 from pyir.transform.lower_blocks import init_may_not_run
 from pyir.transform.register_tiles import FUSED_TAILS_KEY, TAIL_KEY
 
-from .analysis import is_true
 from .errors import ScheduleError, script_text
 from .tree import find_block, find_loop, loops_of, map_realizes, replace, with_body
 

@@ -5,11 +5,12 @@ them."""
 import dataclasses
 
 from pyir.ir import (Allocate, Binary, Block, BlockRealize, Buffer, BufferLoad, BufferStore,
-                     For, IntImm, IterVar, Var, and_, conjuncts, const, substitute, walk)
+                     For, IntImm, IterVar, Var, and_, conjuncts, const, is_true, substitute,
+                     walk)
 from pyir.ir.ops import is_one
 from pyir.transform.dependence import analyzer_for, realizes_under, uses
 
-from .analysis import affine_bindings, complete_binding, infer_regions, is_true
+from .analysis import affine_bindings, complete_binding, infer_regions
 from .cache import unique_block_name
 from .common import item_index, nest_around, readers, realize_path, writers
 from .errors import ScheduleError

@@ -361,8 +361,9 @@ class Schedule:
         key = next(n for n, f in self._mod.functions if f is func)
         with gc_paused():
             try:
-                if key in self._unchecked:
-                    self._loose[key] = self._check_blocks(kind, func)
+                if key in self._unchecked:   # (no step makes a statement outside blocks)
+                    self._check_blocks(kind, func)
+                    self._loose[key] = loose_statement(func.body)
                     self._unchecked.discard(key)
                 loose = self._loose.get(key)
                 if loose is not None and kind not in _ORDER_KEEPING:
@@ -393,14 +394,12 @@ class Schedule:
         """A ScheduleError if a block of ``func`` (not yet stepped on: IR built by hand)
         declares less than its body reads and writes, or binds an iterator outside its
         domain (`pyir.transform.block_checks`): every legality check trusts what blocks
-        state. Else the first statement of ``func`` outside blocks, or None (the schedule
-        makes none, so it stays for later steps: `_ORDER_KEEPING`)."""
+        state."""
         wrong = block_fault(func)
         if wrong:
             raise ScheduleError(kind, f"prim function {func.name}",
                                 f"{wrong}; the schedule's legality checks trust what a block "
                                 "states")
-        return loose_statement(func.body)
 
     def _record(self, kind, args, kwargs, outputs, single=False):
         enc_args = tuple(self._encode(a) for a in args)

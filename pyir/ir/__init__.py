@@ -4,8 +4,8 @@ and the well-formedness verifier."""
 from . import dtype
 from .expr import (ARITH_OPS, BINARY_OPS, COMPARE_OPS, INTRINSICS, LOGIC_OPS, Binary, Buffer,
                    BufferLoad, Call, Cast, FloatImm, IntImm, Not, PrimExpr, Select, StringImm,
-                   Var, and_, binary, conjuncts, const, convert, eq, ge, gt, le, lt, max_, min_, ne,
-                   or_)
+                   Var, and_, binary, conjuncts, const, convert, eq, ge, gt, is_true, le, lt, max_,
+                   min_, ne, or_)
 from .graph import (BindingBlock, CallDPSPacked, CallPacked, CallTIR, DataflowBlock, DataflowVar,
                     Function, GlobalVar, GraphExpr, GraphVar, MatchCast, ObjectStructInfo, OpCall,
                     PrimStructInfo, PrimValue, SeqExpr, ShapeExpr, ShapeStructInfo, StructInfo,

@@ -404,6 +404,11 @@ def or_(a, b):
     return binary("or", a, b)
 
 
+def is_true(expr):
+    """Whether ``expr`` is the constant ``True`` (a predicate that holds everywhere)."""
+    return isinstance(expr, IntImm) and expr.dtype == "bool" and expr.value == 1
+
+
 def conjuncts(cond):
     """The terms of ``cond`` joined by ``and``, left to right (a true constant has none)."""
     if isinstance(cond, Binary) and cond.op == "and":

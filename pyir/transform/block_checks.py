@@ -12,7 +12,7 @@ unchanged).
 
 from .. import arith
 from ..ir import (Binary, BlockRealize, BufferStore, Call, Evaluate, For, IfThenElse, IntImm,
-                  LetStmt, Range, SeqStmt, Var, walk)
+                  LetStmt, Range, SeqStmt, Var, is_true, walk)
 from ..ir.stmt import Allocate, stmt_children, walk_stmts
 from ..runtime.exprtext import expr_text
 from .regions import declared_miss, miss_message
@@ -28,8 +28,8 @@ def binding_outside(realize, analyzer, loops):
     is left to them (the split of a loop with a tail binds past the domain, and a predicate
     cuts that off); so is a binding whose bounds cannot be stated."""
     block = realize.block
-    if not _is_true(realize.predicate) or any(
-            isinstance(n, IfThenElse) or isinstance(n, BlockRealize) and not _is_true(n.predicate)
+    if not is_true(realize.predicate) or any(
+            isinstance(n, IfThenElse) or isinstance(n, BlockRealize) and not is_true(n.predicate)
             for part in (block.body, block.init) if part is not None for n in walk_stmts(part)):
         return None
     ana = None
@@ -82,7 +82,7 @@ def block_fault(func):
                 return f"block {block.name!r}: {outside_message(*outside)}"
             for iv in block.iter_vars:
                 analyzer.bind(iv.var, Range(IntImm(0), iv.extent))
-            found = declared_miss(block, lambda: analyzer, not _is_true(s.predicate))
+            found = declared_miss(block, lambda: analyzer, not is_true(s.predicate))
             if found:
                 return miss_message(block.name, found[0], found[1], f"Block.{found[0]}")[1]
             stack.extend(c for c in (block.body, block.init) if c is not None)
@@ -113,7 +113,3 @@ def loose_statement(body, in_loop=False):
                     isinstance(n, BlockRealize) for n in walk_stmts(s.body))
             stack.extend((c, counts, in_block) for c in reversed(stmt_children(s)))
     return None
-
-
-def _is_true(predicate):
-    return isinstance(predicate, IntImm) and predicate.value == 1

@@ -24,14 +24,10 @@ from functools import reduce
 from ..arith import simplify, vars_of
 from ..ir import expr as E
 from ..ir import stmt as S
-from ..ir.expr import conjuncts
+from ..ir.expr import conjuncts, is_true
 from ..ir.node import substitute, walk, with_fields
 from .common import has_blocks, prim_func_pass, replace_func
 from .dependence import analyzer_for, narrowed_by_predicate
-
-
-def _is_true(e):
-    return isinstance(e, E.IntImm) and e.dtype == "bool" and e.value == 1
 
 
 def _lower_realize(realize, firsts):
@@ -44,7 +40,7 @@ def _lower_realize(realize, firsts):
     body = substitute(body, binding)
     for buf in reversed(block.alloc_buffers):
         body = S.Allocate(buf, body)
-    if not _is_true(realize.predicate):
+    if not is_true(realize.predicate):
         body = S.IfThenElse(realize.predicate, body)
     return body
 
@@ -66,7 +62,7 @@ def _at_first_iteration(values, loops, wheres, kept):
     but those whose variables are in ``kept``: each loop at its start, moved to where the
     conjuncts of ``wheres`` that bound that loop alone let it begin
     (`narrowed_by_predicate`); a start may use the loops outside."""
-    guards = [c for w in wheres if not _is_true(w) for c in conjuncts(w)]
+    guards = [c for w in wheres if not is_true(w) for c in conjuncts(w)]
     if guards:
         loops, _ = narrowed_by_predicate(loops, reduce(E.and_, guards), analyzer_for(loops))
     starts = {lp.loop_var: lp.start for lp in loops if lp.loop_var not in kept}
