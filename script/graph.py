@@ -13,21 +13,28 @@ from pyir.errors import Error, kind_of
 from pyir.ir import Function
 
 from .diagnostics import dialect_getattr
-from .parser.module import bare_decorator, in_module_class, parse_decorated_function
+from .parser.module import in_module_class, named_decorator, parse_decorated_function
 
 
 def function(func=None, **options):
     """Parse a graph function into a `pyir.ir.Function` (never runs it). Inside an
-    ``@I.ir_module`` class the function is returned as is; the module parses it."""
-    bare_decorator("R.function", func, options)
-    frame = sys._getframe(1)
+    ``@I.ir_module`` class the function is returned as is; the module parses it.
+    ``@R.function(name="mylib.f")`` names the function where the name is not a Python
+    identifier."""
+    name = named_decorator("R.function", func, options)
+    if func is None:
+        return lambda f: _function(f, sys._getframe(1), name)
+    return _function(func, sys._getframe(1), name)
+
+
+def _function(func, frame, name):
     if in_module_class(frame):
         return func
     if isinstance(func, Function):
         return func   # decorated twice
     if not isinstance(func, types.FunctionType):
         raise Error(f"R.function takes a Python function (def), not {kind_of(func)}")
-    return parse_decorated_function(func, frame, "function")
+    return parse_decorated_function(func, frame, "function", name)
 
 
 class _Annotation:

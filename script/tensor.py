@@ -14,21 +14,27 @@ from pyir.errors import Error, kind_of
 from pyir.ir import PrimFunc
 
 from .diagnostics import dialect_getattr
-from .parser.module import bare_decorator, in_module_class, parse_decorated_function
+from .parser.module import in_module_class, named_decorator, parse_decorated_function
 
 
 def prim_func(func=None, **options):
     """Parse ``func`` into a PrimFunc; inside an ``@I.ir_module`` class body, leave it to
-    the module (which parses the whole class)."""
-    bare_decorator("T.prim_func", func, options)
-    frame = sys._getframe(1)
+    the module (which parses the whole class). ``@T.prim_func(name="mylib.f")`` names the
+    function where the name is not a Python identifier."""
+    name = named_decorator("T.prim_func", func, options)
+    if func is None:
+        return lambda f: _prim_func(f, sys._getframe(1), name)
+    return _prim_func(func, sys._getframe(1), name)
+
+
+def _prim_func(func, frame, name):
     if in_module_class(frame):
         return func
     if isinstance(func, PrimFunc):
         return func   # decorated twice
     if not isinstance(func, types.FunctionType):
         raise Error(f"T.prim_func takes a Python function (def), not {kind_of(func)}")
-    return parse_decorated_function(func, frame, "prim_func")
+    return parse_decorated_function(func, frame, "prim_func", name)
 
 
 class BufferAnnotation:

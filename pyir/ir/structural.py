@@ -3,12 +3,15 @@
 Two nodes are structurally equal when they have the same shape and the variables and
 buffers they define correspond one to one (names do not matter; dtypes, shapes and
 scopes do). Correspondence is fixed at the first place a variable is met, walking both
-trees in the same order.
+trees in the same order, and made anew for each function of a module: a function's
+parameters and locals are its own, even where two functions share the objects (a module made
+from one function under two names).
 """
 
 import hashlib
 
 from ..errors import Error
+from .module import IRModule
 from .node import IdentityNode, Node, node_fields
 
 
@@ -50,6 +53,8 @@ class _Matcher:
         if type(a) is not type(b):
             raise _Diff(path, a, b, f"node types differ ({type(a).__name__} vs "
                                     f"{type(b).__name__})")
+        if isinstance(a, IRModule):
+            return self._module(a, b, path)
         if isinstance(a, IdentityNode):
             if id(a) in self.fwd or id(b) in self.back:
                 if self.fwd.get(id(a)) is not b:
@@ -59,6 +64,18 @@ class _Matcher:
             self.back[id(b)] = a
         return [(x, y, f"{path}.{name}") for (name, x), (_, y) in zip(node_fields(a), node_fields(b))
                 if not (name == "name" and isinstance(a, IdentityNode))]
+
+    def _module(self, a, b, path):
+        """Match the functions of IRModules ``a`` and ``b`` each with a matcher of its own;
+        return their attributes, still to match."""
+        if len(a.functions) != len(b.functions):
+            raise _Diff(f"{path}.functions", a.functions, b.functions,
+                        f"tuple lengths differ ({len(a.functions)} vs {len(b.functions)})")
+        for i, ((name_a, fa), (name_b, fb)) in enumerate(zip(a.functions, b.functions)):
+            if name_a != name_b:
+                raise _Diff(f"{path}.functions[{i}][0]", name_a, name_b, "values differ")
+            _Matcher().match(fa, fb, f"{path}.functions[{i}][1]")
+        return [(a.attrs, b.attrs, f"{path}.attrs")]
 
 
 def structural_equal(lhs, rhs):
@@ -119,6 +136,12 @@ def _feed(x, h, numbering):
             h.update(f"{type(x).__name__}:{x!r};".encode())
             continue
         h.update(type(x).__name__.encode())
+        if isinstance(x, IRModule):   # each function numbers its definitions (see `_Matcher`)
+            for name, func in x.functions:
+                h.update(f"{name!r};".encode())
+                _feed(func, h, {})
+            todo.append(x.attrs)
+            continue
         identity = isinstance(x, IdentityNode)
         if identity:
             if id(x) in numbering:

@@ -16,7 +16,10 @@ blocks whose loops drive both kinds of iterator (the schedule's ``fuse`` makes n
 for them), whose spatial loops' ranges depend on a reduction loop, or that sit under other
 statements inside that loop, keep the ``if``.
 A block lowered to a sequence inside a sequence is spliced into it, so no SeqStmt holds
-another (script text always reads back flat).
+another (script text always reads back flat). The function gets the attribute "lowered": the
+parallel and vectorized loops it holds were proven on its blocks, whose declared regions
+(what a kernel called in a block touches) are now gone, and the parser trusts them
+(`pyir.script.parser.tensor_stmt`).
 """
 
 from functools import reduce
@@ -26,7 +29,7 @@ from ..ir import expr as E
 from ..ir import stmt as S
 from ..ir.expr import conjuncts, is_true
 from ..ir.node import substitute, walk, with_fields
-from .common import has_blocks, prim_func_pass, replace_func
+from .common import has_blocks, prim_func_pass, replace_func, set_attrs
 from .dependence import analyzer_for, narrowed_by_predicate
 
 
@@ -214,4 +217,4 @@ def lower_blocks(func):
     body = S.rewrite_stmts(S.rewrite_stmts(body, lambda n: _lower_realize(n, firsts)
                                            if isinstance(n, S.BlockRealize) else None),
                            _lower_bare_or_splice)
-    return replace_func(func, body=body)
+    return set_attrs(replace_func(func, body=body), lowered=True)

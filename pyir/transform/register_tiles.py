@@ -480,7 +480,7 @@ def _versioned(loop, whole, main, levels=()):
         # The partial tile is the loop's last iteration, a known constant: its guards
         # become constant bounds (`_clamp`) and its unrolled loops stay unrolled, so it is
         # a smaller register tile (n = 1024 in tiles of 7 rows: one of 2 rows).
-        tail = substitute(loop.body, {loop.loop_var: last})
+        tail = _constant_bounds(substitute(loop.body, {loop.loop_var: last}))
     else:
         # The partial tile runs once per loop: the split loops inside it stay whole (their
         # guards become clamped loop bounds, `_clamp`: a guarded unrolled loop becomes a
@@ -493,6 +493,20 @@ def _versioned(loop, whole, main, levels=()):
         if levels:
             tail = _drop_whole_tiles(tail, levels)
     return with_fields(loop, body=S.IfThenElse(whole, main, tail))
+
+
+def _constant_bounds(stmt):
+    """``stmt`` with the bounds of its loops simplified: a constant put in place of a loop
+    variable leaves them as canonical as every loop's are (``range(2 * 3 // 2 + 1)`` reads
+    back as ``range(4)``)."""
+    def fold(s):
+        if not isinstance(s, S.For):
+            return None
+        start, extent = arith.simplify(s.start), arith.simplify(s.extent)
+        if start is s.start and extent is s.extent:
+            return None
+        return with_fields(s, start=start, extent=extent)
+    return S.rewrite_stmts(stmt, fold)
 
 
 def _last_iteration(loop, whole):

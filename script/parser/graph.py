@@ -48,11 +48,13 @@ def _state(parser):
 
 
 # ---------------------------------------------------------------- function
-def parse_function(parser, node):
-    """A `pyir.ir.Function` from an ``@R.function`` definition."""
+def parse_function(parser, node, name=None):
+    """A `pyir.ir.Function` from an ``@R.function`` definition, named ``name`` (default: as
+    the ``def``)."""
+    name = name or node.name
     args = node.args
     if args.vararg or args.kwarg or args.kwonlyargs or args.posonlyargs or args.defaults:
-        parser.error(node, f"graph function {node.name!r} may only have plain parameters",
+        parser.error(node, f"graph function {name!r} may only have plain parameters",
                      "def f(x: R.Tensor(...), ...)")
     body = node.body
     if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
@@ -60,7 +62,7 @@ def parse_function(parser, node):
         body = body[1:]
     if not body or not isinstance(body[-1], ast.Return) or body[-1].value is None:
         parser.error(body[-1] if body else node,
-                     f"graph function {node.name!r} must end with a return of its result",
+                     f"graph function {name!r} must end with a return of its result",
                      "return x  or  return (a, b)")
     seen = set()
     for a in args.args:
@@ -88,7 +90,7 @@ def parse_function(parser, node):
             ret = parse_sinfo(parser, node.returns, _resolve_existing)
             with parser.span(node.returns):
                 check_compatible(ret, inferred)
-    return Function(node.name, tuple(params), SeqExpr(tuple(blocks), result), ret)
+    return Function(name, tuple(params), SeqExpr(tuple(blocks), result), ret)
 
 
 def _param(parser, arg):

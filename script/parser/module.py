@@ -100,17 +100,42 @@ _DECORATORS = (("T", "prim_func"), ("R", "function"), ("I", "ir_module"))
 _DECORATOR_DIALECTS = {kind: dialect for dialect, kind in _DECORATORS}
 
 
-def parse_function_def(parser, node, kind=None):
+def defined_name(parser, node):
+    """The name of the function or module ``node`` defines: ``name=`` of its decorator
+    (``@T.prim_func(name="mylib.saxpy")``, for a function name that is not a Python
+    identifier; the ``def`` name is then how the module's code refers to it,
+    ``cls.saxpy``), else the name in the definition. Any other decorator argument (any at
+    all of ``@I.ir_module``) is a ParseError."""
+    for deco in node.decorator_list:
+        if not isinstance(deco, ast.Call) or parser.dialect_of(deco.func) not in _DECORATORS:
+            continue
+        what = ast.unparse(deco.func)
+        if parser.dialect_of(deco.func) == ("I", "ir_module"):
+            parser.error(deco, f"@{what} takes no arguments", f"@{what}")
+        named = [k for k in deco.keywords if k.arg == "name"]
+        if deco.args or len(named) != len(deco.keywords) or not (
+                named and isinstance(named[0].value, ast.Constant)
+                and isinstance(named[0].value.value, str) and named[0].value.value):
+            parser.error(deco, f"@{what} takes one argument, name=\"...\": the function's "
+                               "name where it is not a Python identifier",
+                         f"@{what}, or @{what}(name=\"mylib.kernel\")")
+        return named[0].value.value
+    return node.name
+
+
+def parse_function_def(parser, node, kind=None, name=None):
     """A PrimFunc or graph Function from a decorated ``def`` (``kind``: "prim_func" or
-    "function" when the caller knows it, e.g. ``T.prim_func(f)`` called on a plain ``def``)."""
+    "function" when the caller knows it, e.g. ``T.prim_func(f)`` called on a plain ``def``;
+    ``name``: the function's name when the caller gives it, else `defined_name`)."""
     from . import graph, tensor
     kind = kind or decorator_kind(parser, node)
     check_def(parser, node, "graph function" if kind == "function" else "prim function")
-    parser.state["function"] = node.name
+    name = name or defined_name(parser, node)
+    parser.state["function"] = name
     if kind == "prim_func":
-        return tensor.parse_prim_func(parser, node)
+        return tensor.parse_prim_func(parser, node, name)
     if kind == "function":
-        return graph.parse_function(parser, node)
+        return graph.parse_function(parser, node, name)
     parser.error(node, f"function {node.name!r} has no @T.prim_func or @R.function decorator",
                  "every function in an @I.ir_module class decorated with @T.prim_func or "
                  "@R.function")
@@ -141,6 +166,7 @@ def check_def(parser, node, what):
 def parse_class(parser, node):
     """An IRModule from a ``class`` decorated with ``@I.ir_module``."""
     from .graph import check_calls
+    defined_name(parser, node)
     defs = []
     for item in node.body:
         if isinstance(item, ast.Expr) and isinstance(item.value, ast.Constant) \
@@ -153,36 +179,57 @@ def parse_class(parser, node):
                                f"class, not {type(item).__name__}",
                          "@T.prim_func or @R.function definitions")
         defs.append(item)
-    seen = {}
+    seen, names = {}, {}
     for item in defs:
         if item.name in seen:
             parser.error(item, f"function {item.name!r} is defined twice in module "
                                f"{node.name!r} (first at line {seen[item.name]})")
         seen[item.name] = item.lineno
+        name = defined_name(parser, item)
+        if name in names:
+            parser.error(item, f"function {item.name!r} is named {name!r}, as is function "
+                               f"{names[name].name!r} at line {names[name].lineno} of module "
+                               f"{node.name!r}")
+        names[name] = item
     parser.state["class_name"] = node.name
-    parser.state["globals"] = {item.name: GlobalVar(item.name) for item in defs}
+    parser.state["globals"] = {item.name: GlobalVar(name) for name, item in names.items()}
     parser.state["global_kinds"] = {item.name: decorator_kind(parser, item) for item in defs}
-    funcs = [(item.name, parse_function_def(parser, item)) for item in defs]
+    funcs = [(name, parse_function_def(parser, item, name=name)) for name, item in names.items()]
     check_calls(parser, dict(funcs))
     return IRModule(tuple(funcs))
 
 
-def parse_alone(parser, node, kind=None):
-    """A function defined outside any module (it calls no prim function by name)."""
+def parse_alone(parser, node, kind=None, name=None):
+    """A function defined outside any module (it calls no prim function by name), named
+    ``name`` if given (see `parse_function_def`)."""
     from .graph import check_calls
     parser.state["globals"] = {}
     parser.state["global_kinds"] = {}
-    func = parse_function_def(parser, node, kind)
+    func = parse_function_def(parser, node, kind, name)
     check_calls(parser, {func.name: func})
     return func
 
 
 def bare_decorator(name, target, options):
-    """Refuse ``@name(...)``: the script decorators take no arguments."""
+    """Refuse ``@name(...)`` for a decorator that takes no arguments (``@I.ir_module``)."""
     if target is None or options:
         given = f" (given: {', '.join(options)})" if options else ""
         raise Error(f"@{name} takes no arguments{given}; write @{name} without parentheses "
                     "above the definition")
+
+
+def named_decorator(name, target, options):
+    """The ``name=`` option of ``@name`` (``@T.prim_func``, ``@R.function``), or None;
+    refuse any other (see `defined_name`). With a target, None for a plain ``@name``."""
+    given = set(options) - {"name"}
+    value = options.get("name")
+    if given or "name" in options and not (isinstance(value, str) and value) or (
+            target is None and "name" not in options):
+        shown = f" (given: {', '.join(options)})" if options else ""
+        raise Error(f"@{name} takes one argument, name=\"...\" (the function's name where it "
+                    f"is not a Python identifier){shown}; write @{name} or "
+                    f"@{name}(name=\"mylib.kernel\") above the definition")
+    return value
 
 
 def in_module_class(frame):
@@ -222,13 +269,13 @@ def _parse_declaration(parser, node):
     return tensor.parse_prim_func(parser, node)
 
 
-def parse_decorated_function(func, frame, kind):
+def parse_decorated_function(func, frame, kind, name=None):
     """``func`` parsed as ``kind`` ("prim_func" or "function"), whatever decorates it (a
-    wrapper made with functools.wraps is looked through)."""
+    wrapper made with functools.wraps is looked through), named ``name`` if given."""
     source = Source.of_function(inspect.unwrap(func))
     python = PythonScope.of_frame(frame, func)
     parser = Parser(source, python, aliases_from_scope(python))
-    return run_parse(parser, parse_alone, parser, source.node, kind)
+    return run_parse(parser, parse_alone, parser, source.node, kind, name)
 
 
 def from_source(text, filename="<string>"):

@@ -17,11 +17,13 @@ from .tensor_stmt import FuncState, make_buffer, parse_body, string_expr
 
 
 # ---------------------------------------------------------------- the function
-def parse_prim_func(parser, node):
-    """A PrimFunc from a ``def`` decorated with ``@T.prim_func``."""
-    st = FuncState(node.name)
+def parse_prim_func(parser, node, name=None):
+    """A PrimFunc from a ``def`` decorated with ``@T.prim_func``, named ``name`` (default:
+    as the ``def``)."""
+    name = name or node.name
+    st = FuncState(name)
     parser.state["prim"] = st
-    _check_signature(parser, node)
+    _check_signature(parser, node, name)
     body = node.body
     if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
             and isinstance(body[0].value.value, str):
@@ -29,7 +31,7 @@ def parse_prim_func(parser, node):
     if not body or (len(body) == 1 and isinstance(body[0], ast.Expr)
                     and isinstance(body[0].value, ast.Constant)
                     and body[0].value.value is Ellipsis):
-        parser.error(node, f"prim function {node.name!r} has no body",
+        parser.error(node, f"prim function {name!r} has no body",
                      "loops, blocks and buffer stores (a body of ... declares an extern "
                      "kernel, see pyir.ffi.extern)")
     with parser.scopes.frame():
@@ -38,14 +40,14 @@ def parse_prim_func(parser, node):
         stmt = parse_body(parser, body)
     params = [_matched(parser, st, p, a) for p, a in zip(params, node.args.args)]
     _check_bound(parser, st, params, stmt)
-    return PrimFunc(node.name, tuple(params), stmt, st.attrs)
+    return PrimFunc(name, tuple(params), stmt, st.attrs)
 
 
-def _check_signature(parser, node):
+def _check_signature(parser, node, name):
     a = node.args
     extra = a.posonlyargs or a.vararg or a.kwonlyargs or a.kwarg or a.defaults
     if extra:
-        parser.error(node, f"prim function {node.name!r}: parameters must be plain "
+        parser.error(node, f"prim function {name!r}: parameters must be plain "
                            "annotated names (no defaults, *args, keyword-only or / markers)",
                      "def f(A: T.Buffer((\"n\",), \"float32\"), x: T.float32)")
     if node.returns is not None and not (isinstance(node.returns, ast.Constant)
@@ -137,7 +139,10 @@ def _matched(parser, st, param, arg):
 
 
 def _check_bound(parser, st, params, body):
-    bound = {n for p in params for n in walk(p) if isinstance(n, Var)}
+    # The declared shapes of a flattened function bind its shape variables too, as they do
+    # at the call (`pyir.codegen.abi.param_shapes`): (0, n) flattens to (0,).
+    declared = [d for shape in dict(st.attrs).get("param_shapes") or () for d in shape]
+    bound = {n for p in (*params, *declared) for n in walk(p) if isinstance(n, Var)}
     for name, var in st.shape_vars.items():
         if var not in bound and any(n is var for n in walk(body)):
             parser.error(st.shape_nodes[name], f"shape variable {name} is used in the body "

@@ -206,18 +206,20 @@ def _check_concurrent(parser, node, loop):
     give another result than the loop (a parallel one, a race). Statements outside blocks
     are checked below a ``T.parallel`` loop only (a ``T.vectorized`` one whose iterations
     interact becomes a scalar loop in codegen: `pyir.codegen.vectorize.iterations_apart`),
-    and not in a function whose buffers pyir flattened (its ``"param_shapes"`` attribute,
-    what `pyir.transform.flatten_buffers` records): its loops were proven before, and over
-    flat indices the rows a tile's guard keeps apart (``C[i * m + j_0 * 128 + j]`` under
-    ``if j_0 * 128 + j < m``) cannot be told apart without that guard."""
+    and not in a function pyir lowered: its loops were proven before. Such a function has
+    the attribute "lowered" (`pyir.transform.lower_blocks`: the regions its blocks declared,
+    such as what a kernel called in one touches, are gone) or "param_shapes" (its buffers
+    flattened by `pyir.transform.flatten_buffers`: over flat indices the rows a tile's guard
+    keeps apart, ``C[i * m + j_0 * 128 + j]`` under ``if j_0 * 128 + j < m``, cannot be told
+    apart without that guard)."""
     outer = []
     for var, (start, extent) in _state(parser).loops.items():
         if var is loop.loop_var:
             break
         outer.append(For(var, start, extent, "serial", Evaluate(IntImm(0))))
-    flattened = any(key == "param_shapes" for key, _ in _state(parser).attrs)
+    lowered = any(key in ("lowered", "param_shapes") for key, _ in _state(parser).attrs)
     why = concurrency_conflict(loop, outer, f"{loop.kind} loop {loop.loop_var.name}",
-                               statements=loop.kind == "parallel" and not flattened)
+                               statements=loop.kind == "parallel" and not lowered)
     if why:
         parser.error(node, why, "T.serial, or a schedule that makes them independent "
                                 "(rfactor, cache_write)")

@@ -36,6 +36,7 @@ class Printer:
         self.dialects = set()    # "I", "T", "R": used, so imported in the header
         self.module_name = None  # set while printing a module (for ``cls.f``)
         self.state = {}          # per-dialect data kept while printing (enclosing loops)
+        self._defs = {}          # function name -> its ``def`` name (`def_name`)
 
     # ------------------------------------------------------------------ output
     def line(self, text=""):
@@ -109,6 +110,38 @@ class Printer:
     def is_defined(self, node):
         return id(node) in self.names
 
+    # ------------------------------------------------------------------ functions
+    def def_names(self, names):
+        """Give each of the function names ``names`` (a module's) its ``def`` name: the name
+        itself where it is a Python identifier, else one made of it that no other takes."""
+        taken = {n for n in names if _plain(n)} | set(self._defs.values())
+        for n in names:
+            if n in self._defs:
+                continue
+            made = n
+            if not _plain(n):
+                base = _identifier(n) + ("_" if keyword.iskeyword(_identifier(n)) else "")
+                made, k = base, 1
+                while made in taken:
+                    made, k = f"{base}_{k}", k + 1
+            taken.add(made)
+            self._defs[n] = made
+
+    def def_name(self, name):
+        """The ``def`` name of the function named ``name`` (see `def_names`); how the
+        module's code refers to it (``cls.f``)."""
+        if name not in self._defs:
+            self.def_names([name])
+        return self._defs[name]
+
+    def function_head(self, decorator, name):
+        """``def`` of the function named ``name`` after the decorator line ``decorator``
+        (``@T.prim_func``): ``@T.prim_func(name="mylib.f")`` and ``def mylib_f(`` where the
+        name is not a Python identifier. Returns the text up to the parameters."""
+        made = self.def_name(name)
+        self.line(decorator if made == name else f"{decorator}(name={python_string(name)})")
+        return f"def {made}("
+
 
 #: Names the printer never gives a variable: the dialects, ``cls``, ``range``, and every
 #: Python keyword (a buffer named ``yield`` or ``async`` would not parse back).
@@ -128,6 +161,11 @@ def python_string(text):
         else:
             out.append(repr(c)[1:-1])   # \n, \x00, \udcff, ...
     return '"' + "".join(out) + '"'
+
+
+def _plain(name):
+    """Whether ``name`` can be a ``def`` name as it is."""
+    return name.isidentifier() and not keyword.iskeyword(name)
 
 
 def _identifier(hint):

@@ -127,8 +127,7 @@ def print_function(p, func):
     body = p.lines[start:]
     del p.lines[start:]
     ret = sinfo_text(p, func.ret_struct_info, _quote_symbolic)
-    p.line("@R.function")
-    head = f"def {func.name}("
+    head = p.function_head("@R.function", func.name)
     one_line = f"{head}{', '.join(params)}) -> {ret}:"
     if len("    " * p.depth + one_line) <= LINE_WIDTH or len(params) < 2:
         _emit(p, f"{head}{', '.join(params)}) -> ", ret, ":")
@@ -235,7 +234,8 @@ def _out_text(p, outs):
 @prints(CallTIR)
 def print_call_tir(p, c):
     p.dialects.add("R")
-    callee = f"cls.{c.func.name}" if p.module_name else c.func.name
+    callee = p.def_name(c.func.name)
+    callee = f"cls.{callee}" if p.module_name else callee
     return (f"R.call_tir({callee}, {_args_text(p, c.args)}, "
             f"out_sinfo={_out_text(p, c.out_sinfo)})"), PREC_ATOM
 

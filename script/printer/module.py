@@ -11,6 +11,7 @@ def print_module(p, mod, class_name="Module"):
     p.module_name = class_name
     p.line("@I.ir_module")
     p.line(f"class {class_name}:")
+    p.def_names([name for name, _ in mod.functions])
     with p.indent():
         if not mod.functions:
             p.line("pass")

@@ -67,8 +67,7 @@ def print_prim_func(p, func):
         for v in shape_vars:
             p.define(v, v.name)
         params = [_param(p, prm, shape_vars) for prm in func.params]
-        p.line("@T.prim_func")
-        head = f"def {func.name}("
+        head = p.function_head("@T.prim_func", func.name)
         one_line = head + ", ".join(params) + "):"
         if len("    " * p.depth + one_line) <= _MAX_LINE or len(params) < 2:
             p.line(one_line)
@@ -78,6 +77,13 @@ def print_prim_func(p, func):
             for k, text in enumerate(params[1:], 1):
                 p.line(pad + text + ("):" if k == len(params) - 1 else ","))
         with p.indent():
+            # A shape variable only the declared shapes of a flattened function still hold
+            # ((0, n) flattens to (0,)) is declared as such.
+            declared = [n for shape in func.attr("param_shapes") or () for d in shape
+                        for n in walk(d) if isinstance(n, Var)]
+            for v in dict.fromkeys(declared):
+                if v not in shape_vars and v not in func.params:
+                    p.line(f"{p.define(v, v.name)} = T.int64()")
             if func.attrs:
                 p.line(f"T.func_attr({_dict(p, func.attrs)})")
             p.print(func.body)

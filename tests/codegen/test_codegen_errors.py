@@ -53,6 +53,7 @@ def test_a_variable_with_no_value_is_a_codegen_error():
         codegen(mod)
 
 
+@pytest.mark.ir_without_script
 def test_a_string_used_as_a_value_is_a_codegen_error():
     """A StringImm outside call_extern cannot be compiled, and the error says so."""
     A = Buffer("A", (Var("n"),), "float32")

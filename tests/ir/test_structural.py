@@ -120,3 +120,25 @@ def twice(A: T.Buffer(("n",), "float32"), B: T.Buffer(("n",), "float32")):
     out = np.zeros_like(a)
     pyir.build(again)["twice"](a, out)
     np.testing.assert_array_equal(out, a * 2)
+
+
+def test_each_function_of_a_module_has_its_own_definitions():
+    """A module holding one function under two names shares its parameters' objects between
+    them; its printed and parsed copy has each function's own. The copy was "a different
+    definition" of A, so a module of `sch.mod["f"]` beside `f` did not equal its script."""
+    f = copy_func()
+    mod = pyir.ir.IRModule.from_dict({"f": f, "g": f})
+    again = pyir.ir.IRModule.from_dict({"f": copy_func(), "g": copy_func(loop_name="k")})
+    assert structural_equal(mod, again)
+    assert structural_hash(mod) == structural_hash(again)
+    assert_structural_equal(pyir.script.from_source(mod.script()), mod)
+    other = pyir.ir.IRModule.from_dict({"f": f, "h": f})
+    assert not structural_equal(mod, other)
+    assert structural_hash(mod) != structural_hash(other)
+    with pytest.raises(pyir.Error, match=r"IR differs at <root>\.functions\[1\]\[0\]: values "
+                                         r"differ\n  lhs: 'g'\n  rhs: 'h'"):
+        assert_structural_equal(mod, other)
+    changed = pyir.ir.IRModule.from_dict({"f": f, "g": copy_func(value=2.0)})
+    with pytest.raises(pyir.Error, match=r"IR differs at <root>\.functions\[1\]\[1\]\.body\."
+                                         r"body\.value\.b\.value: values differ"):
+        assert_structural_equal(mod, changed)

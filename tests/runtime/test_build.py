@@ -238,6 +238,7 @@ def test_import_pyir_loads_neither_llvmlite_nor_numpy():
     assert done.stdout.split() == ["False", "False"], done.stderr
 
 
+@pytest.mark.ir_without_script
 def test_an_expression_too_deep_to_compile_is_a_clear_error():
     """A 450-term sum parses, but the passes recurse deeper than Python allows: a raw
     RecursionError from the simplifier."""

@@ -359,17 +359,6 @@ def test_a_typed_prim_value_must_be_a_value_of_its_dtype(args, words, underlined
         """, [words], underlined)
 
 
-@pytest.mark.parametrize("make, words", [
-    (lambda: R.function(pure=False), r"@R.function takes no arguments \(given: pure\)"),
-    (lambda: R.function(), "@R.function takes no arguments; write @R.function without "
-                           "parentheses"),
-])
-def test_script_decorators_take_no_arguments(make, words):
-    """Python's own TypeError (an unexpected keyword argument, a missing function)."""
-    with pytest.raises(Error, match=words):
-        make()
-
-
 @pytest.mark.parametrize("annotation, words, underlined", [
     ("R.Shape(ndim='a')", "ndim must be a non-negative integer, not 'a'", "'a'"),
     ("R.Shape(ndim=-5)", "ndim must be a non-negative integer, not -5", "-5"),

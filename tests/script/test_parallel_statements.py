@@ -10,6 +10,7 @@ import pytest
 
 import pyir
 from pyir.script import ParseError, from_source
+from pyir.script import tensor as T
 
 HEADER = "from pyir.script import tensor as T\n\n@T.prim_func\n"
 ACROSS = "which other iterations of loop i may access too; the iterations of parallel loop i " \
@@ -150,3 +151,42 @@ def test_a_serial_loop_of_the_sum_is_accepted():
              s[0] = s[0] + A[i]
          """, a, s)
     assert s[0] == 45
+
+
+LOWERED_KERNEL_LOOP = """
+    ATTRS
+    for i in T.parallel(n):
+        T.call_extern("test.bump_somewhere", X, i, dtype="void")
+    """
+
+
+@pytest.mark.parametrize("attrs", ['T.func_attr({"lowered": True})',
+                                   'T.func_attr({"param_shapes": ((n,),)})'])
+def test_the_loops_of_a_function_pyir_lowered_are_trusted(attrs):
+    """A block declaring ``T.writes(X[vi])`` around a kernel call lowers to the call alone
+    under the parallel loop; without the block's regions nothing says how far the kernel
+    reaches, and the printed function did not read back. The loops of a function
+    `pyir.transform.lower_blocks` made ("lowered") or whose buffers pyir flattened
+    ("param_shapes") were proven before; those of the same text without either are checked."""
+    params = 'X: T.Buffer(("n",), "float32")'
+    func = from_source(_func(params, LOWERED_KERNEL_LOOP.replace("ATTRS", attrs)))
+    assert func.body.kind == "parallel"
+    err = _refused(params, LOWERED_KERNEL_LOOP.replace("ATTRS", ""))
+    assert err.line == 5 and err.message.startswith(
+        "a kernel called below it is passed X, which the kernel may write, and how far the "
+        "kernel reaches into it is not known")
+
+
+def test_a_lowered_function_says_so_and_reads_back():
+    @T.prim_func
+    def twice(X: T.Buffer(("n",), "float32")):
+        for i in T.parallel(n):
+            with T.block("first"):
+                vi = T.axis.spatial(n, i)
+                T.reads(X[vi])
+                T.writes(X[vi])
+                T.call_extern("test.bump_somewhere", X, vi, dtype="void")
+
+    low = pyir.transform.lower_blocks(pyir.ir.IRModule.from_dict({"twice": twice}))["twice"]
+    assert low.attr("lowered") is True
+    pyir.ir.assert_structural_equal(from_source(low.script()), low)

@@ -63,3 +63,23 @@ def test_an_expression_too_deep_to_print_is_a_clear_error():
                        "loops, ifs and blocks inside one another, nest deeper than Python's "
                        "recursion limit"):
         f.script()
+
+
+def test_a_shape_variable_only_the_declared_shapes_hold_is_declared():
+    """A (0, n) buffer flattens to (0,): n is then only in the "param_shapes" attribute
+    and the loops, and the printed function read n as an undefined variable."""
+    import pyir
+    f = from_source('''from pyir.script import tensor as T
+
+@T.prim_func
+def f(A: T.Buffer((0, "n"), "float32"), O: T.Buffer((0, "n"), "float32")):
+    for i0, i1 in T.grid(0, n):
+        O[i0, i1] = A[i0, i1]
+''')
+    flat = pyir.transform.flatten_buffers(pyir.ir.IRModule.from_dict({"f": f}))["f"]
+    text = flat.script()
+    assert text.splitlines()[4:7] == [
+        'def f(A: T.Buffer((0,), "float32"), O: T.Buffer((0,), "float32")):',
+        "    n = T.int64()",
+        '    T.func_attr({"param_shapes": ((T.int64(0), n), (T.int64(0), n))})']
+    assert_structural_equal(from_source(text), flat)

@@ -1376,6 +1376,28 @@ def test_a_constant_split_tail_is_its_last_iteration(kind, golden):
 
 
 @T.prim_func
+def _tile_of_rows_read_at_half(A: T.Buffer((8,), "float32"), C: T.Buffer((4,), "float32")):
+    B = T.alloc_buffer((8,), "float32")
+    for i_0 in T.serial(3, annotations={"pyir.split_tail": 3}):
+        for i_1 in range(3):
+            if i_0 * 3 + i_1 < 8:
+                B[i_0 * 3 + i_1] = A[i_0 * 3 + i_1] * T.float32(2)
+        for ax0 in range((i_0 * 3 + 1) // 2 - i_0 * 3 // 2 + 1):
+            C[i_0 * 3 // 2 + ax0] = B[(i_0 * 3 // 2 + ax0) * 2 + 1]
+
+
+def test_the_loops_of_a_constant_split_tail_have_constant_bounds():
+    """The last iteration i_0 = 2 put in the tail's loops left ``range((2 * 3 + 1) // 2 - 2
+    * 3 // 2 + 1)``, which reads back as ``range(1)``: the printed IR was not the IR."""
+    out = transform.split_tail_loops(ir.IRModule.from_dict(
+        {"f": _tile_of_rows_read_at_half}))["f"]
+    tail = out.body.body.body.else_case
+    assert [(s.start, s.extent) for s in tail.stmts] == [(E.IntImm(0), E.IntImm(2)),
+                                                         (E.IntImm(0), E.IntImm(1))]
+    ir.assert_structural_equal(from_source(out.script()), out)
+
+
+@T.prim_func
 def _tiles_by_kind(A: T.Buffer(("n", "m"), "float32"), B: T.Buffer(("n", "m"), "float32")):
     for i_0 in T.serial((n + 3) // 4, annotations={"pyir.split_tail": 4}):
         for j_0 in T.serial((m + 7) // 8, annotations={"pyir.split_tail": 8}):

@@ -5,7 +5,7 @@ from pyir.script import ir as I, tensor as T
 class Module:
     @T.prim_func
     def _add_one_and_guards(A: T.Buffer((100,), "float32"), B: T.Buffer((100,), "float32")):
-        T.func_attr({"entry_conditions": (), "param_shapes": ((T.int64(100),), (T.int64(100),)), "scheduled": True})
+        T.func_attr({"entry_conditions": (), "lowered": True, "param_shapes": ((T.int64(100),), (T.int64(100),)), "scheduled": True})
         for i_0 in T.serial(7, annotations={"pyir.split_tail": 16}):
             if i_0 < 6:
                 for i_1 in T.vectorized(16):
