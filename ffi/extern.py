@@ -112,8 +112,8 @@ class ExternKernel:
         """Run the kernel on ``args`` (arrays and scalars, in parameter order) after the
         argument checks of a compiled function."""
         if self._compiled is None:
-            from pyir.driver import build
-            self._compiled = build(self.prim)[self.name]
+            from pyir.driver import compile_module
+            self._compiled = compile_module(self.prim)[self.name]
         return self._compiled(*args)
 
     def __repr__(self):

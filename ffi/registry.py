@@ -3,7 +3,7 @@ native kernels and every compiled function."""
 
 import threading
 
-from pyir.errors import ArgumentTypeError, Error
+from pyir.errors import ArgumentTypeError, Error, MissingNameError
 
 _REGISTRY = {}
 _LOCK = threading.Lock()
@@ -21,7 +21,7 @@ def register_func(name, func=None, override=False):
 
     def do_register(f):
         if not callable(f):
-            raise Error(f"register_func({name!r}): {f!r} is not callable")
+            raise ArgumentTypeError(f"register_func({name!r}): {f!r} is not callable")
         with _LOCK:
             if name in _REGISTRY and not override:
                 raise Error(f"a global function named {name!r} is already registered; pass "
@@ -39,7 +39,7 @@ def get_global_func(name, allow_missing=False):
     if f is None and not allow_missing:
         close = [n for n in _REGISTRY if n.split(".")[-1] == name.split(".")[-1]]
         hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
-        raise Error(f"no global function named {name!r} is registered{hint}")
+        raise MissingNameError(f"no global function named {name!r} is registered{hint}")
     return f
 
 

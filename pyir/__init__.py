@@ -6,7 +6,7 @@ stays cheap.
 
 import importlib
 
-from .errors import ArgumentTypeError, ArgumentValueError, Error, IRError
+from .errors import ArgumentTypeError, ArgumentValueError, Error, IRError, MissingNameError
 from . import ir
 
 __version__ = "0.1.0"
@@ -32,5 +32,5 @@ def __getattr__(name):
     raise AttributeError(f"module 'pyir' has no attribute {name!r}")
 
 
-__all__ = ["Error", "ArgumentTypeError", "ArgumentValueError", "IRError", "ir", "build",
-           "load_module", *_LAZY_MODULES]
+__all__ = ["Error", "ArgumentTypeError", "ArgumentValueError", "IRError", "MissingNameError",
+           "ir", "build", "load_module", *_LAZY_MODULES]

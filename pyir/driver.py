@@ -2,8 +2,8 @@
 
 Prim functions take the path here: `pyir.transform.lower`, then
 `pyir.codegen.llvm.codegen_units`, whose compile units a `pyir.runtime.engine.JitEngine`
-compiles as they come. Graph functions are dispatched by `_build_graph`, which
-is not implemented yet.
+compiles as they come; graph functions are legalized and planned by `_build_graph` and
+compiled with them. `build` then registers the module's functions in the ffi registry.
 """
 
 import dataclasses
@@ -31,7 +31,30 @@ def build(mod_or_func, target="llvm", default_schedule=True, opt_level="auto",
     equal module with the same arguments returns the cached executable (``use_cache=False``
     compiles anyway). Python's cyclic garbage collector pauses while it compiles (see
     `pyir.gcpause`).
+
+    Every function of the module is then in the ffi registry under its name (a name that
+    something else holds, such as a Python function, is an Error before anything compiles),
+    so that graph code, packed kernels and Python call it by name.
     """
+    own = as_module(mod_or_func).names()
+    _check_names_free(own)
+    exe = compile_module(mod_or_func, target, default_schedule, opt_level, use_cache,
+                         **options)
+    if not exe.missing_features:   # else code that cannot run here (see Executable)
+        from pyir.ffi import register_func
+        for name in own:
+            try:
+                fn = exe[name]
+            except Error:   # no call could run it; ``lib[name]`` says why
+                continue
+            register_func(name, fn, override=True)
+    return exe
+
+
+def compile_module(mod_or_func, target="llvm", default_schedule=True, opt_level="auto",
+                   use_cache=True, **options):
+    """`build` without putting the functions in the registry (an extern kernel's own
+    wrapper, `pyir.ffi.extern.ExternKernel`, whose name the kernel holds there)."""
     _check_options(default_schedule, use_cache, options)
     with gc_paused():
         try:
@@ -40,6 +63,21 @@ def build(mod_or_func, target="llvm", default_schedule=True, opt_level="auto",
             names = ", ".join(name for name, _ in as_module(mod_or_func).functions)
             raise Error(f"pyir.build: {names}: {TOO_DEEP}; split it into smaller ones") \
                 from None
+
+
+def _check_names_free(names):
+    """An Error for a function name of the module that the registry holds for something
+    other than a compiled function (which a build replaces)."""
+    from pyir.ffi import get_global_func
+
+    from .runtime.function import PrimFunction
+    from .runtime.graph_function import GraphFunction
+    for name in names:
+        taken = get_global_func(name, allow_missing=True)
+        if taken is not None and not isinstance(taken, (PrimFunction, GraphFunction)):
+            raise Error(f"function {name} of the module would replace {taken!r}, registered "
+                        f"as {name!r}: a built module registers its functions under their "
+                        "names; rename one of them")
 
 
 #: The code generator's options `build` passes on (`pyir.codegen.llvm.codegen_units`).
@@ -91,7 +129,8 @@ def as_module(mod_or_func):
         return mod_or_func
     if isinstance(mod_or_func, (PrimFunc, Function)):
         return IRModule.from_dict({mod_or_func.name: mod_or_func})
-    raise Error(f"pyir.build expects an IRModule, a prim function or a graph function, got "
+    raise ArgumentTypeError(f"pyir.build expects an IRModule, a prim function or a graph "
+                            f"function, got "
                 f"{type(mod_or_func).__name__}")
 
 
@@ -133,24 +172,13 @@ def _written_by(kernel, param):
 
 
 def _build_graph(mod, names, target, default_schedule, opt_level, options):
-    """Legalize operators, add the extern kernels graph code calls, compile the prim
-    functions and the graph functions (as `GraphPlan`s) into one module, and register the
-    module's own functions in the ffi registry."""
-    from pyir.ffi import get_global_func, register_func
+    """Legalize operators, add the extern kernels graph code calls, and compile the prim
+    functions and the graph functions (as `GraphPlan`s) into one module."""
     from pyir.ffi.extern import kernels_called_from_graph
 
     from .codegen.graph import graph_emitter
-    from .runtime.function import PrimFunction
-    from .runtime.graph_function import GraphFunction
     from .transform.graph_plan import lower_graph
     from .transform.legalize import legalize
-    own = mod.names()
-    for name in own:
-        taken = get_global_func(name, allow_missing=True)
-        if taken is not None and not isinstance(taken, (PrimFunction, GraphFunction)):
-            raise Error(f"function {name} of the module would replace {taken!r}, registered "
-                        f"as {name!r}: a built module registers its functions under their "
-                        "names; rename one of them")
     mod = legalize(mod)
     for kernel in kernels_called_from_graph(mod):
         if kernel.name not in mod:
@@ -166,7 +194,4 @@ def _build_graph(mod, names, target, default_schedule, opt_level, options):
     exe = _build_prims(prims, target, default_schedule, opt_level, options, emit_graphs)
     for plan in plans:
         exe.add_graph_function(plan)
-    if not exe.missing_features:   # else code that cannot run here (see Executable)
-        for name in own:
-            register_func(name, exe[name], override=True)
     return exe

@@ -18,6 +18,14 @@ class IRError(Error, ValueError):
     """Ill-formed IR: raised by node constructors and by `pyir.ir.verify`."""
 
 
+class MissingNameError(Error, KeyError):
+    """A name that is not there: a function a module, an executable or the ffi registry does
+    not hold (a KeyError, as for a dict; its text is the message, unquoted)."""
+
+    def __str__(self):
+        return Exception.__str__(self)
+
+
 #: What a RecursionError while reading, printing, scheduling or compiling a function means
 #: (sequences of statements, however long, are followed in loops).
 TOO_DEEP = ("an expression in it, or its loops, ifs and blocks inside one another, nest "

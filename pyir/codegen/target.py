@@ -24,12 +24,12 @@ import subprocess
 import sys
 from dataclasses import dataclass
 
-from ..errors import Error
+from ..errors import ArgumentTypeError, ArgumentValueError
 
 _initialized = False
 
 
-class TargetError(Error):
+class TargetError(ArgumentValueError):
     """A target string that pyir cannot use."""
 
 
@@ -56,8 +56,8 @@ class Target:
         if isinstance(text, Target):
             return text
         if not isinstance(text, str):
-            raise TargetError(f"target {text!r}: a target is a string such as 'llvm' or "
-                              "'llvm -mcpu=znver4 -mattr=+avx512f'")
+            raise ArgumentTypeError(f"target {text!r}: a target is a string such as 'llvm' "
+                                    "or 'llvm -mcpu=znver4 -mattr=+avx512f'")
         return _parse(text)
 
     def __str__(self):

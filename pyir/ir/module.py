@@ -3,7 +3,7 @@
 import dataclasses
 from dataclasses import dataclass
 
-from ..errors import Error
+from ..errors import Error, MissingNameError
 from .node import Node
 
 
@@ -28,7 +28,7 @@ class IRModule(Node):
         for n, f in self.functions:
             if n == name:
                 return f
-        raise Error(f"IRModule has no function named {name!r}; it has "
+        raise MissingNameError(f"IRModule has no function named {name!r}; it has "
                     f"{', '.join(self.names()) or 'none'}")
 
     def __contains__(self, name):

@@ -8,7 +8,7 @@ the LLVM IR of the compile units and can show code and export a library) or by
 import os
 
 from ..codegen.abi import entry_symbol
-from ..errors import ArgumentTypeError, ArgumentValueError, Error
+from ..errors import ArgumentTypeError, ArgumentValueError, Error, MissingNameError
 from .function import NativeCode, PrimFunction
 
 
@@ -69,7 +69,8 @@ class Executable(NativeCode):
         fn = self._functions.get(name) or self._graphs.get(name)
         if fn is None or self.missing_features:
             if name not in self._infos and name not in self._graphs:
-                raise Error(f"the executable has no function named {name!r}; it has "
+                raise MissingNameError(f"the executable has no function named {name!r}; "
+                                       f"it has "
                             f"{', '.join(self.function_names()) or 'none'}")
             if self.missing_features:
                 raise Error(self._cannot_run(name))

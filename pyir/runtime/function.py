@@ -4,7 +4,9 @@ fills its slot array (see `pyir.codegen.abi`) and calls the native code.
 Arrays are bound zero-copy: the slot receives the array's own data pointer. Everything
 that does not depend on the arguments is prepared once per function: the checks are
 generated as straight-line Python source (`binder_source`, kept as ``binder_source`` on
-the object) and the slot layout as a `struct.Struct`, so a call costs a few microseconds.
+the object), compiled at the first call (Python's compile takes 0.6 ms, and a build makes
+the object of every function it registers, most never called from Python), and the slot
+layout is a `struct.Struct`, so a call costs a few microseconds.
 A failed check raises `ArgumentTypeError` / `ArgumentValueError`, built by
 `pyir.runtime.checks` only on that path.
 
@@ -100,9 +102,22 @@ class PrimFunction(NativeCode):
         self._keepalive = keepalive
         self._nargs = len(info.params)
         self._nvars = len(info.shape_vars)
-        self._check, self.binder_source = compile_binder(info)
+        check_bindable(info)
+        self._check, self._source = self._first_check, None
         self._pack = struct.Struct(slot_layout(info)).pack_into
         self._pool = []
+
+    def _first_check(self, args):
+        """The argument check at the first call: compiled, then called from then on."""
+        self._check, self._source = compile_binder(self.info)
+        return self._check(args)
+
+    @property
+    def binder_source(self):
+        """The Python source of the argument check (`binder_source`)."""
+        if self._source is None:
+            self._check, self._source = compile_binder(self.info)
+        return self._source
 
     def __call__(self, *args, **named):
         if named:
@@ -171,6 +186,17 @@ def slot_layout(info):
                          for p in info.params) + "q" * len(info.shape_vars)
 
 
+def check_bindable(info):
+    """An Error when a shape variable of ``info`` is a whole dimension of no buffer
+    parameter: no call could tell its value from the arrays (``n`` only in ``n * 2``)."""
+    alone = {e for p in info.params if p.kind == "buffer" for e in p.shape
+             if isinstance(e, E.Var)}
+    unbound = [v.name for v in info.shape_vars if v not in alone]
+    if unbound:
+        raise Error(f"{info.name}: shape variable(s) {', '.join(unbound)} appear in no "
+                    "parameter dimension by themselves, so a call cannot determine them")
+
+
 def binder_source(info):
     """Python source of ``check(args)`` for ``info``: it raises the error for the first bad
     argument, or returns the slot values and the arrays bound (which must outlive the
@@ -219,10 +245,7 @@ def binder_source(info):
             lines.append(f"    if p{i} % {itemsize}: raise alignment_error(info, {i}, p{i})")
         buffers.append(i)
         values.append(f"p{i}")
-    unbound = [v.name for v in info.shape_vars if v not in bound]
-    if unbound:
-        raise Error(f"{info.name}: shape variable(s) {', '.join(unbound)} appear in no "
-                    "parameter dimension by themselves, so a call cannot determine them")
+    check_bindable(info)
     lines += deferred
     lines += _overlap_checks(info, buffers)
     values += [names[v] for v in info.shape_vars]

@@ -460,8 +460,10 @@ def _expected(sinfo, env):
 
 
 def _evaluated(expected):
+    """`` = (3, ?)``: the expected shape with what the call gave its variables (written as
+    Python writes a shape: ``(3,)``)."""
     known = [str(e) if e is not None else "?" for e in expected]
-    return f" = ({', '.join(known)})" if known else ""
+    return f" = ({', '.join(known)}{',' if len(known) == 1 else ''})" if known else ""
 
 
 def _describe(value):

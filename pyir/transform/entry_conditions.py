@@ -661,7 +661,9 @@ class _Collector:
             kept = [other for other in kept if not self.shapes.can_prove(E.le(extent, other))]
             kept.append(extent)
         for extent in kept:
-            cond = E.or_(E.lt(extent, E.IntImm(1)), cond)
+            escape = E.lt(extent, E.IntImm(1))
+            # an access out of bounds whenever it runs: it must not run (not "n < 1 or False")
+            cond = escape if is_const(cond) and not cond.value else E.or_(escape, cond)
         return cond
 
     @cached_property

@@ -359,11 +359,17 @@ def test_explicit_target_and_vector_width():
 
 
 @pytest.mark.parametrize("target", [None, ["llvm"], 3])
-def test_a_target_that_is_not_a_string_is_a_target_error(target):
+def test_a_target_that_is_not_a_string_is_a_type_error(target):
     """target=None was an AttributeError from inside the parsing of the string (a list, a
-    TypeError: unhashable)."""
-    with pytest.raises(TargetError, match=r"a target is a string such as 'llvm'"):
+    TypeError: unhashable); then a TargetError that was no TypeError."""
+    with pytest.raises(pyir.ArgumentTypeError, match=r"a target is a string such as 'llvm'"):
         pyir.build(K.module(K.matmul()), target=target)
+
+
+def test_a_target_string_pyir_cannot_use_is_a_value_error():
+    with pytest.raises(ValueError) as info:
+        pyir.build(K.module(K.matmul()), target="cuda")
+    assert isinstance(info.value, TargetError)
 
 
 @pytest.mark.parametrize("target, words", [

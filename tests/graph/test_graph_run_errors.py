@@ -42,6 +42,11 @@ class Bad:
         return y
 
     @R.function
+    def flat(x: R.Tensor(("n",), "float32")):
+        y = R.call_packed("test.err.wrong_shape", x, sinfo_args=R.Tensor((n,), "float32"))
+        return y
+
+    @R.function
     def kind(x: R.Tensor(("n",), "float32")):
         y = R.call_packed("test.err.wrong_type", x, sinfo_args=R.Tensor((n,), "float32"))
         return y
@@ -68,6 +73,14 @@ def test_packed_result_of_the_wrong_shape_names_binding_and_both_shapes(lib):
                                          r"of shape \(3, 4\).*expected R.Tensor\(\(n, 4\).*"
                                          r"= \(2, 4\)"):
         lib["shape"](np.zeros(2, "float32"))
+
+
+def test_the_expected_shape_of_one_dimension_reads_as_python_writes_it(lib):
+    """``= (2)`` was the shape (2,)."""
+    with pytest.raises(pyir.Error, match=r"returned an array of shape \(3, 4\) and dtype "
+                                         r"float32, expected R.Tensor\(\(n,\), \"float32\"\) "
+                                         r"= \(2,\)$"):
+        lib["flat"](np.zeros(2, "float32"))
 
 
 def test_packed_result_of_the_wrong_type(lib):

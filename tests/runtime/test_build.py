@@ -153,9 +153,69 @@ def test_graph_function_returning_its_input_returns_a_copy():
     assert out is not a
 
 
-def test_build_refuses_other_objects():
-    with pytest.raises(pyir.Error, match="expects an IRModule.*got str"):
-        pyir.build("not a module")
+@pytest.mark.parametrize("value, kind", [("not a module", "str"), (None, "NoneType")])
+def test_build_refuses_other_objects(value, kind):
+    with pytest.raises(pyir.ArgumentTypeError, match=f"expects an IRModule.*got {kind}$"):
+        pyir.build(value)
+
+
+def test_the_functions_of_a_module_of_prim_functions_are_registered():
+    """Only a module with a graph function registered its functions: after building one of
+    prim functions alone, or a lone prim function, no Python code or graph code could call
+    them by name."""
+    mod = IRModule.from_dict({"test_reg_f": add_one("test_reg_f"),
+                              "test_reg_g": add_one("test_reg_g")})
+    try:
+        lib = pyir.build(mod, default_schedule=False)
+        assert pyir.ffi.get_global_func("test_reg_f") is lib["test_reg_f"]
+        assert pyir.ffi.get_global_func("test_reg_g") is lib["test_reg_g"]
+        again = pyir.build(add_one("test_reg_f"))
+        a, b = np.arange(5, dtype=np.float32), np.zeros(5, np.float32)
+        pyir.ffi.get_global_func("test_reg_f")(a, b)
+        np.testing.assert_array_equal(b, a + 1)
+        assert pyir.ffi.get_global_func("test_reg_f") is again["test_reg_f"]
+    finally:
+        for name in ("test_reg_f", "test_reg_g"):
+            pyir.ffi.remove_global_func(name)
+
+
+def test_a_build_of_prim_functions_does_not_replace_a_python_function():
+    pyir.ffi.register_func("test_reg_py", lambda a, b: None)
+    try:
+        with pytest.raises(pyir.Error, match=r"^function test_reg_py of the module would "
+                           r"replace <function .*<lambda>.*>, registered as 'test_reg_py': a "
+                           r"built module registers its functions under their names; rename "
+                           r"one of them$"):
+            pyir.build(add_one("test_reg_py"))
+    finally:
+        pyir.ffi.remove_global_func("test_reg_py")
+
+
+def test_a_function_no_call_can_run_is_built_but_not_registered():
+    """n only in n * 2: the build succeeds, ``lib[name]`` says why no call can run it."""
+    n, i = Var("n"), Var("i")
+    X = Buffer("X", (n * 2,), "float32")
+    func = PrimFunc("test_reg_double", (X,), For(i, IntImm(0), n * 2, "serial",
+                                                 BufferStore(X, FloatImm(1.0), (i,))))
+    lib = pyir.build(func)
+    assert pyir.ffi.get_global_func("test_reg_double", allow_missing=True) is None
+    with pytest.raises(pyir.Error, match="shape variable"):
+        lib["test_reg_double"]
+
+
+def test_a_missing_name_is_a_key_error_that_reads_as_its_message():
+    lib = pyir.build(add_one(), default_schedule=False)
+    for lookup, words in ((lambda: lib["nope"], "the executable has no function named 'nope'; "
+                                                "it has add_one"),
+                          (lambda: lib[0], "the executable has no function named 0; it has "
+                                           "add_one"),
+                          (lambda: IRModule.from_dict({"f": add_one("f")})["g"],
+                           "IRModule has no function named 'g'; it has f"),
+                          (lambda: pyir.ffi.get_global_func("test.none_such"),
+                           "no global function named 'test.none_such' is registered")):
+        with pytest.raises(KeyError) as info:
+            lookup()
+        assert isinstance(info.value, pyir.MissingNameError) and str(info.value) == words
 
 
 @pytest.mark.parametrize("options, error, words", [

@@ -29,8 +29,8 @@ def names():
 def test_register_func_refuses_what_is_not_callable(names):
     """A number registered as a function is refused, naming the name."""
     names.append("test.audit_number")
-    with pytest.raises(pyir.Error, match=r"^register_func\('test.audit_number'\): 3 is not "
-                                         r"callable$"):
+    with pytest.raises(pyir.ArgumentTypeError, match=r"^register_func\('test.audit_number'"
+                                                     r"\): 3 is not callable$"):
         pyir.ffi.register_func("test.audit_number", 3)
     assert pyir.ffi.get_global_func("test.audit_number", allow_missing=True) is None
 

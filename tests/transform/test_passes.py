@@ -831,6 +831,27 @@ def test_entry_conditions_start_a_loop_where_a_guard_does():
 
 
 @T.prim_func
+def _one_ahead(A: T.Buffer(("n",), "float32"), B: T.Buffer(("n",), "float32")):
+    for i in range(n):
+        with T.block("B"):
+            vi = T.axis.spatial(n, i)
+            B[vi] = A[vi + 1]
+
+
+def test_an_access_out_of_bounds_whenever_it_runs_requires_that_it_never_runs():
+    """A[vi + 1] over all of A is out of bounds for every n but 0; the condition read
+    "requires n < 1 or False"."""
+    conds = transform.lower(K.module(_one_ahead))["_one_ahead"].attr("entry_conditions")
+    assert [(cond.script(), msg) for cond, msg in conds] == [
+        ("n < 1", "A is read up to index n in dimension 0 of A")]
+    lib = pyir.build(_one_ahead)
+    lib["_one_ahead"](np.zeros(0, "float32"), np.zeros(0, "float32"))
+    with pytest.raises(pyir.ArgumentValueError, match=r"^_one_ahead: A is read up to index n "
+                       r"in dimension 0 of A: requires n < 1, but n = 4$"):
+        lib["_one_ahead"](np.zeros(4, "float32"), np.zeros(4, "float32"))
+
+
+@T.prim_func
 def _quads(A: T.Buffer(("n",), "float32"), B: T.Buffer(("n",), "float32")):
     for i in range(n // 4):
         with T.block("B"):
