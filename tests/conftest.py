@@ -11,30 +11,38 @@ import pytest
 GOLDEN_DIR = pathlib.Path(__file__).parent / "golden"
 
 
-#: Whether `_verify_after_pass` prints and parses back what each pass made: off in a test
-#: marked ``ir_without_script`` (see `pytest_configure`).
+#: Whether `_verify_after_pass` and `_verify_after_step` print and parse back what each
+#: pass and schedule step made: off in a test marked ``ir_without_script`` (see
+#: `pytest_configure`).
 _ROUND_TRIP = {"on": True}
 
 
-def _verify_after_pass(mod, pass_name):
-    """`pyir.ir.verify`, the print -> parse round trip (`pyir.script.from_source` of
-    ``mod.script()`` structurally equal to ``mod``), and while blocks remain (after the
-    default schedule) that each declares what its body accesses and binds its iterators
-    within their domains."""
+def _round_trip(node, after):
+    """The print -> parse round trip: `pyir.script.from_source` of ``node.script()``
+    structurally equal to ``node`` (``after`` says after what, for the message)."""
     from pyir.errors import Error
-    from pyir.ir import PrimFunc, assert_structural_equal, verify
+    from pyir.ir import assert_structural_equal
     from pyir.script import from_source
+    if _ROUND_TRIP["on"]:
+        try:
+            assert_structural_equal(from_source(node.script()), node)
+        except Error as e:
+            raise AssertionError(f"the IR after {after} does not read back from its script: "
+                                 f"{e}") from None
+
+
+def _verify_after_pass(mod, pass_name):
+    """`pyir.ir.verify`, the print -> parse round trip (`_round_trip`), and while blocks
+    remain (after the default schedule) that each declares what its body accesses and binds
+    its iterators within their domains."""
+    from pyir.errors import Error
+    from pyir.ir import PrimFunc, verify
     from pyir.transform.block_checks import block_fault
     try:
         verify(mod)
     except Error as e:
         raise AssertionError(f"IR is ill-formed after pass {pass_name}: {e}") from None
-    if _ROUND_TRIP["on"]:
-        try:
-            assert_structural_equal(from_source(mod.script()), mod)
-        except Error as e:
-            raise AssertionError(f"the IR after pass {pass_name} does not read back from its "
-                                 f"script: {e}") from None
+    _round_trip(mod, f"pass {pass_name}")
     if pass_name == "default_schedule":
         for name, func in mod.functions:
             wrong = isinstance(func, PrimFunc) and block_fault(func)
@@ -43,8 +51,9 @@ def _verify_after_pass(mod, pass_name):
 
 
 def _verify_after_step(func, primitive):
-    """`pyir.ir.verify`, and that every block declares what its body accesses and binds its
-    iterators within their domains (what the next step's legality checks trust)."""
+    """`pyir.ir.verify`, the print -> parse round trip (`_round_trip`), and that every block
+    declares what its body accesses and binds its iterators within their domains (what the
+    next step's legality checks trust)."""
     from pyir.errors import Error
     from pyir.ir import verify
     from pyir.transform.block_checks import block_fault
@@ -53,6 +62,7 @@ def _verify_after_step(func, primitive):
     except Error as e:
         raise AssertionError(f"IR is ill-formed after schedule primitive {primitive}: {e}") \
             from None
+    _round_trip(func, f"schedule primitive {primitive}")
     wrong = block_fault(func)
     if wrong:
         raise AssertionError(f"after schedule primitive {primitive}: {wrong}")

@@ -153,6 +153,89 @@ def test_a_serial_loop_of_the_sum_is_accepted():
     assert s[0] == 45
 
 
+def _spread(a, b):
+    b[1:17:2] = b[2:18:2] = 2 * a   # B[i * 2 + 1] and B[i * 2 + 2]
+    return b
+
+
+GUARDED = {
+    "inner loop bounded": ('A: T.Buffer((8,), "float32"), B: T.Buffer((11,), "float32")', """
+     for i in T.parallel(8):
+         for j in range(4):
+             if j < 1:
+                 B[i + j] = A[i] * T.float32(2)
+     """, 8, 11, lambda a, b: np.r_[2 * a, b[8:]]),
+    "inner loop bounded twice": ('A: T.Buffer((8,), "float32"), B: T.Buffer((20,), "float32")', """
+     for i in T.parallel(8):
+         for j in range(4):
+             if j < 3:
+                 if j >= 1:
+                     B[i * 2 + j] = A[i] * T.float32(2)
+     """, 8, 20, _spread),
+    "tail by hand": ('A: T.Buffer((10,), "float32"), B: T.Buffer((10,), "float32")', """
+     for i_0 in T.parallel(3):
+         if i_0 < 2:
+             for i_1 in range(4):
+                 B[i_0 * 4 + i_1] = A[i_0 * 4 + i_1] * T.float32(2)
+         else:
+             for i_1 in range(2):
+                 B[8 + i_1] = A[8 + i_1] * T.float32(2)
+     """, 10, 10, lambda a, b: 2 * a),
+}
+
+
+@pytest.mark.parametrize("name", sorted(GUARDED))
+def test_conditions_narrow_the_loops_they_bound(name):
+    """The conditions around an access were not read: under ``if j < 1`` iteration i
+    writes B[i] alone, not B[i:i + 4]; the else of ``if i_0 < 2`` is the last iteration,
+    whose elements follow all those of the others. Each was refused as a race."""
+    params, body, na, nb, want = GUARDED[name]
+    a, b = np.arange(1, na + 1, dtype=np.float32), np.full(nb, -1, np.float32)
+    expected = want(a, b.copy())
+    _run(params, body, a, b)
+    np.testing.assert_array_equal(b, expected)
+
+
+@pytest.mark.parametrize("params, body, why", [
+    ('A: T.Buffer((8,), "float32"), B: T.Buffer((11,), "float32")', """
+     for i in T.parallel(8):
+         for j in range(4):
+             if j < 2:
+                 B[i + j] = A[i]
+     """, f"the statements below it write B[i + j], {ACROSS}"),
+    ('A: T.Buffer((10,), "float32"), B: T.Buffer((10,), "float32")', """
+     for i in T.parallel(3):
+         if i < 2:
+             for k in range(4):
+                 B[i * 4 + k] = A[i * 4 + k]
+         else:
+             for k in range(3):
+                 B[7 + k] = A[7 + k]
+     """, f"the statements below it write B[i * 4 + k] and access B[k + 7], {ACROSS}"),
+    ('A: T.Buffer((10,), "float32"), B: T.Buffer((10,), "float32")', """
+     for i in T.parallel(3):
+         if i < 2 and i >= 0:
+             for k in range(4):
+                 B[i * 4 + k] = A[i * 4 + k]
+         else:
+             for k in range(2):
+                 B[8 + k] = A[8 + k]
+     """, f"the statements below it write B[i * 4 + k] and access B[k + 8], {ACROSS}"),
+    ('B: T.Buffer((10,), "float32")', """
+     for i in T.parallel(3):
+         if i >= 2:
+             B[0] = T.float32(1)
+         else:
+             B[0] = T.float32(2)
+     """, f"the statements below it write B[0], {ACROSS}"),
+], ids=["still shared", "tail overlaps", "else of two conditions", "one element"])
+def test_conditions_that_leave_iterations_sharing_elements_are_refused(params, body, why):
+    """The last tile overlapping the one before it; the else of ``a and b``, where either
+    may fail (nothing is narrowed); iterations of two ranges writing one element."""
+    err = _refused(params, body)
+    assert (err.line, err.message) == (5, why)
+
+
 LOWERED_KERNEL_LOOP = """
     ATTRS
     for i in T.parallel(n):
