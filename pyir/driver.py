@@ -130,8 +130,7 @@ def as_module(mod_or_func):
     if isinstance(mod_or_func, (PrimFunc, Function)):
         return IRModule.from_dict({mod_or_func.name: mod_or_func})
     raise ArgumentTypeError(f"pyir.build expects an IRModule, a prim function or a graph "
-                            f"function, got "
-                f"{type(mod_or_func).__name__}")
+                            f"function, got {type(mod_or_func).__name__}")
 
 
 def _build_prims(mod, target, default_schedule, opt_level, options, extra=None):

@@ -29,7 +29,7 @@ class IRModule(Node):
             if n == name:
                 return f
         raise MissingNameError(f"IRModule has no function named {name!r}; it has "
-                    f"{', '.join(self.names()) or 'none'}")
+                               f"{', '.join(self.names()) or 'none'}")
 
     def __contains__(self, name):
         return any(n == name for n, _ in self.functions)

@@ -70,8 +70,7 @@ class Executable(NativeCode):
         if fn is None or self.missing_features:
             if name not in self._infos and name not in self._graphs:
                 raise MissingNameError(f"the executable has no function named {name!r}; "
-                                       f"it has "
-                            f"{', '.join(self.function_names()) or 'none'}")
+                                       f"it has {', '.join(self.function_names()) or 'none'}")
             if self.missing_features:
                 raise Error(self._cannot_run(name))
             address = self._resolve(entry_symbol(name))
