@@ -11,6 +11,8 @@ import ast
 from pyir.ir import IntImm
 from pyir.ir import dtype as dt
 
+from .source import parse_python
+
 _OPS = {ast.Add: "__add__", ast.Sub: "__sub__", ast.Mult: "__mul__",
         ast.FloorDiv: "__floordiv__", ast.Mod: "__mod__"}
 
@@ -51,7 +53,7 @@ def parse_shape_string(parser, node, resolve):
     """The int64 expression in string constant ``node`` (``"n"``, ``"n * 2"``); errors
     inside the string point at the whole string."""
     try:
-        tree = ast.parse(node.value.strip(), mode="eval")
+        tree = parse_python(node.value.strip(), mode="eval")
     except SyntaxError:
         parser.error(node, f"{node.value!r} is not a valid shape expression", HINT)
     for sub in ast.walk(tree):

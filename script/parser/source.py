@@ -7,6 +7,7 @@ import linecache
 import numbers
 import re
 import sys
+import threading
 import types
 
 from pyir.errors import ArgumentTypeError
@@ -16,6 +17,17 @@ from ..diagnostics import ParseError
 #: One line of text with its end, as Python's tokenizer ends lines (``str.splitlines`` also
 #: ends them at form feeds and other separators, so the line shown was a later one).
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
+
+_AST_LOCK = threading.Lock()
+
+
+def parse_python(text, filename="<unknown>", mode="exec"):
+    """``ast.parse``, one thread at a time: CPython 3.11's AST constructor counts its depth
+    in state all threads share, and two threads parsing at once (a garbage collection
+    inside one lets the other run) raise "SystemError: AST constructor recursion depth
+    mismatch" (python/cpython#106905)."""
+    with _AST_LOCK:
+        return ast.parse(text, filename=filename, mode=mode)
 
 
 class Source:
@@ -44,7 +56,7 @@ class Source:
                                     f"{type(filename).__name__} {filename!r}")
         lines = _LINE.findall(text)   # as Python counts lines: a form feed ends none
         try:
-            tree = ast.parse(text, filename=filename)
+            tree = parse_python(text, filename)
         except SyntaxError as e:
             raise ParseError(f"invalid Python syntax: {e.msg}", filename, e.lineno or 0,
                              (e.offset or 1) - 1, None,
@@ -107,7 +119,7 @@ def _locate(filename, name, lineno, kind, module_globals=None):
                          "readable); define it in a file or a notebook cell, or use "
                          "pyir.script.from_source(text)", filename, lineno)
     try:
-        tree = ast.parse("".join(lines), filename=filename)
+        tree = parse_python("".join(lines), filename)
     except SyntaxError:
         tree = None
     node = _find(tree, name, lineno, kind) if tree is not None else None

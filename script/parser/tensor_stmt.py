@@ -21,6 +21,7 @@ from pyir.transform.concurrency import concurrency_conflict
 from pyir.transform.regions import declared_miss, infer_regions, miss_message
 
 from .core import register
+from .source import parse_python
 from .tensor_builtins import EXPRESSIONS, KNOWN_NAMES
 from .tensor_expr import (ARITH, binary, buffer_indices, check_dtype, check_rank, dtype_arg, expr,
                           index, index_nodes, to_expr, unknown_name)
@@ -83,7 +84,7 @@ def _state(parser):
 def string_expr(parser, node):
     """The expression in string constant ``node`` (``"n * 2"``), positioned at the string."""
     try:
-        tree = ast.parse(node.value.strip(), mode="eval").body
+        tree = parse_python(node.value.strip(), mode="eval").body
     except SyntaxError:
         parser.error(node, f"{node.value!r} is not a valid shape expression",
                      "a shape variable name such as \"n\", or an expression such as \"n * 2\"")

@@ -345,3 +345,48 @@ def test_from_source_refuses_a_dialect_imported_under_another_dialects_name():
         "    5 | @T.prim_func\n"
         "         ^^^^^^^^^^^\n"
         "expected: the tensor dialect's prim_func (from pyir.script import tensor as T)")
+
+
+def test_two_threads_read_scripts_at_once():
+    """CPython 3.11's AST constructor keeps its depth count in state the threads share: two
+    threads parsing at once, a garbage collection in one letting the other run, raised
+    "SystemError: AST constructor recursion depth mismatch" (python/cpython#106905; two
+    builds in threads hit it once the test suite read the IR of every pass back)."""
+    import sys
+    import threading
+
+    from pyir.script import from_source
+
+    class Cycle:
+        def __del__(self):
+            pass
+
+    text = "from pyir.script import ir as I, tensor as T\n\n@I.ir_module\nclass M:\n" + "".join(
+        f"    @T.prim_func\n    def f{k}(A: T.Buffer((8,), \"float32\")):\n"
+        f"        for i in range(8):\n            A[i] = A[i] * T.float32({k}) + T.float32(1)\n"
+        for k in range(12))
+    errors = []
+
+    def work():
+        for _ in range(40):
+            junk = [Cycle() for _ in range(200)]
+            for j in junk:
+                j.me = j
+            del junk
+            try:
+                from_source(text)
+            except SystemError as e:
+                errors.append(e)
+                return
+
+    old = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    try:
+        threads = [threading.Thread(target=work) for _ in range(2)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    finally:
+        sys.setswitchinterval(old)
+    assert errors == []
