@@ -105,8 +105,8 @@ def _apart_in_ranges(buf, accs, var, loops, body):
 
 
 def _ranges_apart(a, b, ana):
-    """Whether the iteration ranges ``a`` and ``b`` (Ranges, or None for every iteration)
-    share no iteration."""
+    """Whether the Ranges ``a`` and ``b`` (of iterations, None for all of them; or of
+    elements in one dimension) share no value."""
     if a is None or b is None:
         return False
     return ana.can_prove(le(a.start + a.extent, b.start)) or \
@@ -133,9 +133,7 @@ def _elements_apart(a, b, var, loops, body):
                     return False
                 regions.append(region)
             hulls.append(hull(regions))
-    ana = body.ana
-    return any(ana.can_prove(le(x.start + x.extent, y.start))
-               or ana.can_prove(le(y.start + y.extent, x.start)) for x, y in zip(*hulls))
+    return any(_ranges_apart(x, y, body.ana) for x, y in zip(*hulls))
 
 
 def _apart(buf, accs, var, loops, body):
