@@ -81,7 +81,7 @@ class _GraphEmitter:
             em.return_if(self.b.not_(em.holds(cond)), T.int_const(len(plan.conditions), 32))
         info = self.infos[step.func]
         values = list(step.args) + list(step.outs)
-        slots = em.allocas.alloca(T.I64, size=T.int_const(max(1, info.num_slots)))
+        slots = em.stack(ir.ArrayType(T.I64, max(1, info.num_slots)), f"slots{k}", 8)
 
         def dest(j):
             return self.b.gep(slots, [T.int_const(j)], source_etype=T.I64)

@@ -101,6 +101,19 @@ def test_kernels_from_graph_code(saxpy, dot4, build_as):
         lib["main"](x, y, np.ones(3, "float32"))
 
 
+def test_a_typed_constant_reaches_a_c_kernel_as_its_scalar(saxpy, build_as):
+    @I.ir_module
+    class Mod:
+        @R.function
+        def main(x: R.Tensor(("n",), "float32"), y: R.Tensor(("n",), "float32")):
+            z = R.call_dps_packed("test.saxpy", (R.prim_value(2.5, "float32"), x, y),
+                                  out_sinfo=R.Tensor((n,), "float32"))
+            return z
+
+    x, y = np.arange(6, dtype="float32"), np.ones(6, "float32")
+    np.testing.assert_array_equal(build_as(Mod)["main"](x, y), 2.5 * x + 1)
+
+
 @I.ir_module
 class Both:
     @T.prim_func

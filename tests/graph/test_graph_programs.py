@@ -206,6 +206,39 @@ def test_scalar_argument_to_call_tir(lib):
     np.testing.assert_allclose(lib["with_scalar"](x), 7 * x, rtol=1e-6)
 
 
+@pytest.mark.parametrize("dtype, value, written", [
+    ("float32", "R.prim_value(0.5, \"float32\")", 0.5),
+    ("float32", "0.5", 0.5),
+    ("float64", "R.prim_value(0.25, \"float64\")", 0.25),
+    ("float16", "R.prim_value(1.5, \"float16\")", 1.5),
+    ("int32", "R.prim_value(-3, \"int32\")", -3),
+    ("int8", "R.prim_value(-3, \"int8\")", -3),
+    ("uint8", "R.prim_value(200, \"uint8\")", 200),
+    ("bool", "R.prim_value(True, \"bool\")", 1),
+    ("int64", "3", 3),
+])
+def test_typed_scalar_constants_reach_a_prim_function_in_their_dtype(dtype, value, written,
+                                                                     build_as):
+    mod = from_source(f"""
+from pyir.script import graph as R, ir as I, tensor as T
+@I.ir_module
+class M:
+    @T.prim_func
+    def scaled(a: T.{dtype}, X: T.Buffer(("n",), "float64"), Y: T.Buffer(("n",), "float64")):
+        for i in range(n):
+            with T.block("Y"):
+                vi = T.axis.spatial(n, i)
+                Y[vi] = X[vi] * T.cast(a, "float64")
+
+    @R.function
+    def main(x: R.Tensor(("n",), "float64")):
+        y = R.call_tir(cls.scaled, ({value}, x), out_sinfo=R.Tensor((n,), "float64"))
+        return y
+""")
+    x = np.array([1.0, -2.0, 4.0])
+    np.testing.assert_array_equal(build_as(mod)["main"](x), written * x)
+
+
 def test_one_build_runs_at_many_shapes(lib):
     for n, m in [(1, 1), (2, 17), (33, 5), (0, 4)]:
         x, y = rand(n, m), rand(n, m)
