@@ -205,8 +205,13 @@ def _reduce(op, x, out, attrs):
     out_dims = [(1 if k in axes else dims[k]) for k in range(r) if keep or k not in axes]
     if not out_dims:
         out_index, out_dims = ["0"], [1]
-    y = f"Y[{', '.join(out_index)}]"
-    xl = f"X[{', '.join(f'v{k}' for k in range(r))}]"
+    d = x.dtype
+    # Sums and means of float16 add up in float32 (numpy's means do): in float16 a sum
+    # of ones stops growing at 2048.
+    wide = op in ("sum", "mean") and bool(axes) and _accumulator(d) != d
+    acc, acc_dtype = ("Acc", _accumulator(d)) if wide else ("Y", d)
+    y = f"{acc}[{', '.join(out_index)}]"
+    xl = _cast(f"X[{', '.join(f'v{k}' for k in range(r))}]", d, acc_dtype)
     combine = {"sum": f"{y} + {xl}", "mean": f"{y} + {xl}", "max": f"T.max({y}, {xl})",
                "min": f"T.min({y}, {xl})"}[op]
     if _REDUCE_INIT[op] is None:
@@ -214,22 +219,40 @@ def _reduce(op, x, out, attrs):
         # read makes the call require every reduced axis to be non-empty.
         init = f"X[{', '.join('0' if k in axes else f'v{k}' for k in range(r))}]"
     else:
-        init = _lit(x.dtype, _REDUCE_INIT[op])
-    text = f"({_buffer('X', dims, x.dtype)}, {_buffer('Y', out_dims, x.dtype)}):\n"
-    text += _nest(dims, kinds, "Y", ["with T.init():", f"    {y} = {init}", f"{y} = {combine}"])
+        init = _lit(acc_dtype, _REDUCE_INIT[op])
+    text = f"({_buffer('X', dims, d)}, {_buffer('Y', out_dims, d)}):\n"
+    if wide:
+        text += f"    Acc = T.alloc_buffer(({', '.join(map(str, out_dims))},), \"{acc_dtype}\")\n"
+    text += _nest(dims, kinds, acc, ["with T.init():", f"    {y} = {init}", f"{y} = {combine}"])
+    oaxes = ", ".join(f"v{k}" for k in range(len(out_dims)))
+    total = f"{acc}[{oaxes}]"
     if op == "mean" and axes:
         count = " * ".join(str(dims[k]) for k in sorted(axes))
-        oaxes = ", ".join(f"v{k}" for k in range(len(out_dims)))
-        text += _nest(out_dims, "S" * len(out_dims), "mean",
-                      [f"Y[{oaxes}] = Y[{oaxes}] / T.cast({count}, \"{x.dtype}\")"])
+        total = f"{total} / T.cast({count}, \"{acc_dtype}\")"
+    if wide or op == "mean" and axes:
+        text += _nest(out_dims, "S" * len(out_dims), "Y" if wide else "mean",
+                      [f"Y[{oaxes}] = {_cast(total, acc_dtype, d)}"])
     return text
+
+
+def _accumulator(dtype):
+    """The dtype sums of ``dtype`` add up in: float32 for float16, else ``dtype``."""
+    return "float32" if dtype == "float16" else dtype
+
+
+def _cast(value, dtype, to):
+    """The text ``value`` of ``dtype`` as ``to`` (a cast when they differ)."""
+    return value if to == dtype else f'T.cast({value}, "{to}")'
 
 
 def _matmul(sinfos, out):
     """C[..., i, j] = sum over k of A[..., i, k] * B[..., k, j], the batch dimensions
-    (those before the last two) broadcast."""
+    (those before the last two) broadcast; float16 products add up in float32 (as numpy's
+    do)."""
     a, b = sinfos
     d = a.dtype
+    acc_dtype = _accumulator(d)
+    acc = "C" if acc_dtype == d else "Acc"
     nb = len(out.shape) - 2
     batch = [f"d{k}" for k in range(nb)]
     i, j, k = (f"v{nb}", f"v{nb + 1}", f"v{nb + 2}")
@@ -238,30 +261,43 @@ def _matmul(sinfos, out):
         bdims, index = _broadcast(s.shape[:-2], out.shape[:-2], batch)
         params.append((_buffer(name, bdims + [rows, cols], d), index))
     (pa, ia), (pb, ib) = params
-    c = f"C[{', '.join(f'v{x}' for x in range(nb + 2))}]"
-    sig = f"({pa}, {pb}, {_buffer('C', batch + ['n', 'm'], d)}):\n"
-    return sig + _nest(batch + ["n", "m", "k"], "S" * (nb + 2) + "R", "C", [
-        "with T.init():", f"    {c} = {_lit(d, 0)}",
-        f"{c} = {c} + A[{', '.join(ia + [i, k])}] * B[{', '.join(ib + [k, j])}]"])
+    out_index = ", ".join(f"v{x}" for x in range(nb + 2))
+    c = f"{acc}[{out_index}]"
+    a_load, b_load = f"A[{', '.join(ia + [i, k])}]", f"B[{', '.join(ib + [k, j])}]"
+    product = f"{_cast(a_load, d, acc_dtype)} * {_cast(b_load, d, acc_dtype)}"
+    text = f"({pa}, {pb}, {_buffer('C', batch + ['n', 'm'], d)}):\n"
+    if acc != "C":
+        text += f'    Acc = T.alloc_buffer(({", ".join(batch + ["n", "m"])}), "{acc_dtype}")\n'
+    text += _nest(batch + ["n", "m", "k"], "S" * (nb + 2) + "R", acc, [
+        "with T.init():", f"    {c} = {_lit(acc_dtype, 0)}", f"{c} = {c} + {product}"])
+    if acc != "C":
+        text += _nest(batch + ["n", "m"], "S" * (nb + 2), "C",
+                      [f"C[{out_index}] = {_cast(c, acc_dtype, d)}"])
+    return text
 
 
 def _softmax(op, x, axis):
+    """Y = exp(X - M) / S along ``axis`` (M the maximum, S the sum of the exponentials;
+    for log_softmax X - M - log(S)); S of float16 adds up in float32."""
     r = len(x.shape)
     axis %= r
     d = x.dtype
+    wd = _accumulator(d)
     dims = [f"d{k}" for k in range(r)]
     red = [dims[k] if k != axis else "1" for k in range(r)]
     xi = f"X[{', '.join(f'v{k}' for k in range(r))}]"
     ri = ", ".join("0" if k == axis else f"v{k}" for k in range(r))
     kinds = "".join("R" if k == axis else "S" for k in range(r))
     shape = ", ".join(red) + ("," if r == 1 else "")
+    shifted = f"{_cast(xi, d, wd)} - {_cast(f'M[{ri}]', d, wd)}"
     text = f"({_buffer('X', dims, d)}, {_buffer('Y', dims, d)}):\n"
-    text += f'    M = T.alloc_buffer(({shape}), "{d}")\n    S = T.alloc_buffer(({shape}), "{d}")\n'
+    text += f'    M = T.alloc_buffer(({shape}), "{d}")\n    S = T.alloc_buffer(({shape}), "{wd}")\n'
     text += _nest(dims, kinds, "M", ["with T.init():", f"    M[{ri}] = {_lit(d, '-inf')}",
                                      f"M[{ri}] = T.max(M[{ri}], {xi})"])
-    text += _nest(dims, kinds, "S", ["with T.init():", f"    S[{ri}] = {_lit(d, 0)}",
-                                     f"S[{ri}] = S[{ri}] + T.exp({xi} - M[{ri}])"])
-    value = (f"{xi} - M[{ri}] - T.log(S[{ri}])" if op == "nn.log_softmax"
-             else f"T.exp({xi} - M[{ri}]) / S[{ri}]")
-    text += _nest(dims, "S" * r, "Y", [f"Y[{', '.join(f'v{k}' for k in range(r))}] = {value}"])
+    text += _nest(dims, kinds, "S", ["with T.init():", f"    S[{ri}] = {_lit(wd, 0)}",
+                                     f"S[{ri}] = S[{ri}] + T.exp({shifted})"])
+    value = (f"{shifted} - T.log(S[{ri}])" if op == "nn.log_softmax"
+             else f"T.exp({shifted}) / S[{ri}]")
+    text += _nest(dims, "S" * r, "Y",
+                  [f"Y[{', '.join(f'v{k}' for k in range(r))}] = {_cast(value, wd, d)}"])
     return text

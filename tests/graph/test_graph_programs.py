@@ -644,6 +644,33 @@ def test_batched_matmul_matches_numpy():
         assert c.shape == (2, 3, n, 2)
 
 
+def test_float16_sums_add_up_in_float32():
+    """Sums, means, softmax's sum of exponentials and matmul's products of float16 add
+    up in float32 and round once: added in float16 a sum of ones stops at 2048 (the mean
+    of 5000 ones was 0.41; softmax over 5000 equal values 1/2048)."""
+    @I.ir_module
+    class Half:
+        @R.function
+        def main(x: R.Tensor(("n", "m"), "float16"), a: R.Tensor(("m", "n"), "float16")):
+            with R.dataflow():
+                s = R.sum(x, axis=0)
+                mean = R.mean(x, axis=0, keepdims=True)
+                p = R.nn.softmax(x, axis=0)
+                lp = R.nn.log_softmax(x, axis=0)
+                c = R.matmul(a, x)
+                R.output(s, mean, p, lp, c)
+            return (s, mean, p, lp, c)
+
+    x = np.ones((5000, 3), "float16")
+    s, mean, p, lp, c = pyir.build(Half)["main"](x, x.T.copy())
+    assert s.dtype == mean.dtype == p.dtype == lp.dtype == c.dtype == np.float16
+    np.testing.assert_array_equal(s, [5000, 5000, 5000])
+    np.testing.assert_array_equal(mean, [[1, 1, 1]])
+    np.testing.assert_array_equal(p, np.full((5000, 3), 1 / 5000, "float16"))
+    np.testing.assert_array_equal(lp, np.full((5000, 3), -np.log(5000), "float16"))
+    np.testing.assert_array_equal(c, np.full((3, 3), 5000, "float16"))
+
+
 @I.ir_module
 class FlatFirst:
     @T.prim_func
