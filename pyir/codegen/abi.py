@@ -253,6 +253,9 @@ def match_params(func, binding, callee, params, sinfos):
                     bound[pe] = ge
     for p, sinfo in zip(params, sinfos):
         wrong = _mismatch(f"{callee} parameter {p.name!r}", p, sinfo, bound, unproven)
+        if wrong and (p.kind == "scalar") != isinstance(sinfo, PrimStructInfo):
+            wrong += (f"; the call passes its inputs, then its outputs, to the parameters "
+                      f"({', '.join(p.name for p in params)}) in this order")
         if wrong:
             raise GraphLowerError(func, binding, wrong)
     return bound, unproven
@@ -265,7 +268,9 @@ def _mismatch(where, p, sinfo, bound, unproven):
         if not isinstance(sinfo, PrimStructInfo) or sinfo.dtype != p.dtype:
             return f"{where} is {dt.a(p.dtype)} scalar, got {show(sinfo)}"
         return None
-    if not isinstance(sinfo, TensorStructInfo) or sinfo.shape is None:
+    if not isinstance(sinfo, TensorStructInfo):
+        return f"{where} is a buffer; the value passed is {show(sinfo)}"
+    if sinfo.shape is None:
         return (f"{where} is a buffer; the value passed is {show(sinfo)} (match_cast it to a "
                 "shape first)")
     if not sinfo.shape and len(p.shape) == 1 and same_dim(p.shape[0], E.IntImm(1)) \

@@ -159,19 +159,22 @@ def _same_dtype(op, a, b):
         raise IRError(f"R.{op}: dtypes differ: {show(a)} and {show(b)}")
 
 
-def _broadcast(op, a, b):
-    """The broadcast of two shapes, aligned at the right; a dimension of 1 stretches."""
+def _broadcast(op, a, b, core=0):
+    """The broadcast of the shapes of ``a`` and ``b`` but their last ``core`` dimensions
+    (matmul's matrices), aligned at the right; a dimension of 1 stretches."""
+    sa, sb = a.shape[:len(a.shape) - core], b.shape[:len(b.shape) - core]
     out = []
-    for k in range(1, max(len(a.shape), len(b.shape)) + 1):
-        da = a.shape[-k] if k <= len(a.shape) else None
-        db = b.shape[-k] if k <= len(b.shape) else None
+    for k in range(1, max(len(sa), len(sb)) + 1):
+        da = sa[-k] if k <= len(sa) else None
+        db = sb[-k] if k <= len(sb) else None
         if da is None or is_one(da):
             out.append(db if db is not None else da)
         elif db is None or is_one(db) or same_dim(da, db):
             out.append(da)
         else:
-            raise IRError(f"R.{op}: shapes of {show(a)} and {show(b)} do not broadcast "
-                          f"(dimension -{k} differs)")
+            what = "the batch dimensions of" if core else "shapes of"
+            raise IRError(f"R.{op}: {what} {show(a)} and {show(b)} do not broadcast "
+                          f"(dimension -{k + core} differs: {da.script()} and {db.script()})")
     return tuple(reversed(out))
 
 
@@ -215,6 +218,7 @@ def _infer_softmax(op, sinfos, attrs):
 def _infer_matmul(op, sinfos, attrs):
     a, b = (_tensor(op, s, k) for k, s in enumerate(sinfos))
     _same_dtype(op, a, b)
+    _numeric(op, a)
     for x in (a, b):
         if x.ndim != -1 and x.ndim < 2:
             raise IRError(f"R.{op} needs tensors of at least 2 dimensions, not {show(x)}")
@@ -223,8 +227,7 @@ def _infer_matmul(op, sinfos, attrs):
         return TensorStructInfo(None, a.dtype, ndim)
     if not same_dim(a.shape[-1], b.shape[-2]):
         raise IRError(f"R.{op}: inner dimensions of {show(a)} and {show(b)} differ")
-    batch = _broadcast(op, TensorStructInfo(a.shape[:-2], a.dtype),
-                       TensorStructInfo(b.shape[:-2], b.dtype))
+    batch = _broadcast(op, a, b, core=2)
     return TensorStructInfo(batch + (a.shape[-2], b.shape[-1]), a.dtype)
 
 
@@ -250,6 +253,10 @@ def _infer_reduce(op, sinfos, attrs):
         _normalize_axes(op, x, axis if isinstance(axis, tuple) else (axis,)))
     if x.shape is None:
         return TensorStructInfo(None, x.dtype, x.ndim if keep else x.ndim - len(axes))
+    empty = [k for k in sorted(axes) if x.shape[k] == IntImm(0, dt.INDEX)]
+    if empty and op in ("max", "min"):
+        raise IRError(f"R.{op}: axis {empty[0]} of {show(x)} is empty, and an empty "
+                      f"{op}imum has no value (numpy raises too)")
     if keep:
         return TensorStructInfo(tuple(1 if k in axes else d for k, d in enumerate(x.shape)),
                                 x.dtype)

@@ -191,7 +191,7 @@ def status_error(info, status, shape_values, scalar_values=None, caller=None):
     those of the scalar parameters, when known). ``caller``: ``(exprs, env)`` when a graph
     function made the call, ``exprs`` its expressions for the shape variables and ``env``
     the values of its own; a failed condition is then written in the caller's variables
-    (``requires b >= 1, but b = 0``, not ``d1 >= 1``)."""
+    (``requires b >= 1, but b = 0``, not ``d1 >= 1``) unless it is constant there."""
     if status == STATUS_NO_MEMORY:
         return Error(f"{info.name}: out of memory while allocating a temporary buffer")
     if status == STATUS_EXTERN_FAILED:
@@ -208,8 +208,10 @@ def status_error(info, status, shape_values, scalar_values=None, caller=None):
     if scalar_values is not None:
         values.update(zip(info.scalar_vars, scalar_values))
     if caller is not None and set(vars_in(expr)) <= set(info.shape_vars):
-        exprs, values = caller
-        expr = simplify(substitute(expr, dict(zip(info.shape_vars, exprs))))
+        exprs, env = caller
+        in_caller = simplify(substitute(expr, dict(zip(info.shape_vars, exprs))))
+        if vars_in(in_caller):    # else it is False, and says less than the callee's terms
+            expr, values = in_caller, env
     known = ", ".join(f"{v.name} = {values[v]}" for v in vars_in(expr) if v in values)
     return ArgumentValueError(f"{info.name}: {cond.message}: requires {expr_text(expr)}"
                               + (f", but {known}" if known else ""))

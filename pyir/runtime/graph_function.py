@@ -151,11 +151,13 @@ class GraphFunction(NativeCode):
             self._flatten_one(s, x, out, k, f"{path}[{j}]")
 
     def _finish(self, outs, flat, state):
-        return self._assemble(self.plan.ret, outs, flat, state)
+        return self._assemble(self.plan.ret, outs, flat, state, {})
 
-    def _assemble(self, structure, outs, flat, state):
+    def _assemble(self, structure, outs, flat, state, copies):
+        """The returned value of ``structure``; an input array returned is copied, once
+        (``copies``): a value returned twice is one object twice, as in Python."""
         if isinstance(structure, tuple):
-            return tuple(self._assemble(s, outs, flat, state) for s in structure)
+            return tuple(self._assemble(s, outs, flat, state, copies) for s in structure)
         if structure in self._output_index:
             return outs[self._output_index[structure]]
         if state is not None and structure in state.late:
@@ -165,8 +167,11 @@ class GraphFunction(NativeCode):
         if root in self._output_index:   # a match_cast of an output
             return outs[self._output_index[root]]
         if root in self._input_index:
-            value = flat[self._input_index[root]]
-            return np.array(value, copy=True) if isinstance(value, np.ndarray) else value
+            if root not in copies:
+                value = flat[self._input_index[root]]
+                copies[root] = np.array(value, copy=True) if isinstance(value, np.ndarray) \
+                    else value
+            return copies[root]
         return state.held[structure]
 
     def _status_error(self, status, state, buf):
@@ -265,6 +270,17 @@ class GraphFunction(NativeCode):
         self._store(step, step.outs, step.info["sinfo"], result, state, frame, env, "",
                     list(_arrays(args)))
 
+    def _site_value(self, step, state, frame):
+        """Hold a number or shape the graph function computes from its shape variables."""
+        env = self._env(frame)
+        value = self._argument(step.args[0], state, frame, env)
+        (out,), sinfo = step.outs, step.info["sinfo"]
+        if isinstance(sinfo, PrimStructInfo):
+            self._hold_scalar(f"graph function {self.name}, binding {step.binding}: the value "
+                              "is", sinfo.dtype, value, out, state)
+        else:
+            state.held[out] = value
+
     def _store(self, step, structure, sinfo, value, state, frame, env, path, passed):
         """Check ``value``, what the packed function of ``step`` returned, and hold it;
         ``passed`` are the arrays that function was given."""
@@ -308,13 +324,15 @@ class GraphFunction(NativeCode):
 
     def _hold_scalar(self, where, dtype, value, leaf, state):
         """Check that ``value`` is a ``dtype`` number (``where`` says whose) and store it in
-        the frame slot of ``leaf``."""
+        the frame slot of ``leaf``; it is held (and returned) as a numpy scalar of
+        ``dtype``, as an array would be."""
         if not isinstance(value, (int, float, np.number)) or \
                 isinstance(value, bool) != (dtype == "bool"):
             raise Error(f"{where} {_describe(value)}, expected {dt.a(dtype)} number")
         why = checks.out_of_range(dtype, value)
         if why:
             raise Error(f"{where} {_describe(value)}, expected {dt.a(dtype)} number: {why}")
+        value = np.dtype(dtype).type(value)
         struct.pack_into("<" + _SLOT_CODE[dtype], state.frame, 8 * self.plan.slot[leaf], value)
         state.held[leaf] = value
 

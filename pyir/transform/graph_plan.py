@@ -45,7 +45,7 @@ from ..ir.graph import (
     TupleStructInfo,
     symbolic_vars,
 )
-from ..ir.ops import show
+from ..ir.ops import show, struct_info_of
 from ..runtime.exprtext import expr_text
 from .common import written_params
 
@@ -335,6 +335,11 @@ class _Lowerer:
             args = tuple(self.arg(a, name) for a in e.args)
             out = self.structure(e.sinfo, name, "held")
             self.callback(name, "packed", func=e.name, args=args, outs=out, sinfo=e.sinfo)
+            return out
+        if isinstance(e, (PrimValue, ShapeExpr)):
+            out = self.leaf(struct_info_of(e), name, "held")
+            self.callback(name, "value", args=(self.arg(e, name),), outs=(out,),
+                          sinfo=struct_info_of(e))
             return out
         raise self.error(name, f"{type(e).__name__} cannot be compiled here")
 

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import pyir
+from pyir.script import from_source
 from pyir.script import graph as R
 from pyir.script import ir as I
 from pyir.script import tensor as T
@@ -159,6 +160,31 @@ def test_call_packed_returning_a_tuple_with_a_number(lib):
 
 def test_call_packed_returning_a_number_with_a_shape_argument(lib):
     assert lib["packed_number"](np.zeros(5, "float32")) == 5 + 15
+
+
+@pytest.mark.parametrize("returned, sinfo, expected", [
+    (3, 'R.Prim("float32")', np.float32(3)),
+    (0.1, 'R.Prim("float32")', np.float32(0.1)),
+    (np.float64(0.1), 'R.Prim("float16")', np.float16(0.1)),
+    (np.int64(5), 'R.Prim("int8")', np.int8(5)),
+    (True, 'R.Prim("bool")', np.True_),
+])
+def test_a_number_call_packed_returns_comes_back_in_its_declared_dtype(returned, sinfo,
+                                                                       expected):
+    """As an array's dtype is checked, a number is what its struct info declares (an int
+    declared float32 came back an int, 0.1 unrounded)."""
+    pyir.ffi.register_func("test.graph.number", lambda x: returned, override=True)
+    mod = from_source(f"""
+from pyir.script import graph as R, ir as I
+@I.ir_module
+class M:
+    @R.function
+    def main(x: R.Tensor(("n",), "float32")):
+        y = R.call_packed("test.graph.number", x, sinfo_args={sinfo})
+        return y
+""")
+    got = pyir.build(mod)["main"](np.zeros(2, "float32"))
+    assert type(got) is type(expected) and got == expected
 
 
 def test_match_cast_defines_shape_variables(lib):

@@ -121,6 +121,17 @@ class Elementwise:
         return (a, c)
 
     @R.function
+    def returned_twice(x: R.Tensor(("n", "m"), "float32")):
+        y = R.call_tir(cls.add, (x, x), out_sinfo=R.Tensor((n, m), "float32"))
+        return (y, y, (x, x))
+
+    @R.function
+    def values(x: R.Tensor(("n",), "float32")):
+        s = R.prim_value(n + 1)
+        y = R.call_tir(cls.scale, (x, s), out_sinfo=R.Tensor((n,), "float32"))
+        return (y, s, R.prim_value(0.5, "float64"), R.shape([n, 2]))
+
+    @R.function
     def with_scalar(x: R.Tensor(("n",), "float32")):
         with R.dataflow():
             y = R.call_tir(cls.scale, (x, R.prim_value(n + 1)),
@@ -189,6 +200,16 @@ def test_nested_tuple_output_returns_inputs_as_copies(lib):
     assert x2 is not x
 
 
+def test_a_value_returned_twice_is_one_object_twice(lib):
+    """As a Python function's ``return (y, y)``: a computed value was returned as one
+    object twice, and an input as two copies."""
+    x = rand(2, 3)
+    y, y2, (x1, x2) = lib["returned_twice"](x)
+    np.testing.assert_array_equal(y, x + x)
+    np.testing.assert_array_equal(x1, x)
+    assert y2 is y and x2 is x1 and x1 is not x
+
+
 def test_symbolic_shape_expressions(lib):
     x = rand(3)
     np.testing.assert_allclose(lib["symbolic_expr"](x), 2 * np.tile(x, 4), rtol=1e-6)
@@ -199,6 +220,38 @@ def test_same_prim_function_at_different_shapes(lib):
     a, c = lib["shapes"](x, y)
     np.testing.assert_allclose(a, 2 * x, rtol=1e-6)
     np.testing.assert_allclose(c, 4 * y, rtol=1e-6)
+
+
+def test_numbers_and_shapes_bound_and_returned(lib):
+    """``R.prim_value`` and ``R.shape`` bound to a variable or returned ("PrimValue cannot
+    be compiled here"): numbers come back as numpy scalars of their dtype."""
+    x = rand(6)
+    y, s, half, shape = lib["values"](x)
+    np.testing.assert_allclose(y, 7 * x, rtol=1e-6)
+    assert type(s) is np.int64 and s == 7
+    assert type(half) is np.float64 and half == 0.5
+    assert shape == (6, 2)
+
+
+def test_a_call_that_static_shapes_make_fail_is_said_in_the_callee_terms(build_as):
+    """The condition in the caller's terms is constant there; the message said only
+    "requires False"."""
+    @I.ir_module
+    class First:
+        @T.prim_func
+        def first(X: T.Buffer(("n",), "float32"), Y: T.Buffer((1,), "float32")):
+            with T.block("Y"):
+                Y[0] = X[0]
+
+        @R.function
+        def main(x: R.Tensor((0,), "float32")):
+            y = R.call_tir(cls.first, (x,), out_sinfo=R.Tensor((1,), "float32"))
+            return y
+
+    with pytest.raises(pyir.ArgumentValueError, match=r"^graph function main, binding y: first: "
+                       r"X is read up to index 0 in dimension 0 of X: requires n >= 1, but "
+                       r"n = 0 \(its X is x, its Y is y\)$"):
+        build_as(First)["main"](np.zeros(0, "float32"))
 
 
 def test_scalar_argument_to_call_tir(lib):

@@ -210,6 +210,7 @@ def test_broadcast_mismatch_names_both_shapes():
     ("R.add(x, x)", "bool", ["R.add is arithmetic and does not take bool tensors"]),
     ("R.nn.relu(x)", "bool", ["R.nn.relu is arithmetic and does not take bool tensors"]),
     ("R.sum(x)", "bool", ["R.sum is arithmetic", 'R.Tensor((n,), "bool")']),
+    ("R.matmul(x, x)", "bool", ["R.matmul is arithmetic and does not take bool tensors"]),
 ])
 def test_operator_on_a_dtype_it_does_not_compute_on(call, dtype, words):
     """Refused where it is written (its legalized prim function used to fail to parse,
@@ -220,6 +221,31 @@ def test_operator_on_a_dtype_it_does_not_compute_on(call, dtype, words):
             y = {call}  # <-
             return y
         """, words, call)
+
+
+def test_matmul_batch_mismatch_names_the_tensors_and_the_dimension():
+    """The batch dimensions are compared, but the message speaks of the operands (it
+    showed the batch parts alone, R.Tensor((p, q)), and their dimension -1)."""
+    check("""
+        @R.function
+        def f(x: R.Tensor(("p", "q", "n", "k"), "float32"), w: R.Tensor(("r", "k", "m"), "float32")):
+            y = R.matmul(x, w)  # <-
+            return y
+        """, ['the batch dimensions of R.Tensor((p, q, n, k), "float32") and '
+              'R.Tensor((r, k, m), "float32") do not broadcast (dimension -3 differs: q and r)'],
+        "R.matmul(x, w)")
+
+
+@pytest.mark.parametrize("call", ["R.max(x, axis=1)", "R.min(x)"])
+def test_max_or_min_over_an_axis_known_empty(call):
+    """Refused where it is written (it built, and the call said "requires False")."""
+    check(f"""
+        @R.function
+        def f(x: R.Tensor((3, 0), "float32")):
+            y = {call}  # <-
+            return y
+        """, ['axis 1 of R.Tensor((3, 0), "float32") is empty, and an empty '
+              f'{call[2:5]}imum has no value'], call)
 
 
 def test_matmul_inner_dimension_mismatch():
@@ -432,8 +458,8 @@ CALLEES = """
      "add parameter 'c': dimension 0 must be 4, the value passed has 8"),
     ('x: R.Tensor((4,), "float32")',
      'R.call_tir(cls.add, (x, 1.5), out_sinfo=R.Tensor((4,), "float32"))',
-     "add parameter 'b' is a buffer; the value passed is R.Prim(\"float32\") (match_cast it "
-     "to a shape first)"),
+     "add parameter 'b' is a buffer; the value passed is R.Prim(\"float32\"); the call "
+     "passes its inputs, then its outputs, to the parameters (a, b, c) in this order"),
     ('x: R.Tensor(("m", 2), "float32")',
      'R.call_tir(cls.scale, (x, R.prim_value(2)), out_sinfo=R.Tensor((m, 2), "float32"))',
      "scale parameter 's' is a float32 scalar, got R.Prim(\"int64\")"),
