@@ -1,6 +1,7 @@
 """pyir.arith: the one symbolic-arithmetic core.
 
 - `simplify(expr, ranges)` / `Analyzer.simplify`: canonical, simplified expressions;
+  `negated_comparison`: where an integer comparison fails;
 - `Analyzer`: facts about variables (`bind`, `scope`) and questions under them
   (`const_int_bound`, `symbolic_bound`, `can_prove`, `can_prove_equal`);
 - `relax_region`: the region an access covers while some variables run over their ranges;
@@ -19,7 +20,9 @@ from .bounds import IntBound
 from .canonical import known_multiple
 from .iter_map import IterMap, detect_iter_map
 from .region import detect_linear, non_decreasing, relax_region
+from .simplify import negated_comparison
 from .tiles import tiles_apart
 
 __all__ = ["Analyzer", "IntBound", "IterMap", "clear_cache", "detect_iter_map", "detect_linear",
-           "known_multiple", "non_decreasing", "relax_region", "simplify", "tiles_apart", "vars_of"]
+           "known_multiple", "negated_comparison", "non_decreasing", "relax_region", "simplify",
+           "tiles_apart", "vars_of"]

@@ -22,6 +22,15 @@ _INTEGER_OPS = POLY_OPS + ("floordiv", "floormod")
 _NEGATE = {"lt": "ge", "le": "gt", "gt": "le", "ge": "lt", "eq": "ne", "ne": "eq"}
 
 
+def negated_comparison(cond):
+    """The comparison that holds where the integer comparison ``cond`` fails (``i < 2``:
+    ``i >= 2``), or None for another condition (where ``a and b`` fails, neither need fail
+    alone)."""
+    if isinstance(cond, Binary) and cond.op in COMPARE_OPS and not dt.is_float(cond.a.dtype):
+        return Binary(_NEGATE[cond.op], cond.a, cond.b)
+    return None
+
+
 def _true(v):
     return IntImm(1 if v else 0, "bool")
 
@@ -345,9 +354,7 @@ class Simplifier:
             return _true(not a.value)
         if isinstance(a, Not):
             return a.a
-        if isinstance(a, Binary) and a.op in COMPARE_OPS and not dt.is_float(a.a.dtype):
-            return Binary(_NEGATE[a.op], a.a, a.b)
-        return Not(a)
+        return negated_comparison(a) or Not(a)
 
     # -- casts and selects ----------------------------------------------------------------
     def _cast(self, dtype, value):

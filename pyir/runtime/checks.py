@@ -21,6 +21,8 @@ def signature(info):
 def _param_text(p):
     if p.kind == "scalar":
         return f"{p.name}: {p.dtype}"
+    if p.kind == "shape":
+        return f"{p.name}: shape{_expected_shape(p)}"
     return f"{p.name}: {p.dtype}[{', '.join(expr_text(s) for s in p.shape)}]"
 
 
@@ -125,34 +127,57 @@ def rank_error(info, i, a):
                              f"{_expected_shape(p)}, got {a.ndim} with shape {a.shape}")
 
 
-def shape_error(info, i, d, a):
+def as_shape(info, i, a):
+    """``a``, the argument of shape parameter ``i``: a tuple or list of as many
+    non-negative int64 values as the parameter has, as a tuple of ints."""
+    p = info.params[i]
+    ints = isinstance(a, (tuple, list)) and all(
+        isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in a)
+    if not ints or len(a) != len(p.shape):
+        raise ArgumentTypeError(
+            f"{_where(info, i)} expects a shape {_expected_shape(p)}: a tuple of "
+            f"{len(p.shape)} int(s), got {type(a).__name__} {_short(a)}")
+    shape = tuple(int(v) for v in a)
+    if not all(0 <= v < 2 ** 63 for v in shape):
+        raise ArgumentValueError(
+            f"{_where(info, i)} expects a shape {_expected_shape(p)} of non-negative int64 "
+            f"values, got {_short(a)}")
+    return shape
+
+
+def shape_error(info, i, d, shape):
     p = info.params[i]
     return ArgumentValueError(
-        f"{_where(info, i)} expects shape {_expected_shape(p)}, got {a.shape}: "
-        f"dimension {d} must be {expr_text(p.shape[d])} but is {a.shape[d]}")
+        f"{_where(info, i)} expects shape {_expected_shape(p)}, got {shape}: "
+        f"dimension {d} must be {expr_text(p.shape[d])} but is {shape[d]}")
 
 
-def symbol_error(info, source, value, i, d, a):
+def symbol_error(info, source, value, i, d, shape):
     """Shape variable at ``params[i].shape[d]`` disagrees with its value from ``source``
-    (the (parameter, dimension) that first bound it)."""
+    (the (parameter, dimension) that first bound it); ``shape`` is argument ``i``'s."""
     var = info.params[i].shape[d]
     j, e = source
     return ArgumentValueError(
         f"{info.name}: shape variable {var.name} is {value} from "
-        f"{info.params[j].name}.shape[{e}] but {a.shape[d]} from "
-        f"{info.params[i].name}.shape[{d}] (argument {info.params[i].name!r} expects shape "
-        f"{_expected_shape(info.params[i])}, got {a.shape})")
+        f"{_dimension(info.params[j], e)} but {shape[d]} from "
+        f"{_dimension(info.params[i], d)} (argument {info.params[i].name!r} expects shape "
+        f"{_expected_shape(info.params[i])}, got {shape})")
 
 
-def expr_dim_error(info, i, d, a, shape_values):
+def _dimension(p, d):
+    """Dimension ``d`` of parameter ``p``: ``x.shape[1]``, or ``s[1]`` of a shape."""
+    return f"{p.name}[{d}]" if p.kind == "shape" else f"{p.name}.shape[{d}]"
+
+
+def expr_dim_error(info, i, d, shape, shape_values):
     """A dimension given by an expression of shape variables (``n * 2``) does not match."""
     values = dict(zip(info.shape_vars, shape_values))
     e = info.params[i].shape[d]
     known = ", ".join(f"{v.name} = {values[v]}" for v in vars_in(e))
     return ArgumentValueError(
-        f"{_where(info, i)} expects shape {_expected_shape(info.params[i])}, got {a.shape}: "
+        f"{_where(info, i)} expects shape {_expected_shape(info.params[i])}, got {shape}: "
         f"dimension {d} must be {expr_text(e)} = {evaluate(e, values)} (with {known}) but "
-        f"is {a.shape[d]}")
+        f"is {shape[d]}")
 
 
 def contiguity_error(info, i, a):

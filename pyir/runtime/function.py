@@ -189,7 +189,7 @@ def slot_layout(info):
 def check_bindable(info):
     """An Error when a shape variable of ``info`` is a whole dimension of no buffer
     parameter: no call could tell its value from the arrays (``n`` only in ``n * 2``)."""
-    alone = {e for p in info.params if p.kind == "buffer" for e in p.shape
+    alone = {e for p in info.params if p.kind != "scalar" for e in p.shape
              if isinstance(e, E.Var)}
     unbound = [v.name for v in info.shape_vars if v not in alone]
     if unbound:
@@ -217,25 +217,32 @@ def binder_source(info):
                          f"raise scalar_type_error(info, {i}, {a})")
             values.append(a)
             continue
-        itemsize = np.dtype(p.dtype).itemsize
-        lines += [f"    if type({a}) is not ndarray: {a} = as_array(info, {i}, {a})",
-                  (f"    if {a}.dtype is not dtypes[{i}] and {a}.dtype != dtypes[{i}]: "
-                   f"raise dtype_error(info, {i}, {a})"),
-                  f"    s = {a}.shape",
-                  f"    if len(s) != {len(p.shape)}: raise rank_error(info, {i}, {a})"]
+        if p.kind == "shape":
+            lines.append(f"    s{i} = as_shape(info, {i}, {a})")
+        else:
+            lines += [f"    if type({a}) is not ndarray: {a} = as_array(info, {i}, {a})",
+                      (f"    if {a}.dtype is not dtypes[{i}] and {a}.dtype != dtypes[{i}]: "
+                       f"raise dtype_error(info, {i}, {a})"),
+                      f"    s{i} = {a}.shape",
+                      f"    if len(s{i}) != {len(p.shape)}: raise rank_error(info, {i}, {a})"]
         for d, e in enumerate(p.shape):
             if isinstance(e, E.IntImm):
-                lines.append(f"    if s[{d}] != {e.value}: raise shape_error(info, {i}, {d}, {a})")
+                lines.append(f"    if s{i}[{d}] != {e.value}: raise shape_error(info, {i}, {d}, "
+                             f"s{i})")
             elif e in index and e not in bound:
                 bound[e] = (i, d)
-                lines.append(f"    {names[e]} = s[{d}]")
+                lines.append(f"    {names[e]} = s{i}[{d}]")
             elif e in index:
-                lines.append(f"    if s[{d}] != {names[e]}: raise symbol_error(info, "
-                             f"{bound[e]}, {names[e]}, {i}, {d}, {a})")
+                lines.append(f"    if s{i}[{d}] != {names[e]}: raise symbol_error(info, "
+                             f"{bound[e]}, {names[e]}, {i}, {d}, s{i})")
             else:
-                deferred.append(f"    if {a}.shape[{d}] != {expr_text(e, names, 4)}: "
-                                f"raise expr_dim_error(info, {i}, {d}, {a}, "
+                deferred.append(f"    if s{i}[{d}] != {expr_text(e, names, 4)}: "
+                                f"raise expr_dim_error(info, {i}, {d}, s{i}, "
                                 f"({''.join(v + ', ' for v in names.values())}))")
+        if p.kind == "shape":
+            values.append("0")    # its slot is unused: its values are shape variables'
+            continue
+        itemsize = np.dtype(p.dtype).itemsize
         lines += [f"    f = {a}.flags",
                   f"    if not f.c_contiguous: raise contiguity_error(info, {i}, {a})"]
         if p.writes:

@@ -169,8 +169,11 @@ class GraphFunction(NativeCode):
         if root in self._input_index:
             if root not in copies:
                 value = flat[self._input_index[root]]
-                copies[root] = np.array(value, copy=True) if isinstance(value, np.ndarray) \
-                    else value
+                if isinstance(value, np.ndarray):
+                    value = np.array(value, copy=True)
+                elif isinstance(self.plan.leaves[root].sinfo, ShapeStructInfo):
+                    value = tuple(int(v) for v in value)     # as a list or numpy ints came
+                copies[root] = value
             return copies[root]
         return state.held[structure]
 
@@ -224,6 +227,8 @@ class GraphFunction(NativeCode):
         if leaf_id in state.held:
             return state.held[leaf_id]
         leaf = self.plan.leaves[leaf_id]
+        if isinstance(leaf.sinfo, ShapeStructInfo):    # a parameter: its values are known
+            return tuple(evaluate(d, env) for d in leaf.sinfo.values)
         slot = self.plan.slot[leaf_id]
         if isinstance(leaf.sinfo, PrimStructInfo):
             return struct.unpack_from("<" + _SLOT_CODE[leaf.sinfo.dtype], state.frame, 8 * slot)[0]
@@ -377,9 +382,11 @@ class GraphFunction(NativeCode):
 def _param(leaf):
     if isinstance(leaf.sinfo, PrimStructInfo):
         return ParamInfo(leaf.name, "scalar", leaf.sinfo.dtype)
+    if isinstance(leaf.sinfo, ShapeStructInfo) and leaf.sinfo.values is not None:
+        return ParamInfo(leaf.name, "shape", "int64", leaf.sinfo.values)
     if not isinstance(leaf.sinfo, TensorStructInfo) or leaf.sinfo.shape is None:
-        raise Error(f"graph parameter {leaf.name}: only tensors of known rank and shape and "
-                    f"scalars can be compiled, not {show(leaf.sinfo)}")
+        raise Error(f"graph parameter {leaf.name}: only tensors and shapes of known rank, "
+                    f"and scalars, can be compiled, not {show(leaf.sinfo)}")
     return ParamInfo(leaf.name, "buffer", leaf.sinfo.dtype, leaf.sinfo.shape)
 
 

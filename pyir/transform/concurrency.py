@@ -25,7 +25,7 @@ kernel reaches is not known here; so is a buffer that blocks and statements belo
 both access, one of them writing it.
 """
 
-from ..arith import detect_linear, vars_of
+from ..arith import detect_linear, negated_comparison, vars_of
 from ..ffi.extern import ExternKernel
 from ..ffi.registry import get_global_func
 from ..ir import (Allocate, Binary, BlockRealize, Buffer, BufferLoad, BufferStore, Call,
@@ -272,15 +272,6 @@ def _one_to_one(index, var, loops, ana):
     return True
 
 
-def _negated(cond):
-    """The condition that holds where the comparison ``cond`` fails (``i < 2``: ``i >= 2``),
-    or None for another condition (where ``a and b`` fails, neither need fail alone)."""
-    flip = {"lt": "ge", "le": "gt", "gt": "le", "ge": "lt"}
-    if isinstance(cond, Binary) and cond.op in flip and cond.a.dtype == "int64":
-        return Binary(flip[cond.op], cond.a, cond.b)
-    return None
-
-
 def _text(buf, indices):
     return f"{buf.name}[{', '.join(expr_text(i) for i in indices)}]"
 
@@ -357,7 +348,7 @@ class _Statements:
             elif isinstance(s, IfThenElse):
                 self.exprs(s.condition)
                 cond = self._rename(s.condition)
-                for case, holds in ((s.else_case, _negated(cond)), (s.then_case, cond)):
+                for case, holds in ((s.else_case, negated_comparison(cond)), (s.then_case, cond)):
                     if case is not None:
                         stack += [(), case, self._narrowed(holds)]
             elif isinstance(s, BufferStore):

@@ -243,8 +243,14 @@ class _Lowerer:
         return GraphLowerError(self.func.name, binding, msg)
 
     def give_shape(self, leaf):
-        """An input tensor known only by rank gets a new variable per dimension."""
+        """An input tensor or shape known only by rank gets a new variable per dimension
+        (``x.shape[0]``, ``s[0]``)."""
         sinfo = leaf.sinfo
+        if isinstance(sinfo, ShapeStructInfo) and sinfo.values is None and sinfo.ndim >= 0:
+            leaf.sinfo = ShapeStructInfo(tuple(E.Var(f"{leaf.name}[{d}]", "int64")
+                                               for d in range(sinfo.ndim)))
+            self.defined += leaf.sinfo.values
+            return
         if not isinstance(sinfo, TensorStructInfo) or sinfo.shape is not None:
             return
         if sinfo.ndim < 0:

@@ -291,7 +291,8 @@ def _softmax(op, x, axis):
     shape = ", ".join(red) + ("," if r == 1 else "")
     shifted = f"{_cast(xi, d, wd)} - {_cast(f'M[{ri}]', d, wd)}"
     text = f"({_buffer('X', dims, d)}, {_buffer('Y', dims, d)}):\n"
-    text += f'    M = T.alloc_buffer(({shape}), "{d}")\n    S = T.alloc_buffer(({shape}), "{wd}")\n'
+    text += (f'    M = T.alloc_buffer(({shape}), "{d}")\n'
+             f'    S = T.alloc_buffer(({shape}), "{wd}")\n')
     text += _nest(dims, kinds, "M", ["with T.init():", f"    M[{ri}] = {_lit(d, '-inf')}",
                                      f"M[{ri}] = T.max(M[{ri}], {xi})"])
     text += _nest(dims, kinds, "S", ["with T.init():", f"    S[{ri}] = {_lit(wd, 0)}",

@@ -233,6 +233,54 @@ def test_numbers_and_shapes_bound_and_returned(lib):
     assert shape == (6, 2)
 
 
+@I.ir_module
+class ShapeParams:
+    @T.prim_func
+    def iota(Y: T.Buffer(("k",), "float32")):
+        for i in range(k):
+            with T.block("Y"):
+                vi = T.axis.spatial(k, i)
+                Y[vi] = T.cast(vi, "float32")
+
+    @R.function
+    def main(x: R.Tensor(("n",), "float32"), s: R.Shape(["n", "k"]), r: R.Shape(ndim=2)):
+        y = R.call_tir(cls.iota, (), out_sinfo=R.Tensor((k,), "float32"))
+        t = R.call_packed("test.shape_sum", r, sinfo_args=R.Prim("int64"))
+        return (y, s, r, t)
+
+
+def test_shape_parameters_define_their_variables(build_as):
+    """An ``R.Shape`` parameter takes a tuple or list of ints; its values are shape
+    variables (``k`` sizes the output), and a shape known by rank alone is handed on as a
+    tuple (it did not build: "only tensors of known rank and shape and scalars")."""
+    pyir.ffi.register_func("test.shape_sum", lambda r: int(sum(r)), override=True)
+    lib = build_as(ShapeParams)
+    assert repr(lib["main"]) == ("<pyir GraphFunction main(x: float32[n], s: shape(n, k), "
+                                 "r: shape(r[0], r[1]))>")
+    y, s, r, t = lib["main"](np.zeros(3, "float32"), [3, np.int64(4)], (5, 6))
+    np.testing.assert_array_equal(y, [0, 1, 2, 3])
+    assert (s, r, t) == ((3, 4), (5, 6), 11) and type(s[1]) is int
+
+
+@pytest.mark.parametrize("s, error, words", [
+    ((4, 2), pyir.ArgumentValueError, "main: shape variable n is 3 from x.shape[0] but 4 "
+                                      "from s[0] (argument 's' expects shape (n, k), got (4, 2))"),
+    ((3, -1), pyir.ArgumentValueError, "main: argument 's' expects a shape (n, k) of "
+                                       "non-negative int64 values, got (3, -1)"),
+    ((3, 2 ** 63), pyir.ArgumentValueError, "of non-negative int64 values, got (3, "
+                                            "9223372036854775808)"),
+    ((3,), pyir.ArgumentTypeError, "main: argument 's' expects a shape (n, k): a tuple of 2 "
+                                   "int(s), got tuple (3,)"),
+    ((3, True), pyir.ArgumentTypeError, "a tuple of 2 int(s), got tuple (3, True)"),
+    (np.array([3, 2]), pyir.ArgumentTypeError, "a tuple of 2 int(s), got ndarray"),
+])
+def test_a_bad_shape_argument_is_named(s, error, words):
+    lib = pyir.build(ShapeParams)
+    with pytest.raises(error) as info:
+        lib["main"](np.zeros(3, "float32"), s, (1, 1))
+    assert words in str(info.value)
+
+
 def test_a_call_that_static_shapes_make_fail_is_said_in_the_callee_terms(build_as):
     """The condition in the caller's terms is constant there; the message said only
     "requires False"."""

@@ -115,9 +115,19 @@ def test_a_graph_parameter_that_is_an_object_is_refused_at_build():
     def audit_object_param(x: R.Object):
         return x
 
-    with pytest.raises(pyir.Error, match=r"^graph parameter x: only tensors of known rank and "
-                       r"shape and scalars can be compiled, not R.Object$"):
+    with pytest.raises(pyir.Error, match=r"^graph parameter x: only tensors and shapes of known "
+                       r"rank, and scalars, can be compiled, not R.Object$"):
         pyir.build(audit_object_param)
+
+
+def test_a_shape_parameter_of_unknown_rank_is_refused_at_build():
+    @R.function
+    def audit_shape_param(s: R.Shape()):
+        return s
+
+    with pytest.raises(pyir.Error, match=r"^graph parameter s: only tensors and shapes of known "
+                       r"rank, and scalars, can be compiled, not R.Shape\(\)$"):
+        pyir.build(audit_shape_param)
 
 
 def test_a_graph_parameter_of_unknown_rank_is_refused_at_build():

@@ -228,7 +228,8 @@ def test_matmul_batch_mismatch_names_the_tensors_and_the_dimension():
     showed the batch parts alone, R.Tensor((p, q)), and their dimension -1)."""
     check("""
         @R.function
-        def f(x: R.Tensor(("p", "q", "n", "k"), "float32"), w: R.Tensor(("r", "k", "m"), "float32")):
+        def f(x: R.Tensor(("p", "q", "n", "k"), "float32"),
+              w: R.Tensor(("r", "k", "m"), "float32")):
             y = R.matmul(x, w)  # <-
             return y
         """, ['the batch dimensions of R.Tensor((p, q, n, k), "float32") and '
