@@ -51,8 +51,8 @@ def entry_symbol(name):
 @dataclass(frozen=True)
 class ParamInfo:
     """One parameter: ``kind`` is "buffer", "scalar" or "shape" (a graph function's
-    ``R.Shape``, whose values are shape variables'); ``shape`` holds int64 expressions
-    over the function's shape variables (buffers and shapes); ``writes`` is True for a buffer the
+    ``R.Shape``, whose values are shape variables'); ``shape`` holds int64 expressions over
+    the function's shape variables (buffers and shapes); ``writes`` is True for a buffer the
     function may write (the runtime then refuses read-only arrays), ``written_by`` says why
     where a kernel it calls may write it rather than the function itself."""
 

@@ -169,10 +169,13 @@ class GraphFunction(NativeCode):
         if root in self._input_index:
             if root not in copies:
                 value = flat[self._input_index[root]]
+                sinfo = self.plan.leaves[root].sinfo
                 if isinstance(value, np.ndarray):
                     value = np.array(value, copy=True)
-                elif isinstance(self.plan.leaves[root].sinfo, ShapeStructInfo):
+                elif isinstance(sinfo, ShapeStructInfo):
                     value = tuple(int(v) for v in value)     # as a list or numpy ints came
+                elif isinstance(sinfo, PrimStructInfo):
+                    value = np.dtype(sinfo.dtype).type(value)    # as numbers computed are
                 copies[root] = value
             return copies[root]
         return state.held[structure]

@@ -548,7 +548,8 @@ def test_scalars_that_do_not_fit_their_dtype_are_errors():
     with pytest.raises(pyir.ArgumentValueError, match="passed: argument 'k' is a scalar of "
                        "dtype int32; 1099511627776 is outside its range"):
         lib["passed"](x, 2 ** 40)
-    assert lib["passed"](x, 7) == 7
+    returned = lib["passed"](x, 7)
+    assert type(returned) is np.int32 and returned == 7
 
 
 def test_legalized_unary_and_binary(ops):
