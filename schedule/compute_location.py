@@ -825,14 +825,22 @@ def _refresh(body, buf):
                          and any(r.buffer is buf for r in n.reads) else None)
 
 
-def _same_domain(prim, subject, realize, producer, dims, pstore, buf):
+def _same_domain(prim, subject, path, ppath, dims, pstore, buf):
     """The producer must store ``buf`` at its own iterators, unguarded, over exactly the
-    points the consumer reads: after inlining, the consumer's store runs over the
-    producer's domain."""
+    points the consumer reads, and the loops of both (``path``, ``ppath``) must run their
+    iterators over their whole domains: after inlining, the consumer's store runs over the
+    producer's loops."""
+    realize, producer = path[-1], ppath[-1]
     pvars = {iv.var: iv for iv in producer.block.iter_vars}
     pname = f"producer block \"{producer.block.name}\""
     if not is_true(producer.predicate):
         raise ScheduleError(prim, subject, f"the {pname} has a predicate", producer)
+    for what, p in (("block", path), (pname, ppath)):
+        loops = loops_of(p)
+        if not complete_binding(p[-1], loops, analyzer_for(loops)):
+            raise ScheduleError(prim, subject, f"the {what}'s loops do not run its iterators "
+                                "over their whole domains (from 0, one-to-one): inlined, the "
+                                "block would run where its loops do not", p[-1])
     if not all(isinstance(i, Var) and i in pvars for i in pstore.indices) or \
             len(set(pstore.indices)) != len(pstore.indices):
         raise ScheduleError(prim, subject, f"the {pname} does not store {buf.name} at its "
@@ -923,7 +931,7 @@ def reverse_compute_inline(func, name):
     if readers(items[ip], store.buffer) and items[ip] is not items[ib]:
         raise ScheduleError(prim, subject, f"the producer's loops also read {store.buffer.name}",
                             items[ip])
-    _same_domain(prim, subject, realize, producer, dims, pstore, buf)
+    _same_domain(prim, subject, path, ppath, dims, pstore, buf)
     mapping = dict(zip(dims, pstore.indices))
     value = replace_loads(store.value, buf, lambda _ld: pstore.value)
     new_store = BufferStore(store.buffer, substitute(value, mapping),

@@ -9,8 +9,9 @@ import numbers
 from functools import reduce
 
 from pyir import arith
-from pyir.ir import For, IntImm, Range, Var, and_, ge, is_true, lt
+from pyir.ir import For, IntImm, Range, Var, and_, ge, is_true, lt, max_
 from pyir.ir.node import IdentityNode, rewrite
+from pyir.transform.common import shape_vars
 from pyir.transform.concurrency import concurrency_conflict
 from pyir.transform.dependence import analyzer_for, iteration_conflict, realizes_under, uses
 from pyir.transform.lower_blocks import init_may_not_run
@@ -222,9 +223,13 @@ def fuse(func, vars_):
                                 f"reduction iterators of block \"{realize.block.name}\", {whose} "
                                 "reduction may be empty (a symbolic extent): where it is, its "
                                 "init would never run; decompose_reduction first", loops[0])
+    # Outside the loops (where they may not run): an extent that may be negative is an
+    # empty loop there, and counts as 0 (two such make a positive product).
+    outside = analyzer_for(loops_of(paths[0]), shape_vars(func))
+    exts = [outside.simplify(lp.extent) for lp in loops]
+    counts = [e if outside.can_prove(ge(e, 0)) else max_(e, 0) for e in exts]
+    total = outside.simplify(reduce(lambda a, b: a * b, counts))
     ana = analyzer_for(loops_of(paths[0]) + loops)
-    exts = [ana.simplify(lp.extent) for lp in loops]
-    total = ana.simplify(reduce(lambda a, b: a * b, exts))
     fused = Var("_".join(v.name for v in vars_) + "_fused")
     ana.bind(fused, Range(0, total))
     mapping = {}

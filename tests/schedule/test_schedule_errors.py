@@ -364,6 +364,39 @@ def test_reverse_compute_inline_needs_a_producer_over_its_own_iterators(where, i
     assert rec.sch.mod is rec.before[0]
 
 
+PART_SRC = '''
+from pyir.script import tensor as T
+
+@T.prim_func
+def f(A: T.Buffer(("n",), "float32"), C: T.Buffer(("n",), "float32")):
+    B = T.alloc_buffer((n,), "float32")
+    for i in range({producer}):
+        with T.block("B"):
+            vi = T.axis.spatial(n, i)
+            B[vi] = A[vi] * T.float32(2)
+    for i in range({consumer}):
+        with T.block("C"):
+            vi = T.axis.spatial(n, i)
+            C[vi] = B[vi] + T.float32(1)
+'''
+
+
+@pytest.mark.parametrize("producer, consumer, whose", [
+    ("n", "1, n", "block"), ("1, n", "n", 'producer block "B"'),
+])
+def test_reverse_compute_inline_of_blocks_whose_loops_run_part_of_their_domain(
+        producer, consumer, whose):
+    """Inlined, C's store ran over B's loop, range(n): C[0], which the function never
+    writes, was overwritten."""
+    from pyir.schedule import Schedule
+    from pyir.script import from_source
+    rec = _Recorder(Schedule(from_source(PART_SRC.format(producer=producer, consumer=consumer))))
+    with pytest.raises(ScheduleError, match=f'reverse_compute_inline: block "C": the {whose}\'s '
+                       "loops do not run its iterators over their whole domains"):
+        rec.reverse_compute_inline(rec.get_block("C"))
+    assert rec.sch.mod is rec.before[0]
+
+
 OVERWRITE_SRC = '''
 from pyir.script import tensor as T
 

@@ -969,3 +969,31 @@ def test_reorder_around_a_blockized_reduction_with_an_init_is_refused():
                        r"block \"C_o\""):
         sch.reorder(f1, f0)
     assert sch.mod is before
+
+
+EMPTY_LOOPS = '''
+from pyir.script import tensor as T
+
+@T.prim_func
+def count(A: T.Buffer(("n", "m"), "float32"), S: T.Buffer((1,), "float32")):
+    for i in range(1, n):
+        for j in range(2, m):
+            with T.block("C"):
+                vi = T.axis.reduce(n, i)
+                vj = T.axis.reduce(m, j)
+                S[0] = S[0] + T.float32(1)
+'''
+
+
+def test_fusing_loops_that_may_both_be_empty_runs_none_of_them():
+    """(n - 1) * (m - 2) is positive at n = 0, m = 0: the fused loop ran 2 iterations
+    where the nest runs none. Extents that may be negative count as 0."""
+    mod = from_source(EMPTY_LOOPS)
+    sch = Schedule(mod)
+    sch.fuse(*sch.get_loops(sch.get_block("C")))
+    assert "range(T.max(m - 2, 0) * T.max(n - 1, 0))" in sch.mod.script()
+    fused = pyir.build(sch.mod)["count"]
+    for n, m, expected in ((4, 5, 9), (0, 0, 0), (0, 1, 0), (1, 7, 0)):
+        s = np.zeros(1, "float32")
+        fused(np.zeros((n, m), "float32"), s)
+        assert s[0] == expected, (n, m)
