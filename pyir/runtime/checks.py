@@ -138,11 +138,16 @@ def as_shape(info, i, a):
             f"{_where(info, i)} expects a shape {_expected_shape(p)}: a tuple of "
             f"{len(p.shape)} int(s), got {type(a).__name__} {_short(a)}")
     shape = tuple(int(v) for v in a)
-    if not all(0 <= v < 2 ** 63 for v in shape):
+    if not int64_sizes(shape):
         raise ArgumentValueError(
             f"{_where(info, i)} expects a shape {_expected_shape(p)} of non-negative int64 "
             f"values, got {_short(a)}")
     return shape
+
+
+def int64_sizes(values):
+    """Whether the ints ``values`` are sizes: non-negative int64 values."""
+    return all(0 <= v < 2 ** 63 for v in values)
 
 
 def shape_error(info, i, d, shape):

@@ -43,6 +43,15 @@ _SCALAR_TYPES = {
     "float": (int, float, *_NUMPY_INTEGERS, np.floating),
 }
 
+
+def _scalar_kind(dtype):
+    return "bool" if dtype == "bool" else "float" if dtype.startswith("float") else "int"
+
+
+def scalar_types(dtype):
+    """The Python types a ``dtype`` scalar is accepted as (numpy's scalars among them)."""
+    return _SCALAR_TYPES[_scalar_kind(dtype)]
+
 _NATIVE_SIGNATURE = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p)
 
 
@@ -211,8 +220,7 @@ def binder_source(info):
         a = f"a{i}"
         lines.append(f"    {a} = args[{i}]")
         if p.kind == "scalar":
-            kind = ("bool" if p.dtype == "bool" else
-                    "float" if p.dtype.startswith("float") else "int")
+            kind = _scalar_kind(p.dtype)
             lines.append(f"    if not isinstance({a}, SCALAR_TYPES[{kind!r}]): "
                          f"raise scalar_type_error(info, {i}, {a})")
             values.append(a)

@@ -29,7 +29,8 @@ from ..ir.ops import show
 from ..transform.graph_plan import leaves_of, never_negative
 from . import checks
 from .exprtext import expr_text, vars_in
-from .function import _SLOT_CODE, NativeCode, compile_binder, data_pointer, slot_layout
+from .function import (_SLOT_CODE, NativeCode, compile_binder, data_pointer, scalar_types,
+                       slot_layout)
 
 _NATIVE = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p)
 _CALLBACK = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_int64, ctypes.c_void_p)
@@ -253,7 +254,8 @@ class GraphFunction(NativeCode):
                 value = value.view()
                 value.flags.writeable = False
             return value
-        return evaluate(a, env)
+        value = evaluate(a, env)
+        return bool(value) if a.dtype == "bool" else value
 
     def _packed(self, step):
         """The packed function ``step`` calls, looked up now: one unregistered since the
@@ -287,6 +289,9 @@ class GraphFunction(NativeCode):
             self._hold_scalar(f"graph function {self.name}, binding {step.binding}: the value "
                               "is", sinfo.dtype, value, out, state)
         else:
+            if not checks.int64_sizes(value):
+                raise Error(f"graph function {self.name}, binding {step.binding}: the shape "
+                            f"computed is {value}; a shape holds non-negative int64 values")
             state.held[out] = value
 
     def _store(self, step, structure, sinfo, value, state, frame, env, path, passed):
@@ -324,6 +329,9 @@ class GraphFunction(NativeCode):
                 raise Error(f"{where} {_describe(value)}, expected a shape {show(sinfo)}"
                             + _evaluated(expected))
             value = tuple(int(v) for v in value)
+            if not checks.int64_sizes(value):
+                raise Error(f"{where} {_describe(value)}, expected a shape {show(sinfo)} of "
+                            "non-negative int64 values")
         else:   # R.Object: R.match_cast may hand an array in it to native code
             value = _owned(value, passed)
             if isinstance(value, np.ndarray):
@@ -334,8 +342,10 @@ class GraphFunction(NativeCode):
         """Check that ``value`` is a ``dtype`` number (``where`` says whose) and store it in
         the frame slot of ``leaf``; it is held (and returned) as a numpy scalar of
         ``dtype``, as an array would be."""
-        if not isinstance(value, (int, float, np.number)) or \
-                isinstance(value, bool) != (dtype == "bool"):
+        # A float for an integer dtype passes here, for out_of_range to say why it does not.
+        numbers = scalar_types("bool" if dtype == "bool" else "float64")
+        if not isinstance(value, numbers) or \
+                isinstance(value, (bool, np.bool_)) != (dtype == "bool"):
             raise Error(f"{where} {_describe(value)}, expected {dt.a(dtype)} number")
         why = checks.out_of_range(dtype, value)
         if why:

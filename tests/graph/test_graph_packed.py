@@ -168,6 +168,7 @@ def test_call_packed_returning_a_number_with_a_shape_argument(lib):
     (np.float64(0.1), 'R.Prim("float16")', np.float16(0.1)),
     (np.int64(5), 'R.Prim("int8")', np.int8(5)),
     (True, 'R.Prim("bool")', np.True_),
+    (np.False_, 'R.Prim("bool")', np.False_),
 ])
 def test_a_number_call_packed_returns_comes_back_in_its_declared_dtype(returned, sinfo,
                                                                        expected):
@@ -185,6 +186,33 @@ class M:
 """)
     got = pyir.build(mod)["main"](np.zeros(2, "float32"))
     assert type(got) is type(expected) and got == expected
+
+
+@pytest.mark.parametrize("returned, sinfo, words", [
+    (np.complex128(1 + 2j), 'R.Prim("float32")', "returned complex128 np.complex128(1+2j), "
+                                                 "expected a float32 number"),
+    (1, 'R.Prim("bool")', "returned int 1, expected a bool number"),
+    ((-2, 3), "R.Shape(ndim=2)", "returned tuple (-2, 3), expected a shape R.Shape(ndim=2) of "
+                                 "non-negative int64 values"),
+    ((2 ** 63, 3), "R.Shape(ndim=2)", "returned tuple (9223372036854775808, 3), expected a "
+                                      "shape R.Shape(ndim=2) of non-negative int64 values"),
+])
+def test_a_packed_result_that_is_not_what_it_declares_is_refused(returned, sinfo, words):
+    """A complex number declared float32 came back as its real part (numpy warning of it);
+    a shape of negative values came back as a shape."""
+    pyir.ffi.register_func("test.graph.result", lambda x: returned, override=True)
+    mod = from_source(f"""
+from pyir.script import graph as R, ir as I
+@I.ir_module
+class M:
+    @R.function
+    def main(x: R.Tensor(("n",), "float32")):
+        y = R.call_packed("test.graph.result", x, sinfo_args={sinfo})
+        return y
+""")
+    with pytest.raises(pyir.Error) as info:
+        pyir.build(mod)["main"](np.zeros(2, "float32"))
+    assert str(info.value) == f"graph function main, binding y: 'test.graph.result' {words}"
 
 
 def test_match_cast_defines_shape_variables(lib):

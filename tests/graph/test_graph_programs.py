@@ -129,7 +129,12 @@ class Elementwise:
     def values(x: R.Tensor(("n",), "float32")):
         s = R.prim_value(n + 1)
         y = R.call_tir(cls.scale, (x, s), out_sinfo=R.Tensor((n,), "float32"))
-        return (y, s, R.prim_value(0.5, "float64"), R.shape([n, 2]))
+        return (y, s, R.prim_value(0.5, "float64"), R.shape([n, 2]), R.prim_value(True, "bool"))
+
+    @R.function
+    def negative_shape(x: R.Tensor(("n",), "float32")):
+        s = R.shape([n, n - 2])
+        return s
 
     @R.function
     def with_scalar(x: R.Tensor(("n",), "float32")):
@@ -226,11 +231,16 @@ def test_numbers_and_shapes_bound_and_returned(lib):
     """``R.prim_value`` and ``R.shape`` bound to a variable or returned ("PrimValue cannot
     be compiled here"): numbers come back as numpy scalars of their dtype."""
     x = rand(6)
-    y, s, half, shape = lib["values"](x)
+    y, s, half, shape, true = lib["values"](x)
     np.testing.assert_allclose(y, 7 * x, rtol=1e-6)
     assert type(s) is np.int64 and s == 7
     assert type(half) is np.float64 and half == 0.5
     assert shape == (6, 2)
+    assert true is np.True_
+    assert lib["negative_shape"](x) == (6, 4)
+    with pytest.raises(pyir.Error, match=r"^graph function negative_shape, binding s: the shape "
+                       r"computed is \(1, -1\); a shape holds non-negative int64 values$"):
+        lib["negative_shape"](rand(1))
 
 
 @I.ir_module
