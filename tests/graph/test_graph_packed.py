@@ -162,6 +162,22 @@ def test_call_packed_returning_a_number_with_a_shape_argument(lib):
     assert lib["packed_number"](np.zeros(5, "float32")) == 5 + 15
 
 
+def _returning(returned, sinfo):
+    """``main(x)`` of a module whose packed function "test.graph.result", declared
+    ``sinfo``, returns ``returned``."""
+    pyir.ffi.register_func("test.graph.result", lambda x: returned, override=True)
+    mod = from_source(f"""
+from pyir.script import graph as R, ir as I
+@I.ir_module
+class M:
+    @R.function
+    def main(x: R.Tensor(("n",), "float32")):
+        y = R.call_packed("test.graph.result", x, sinfo_args={sinfo})
+        return y
+""")
+    return lambda: pyir.build(mod)["main"](np.zeros(2, "float32"))
+
+
 @pytest.mark.parametrize("returned, sinfo, expected", [
     (3, 'R.Prim("float32")', np.float32(3)),
     (0.1, 'R.Prim("float32")', np.float32(0.1)),
@@ -174,17 +190,7 @@ def test_a_number_call_packed_returns_comes_back_in_its_declared_dtype(returned,
                                                                        expected):
     """As an array's dtype is checked, a number is what its struct info declares (an int
     declared float32 came back an int, 0.1 unrounded)."""
-    pyir.ffi.register_func("test.graph.number", lambda x: returned, override=True)
-    mod = from_source(f"""
-from pyir.script import graph as R, ir as I
-@I.ir_module
-class M:
-    @R.function
-    def main(x: R.Tensor(("n",), "float32")):
-        y = R.call_packed("test.graph.number", x, sinfo_args={sinfo})
-        return y
-""")
-    got = pyir.build(mod)["main"](np.zeros(2, "float32"))
+    got = _returning(returned, sinfo)()
     assert type(got) is type(expected) and got == expected
 
 
@@ -200,18 +206,9 @@ class M:
 def test_a_packed_result_that_is_not_what_it_declares_is_refused(returned, sinfo, words):
     """A complex number declared float32 came back as its real part (numpy warning of it);
     a shape of negative values came back as a shape."""
-    pyir.ffi.register_func("test.graph.result", lambda x: returned, override=True)
-    mod = from_source(f"""
-from pyir.script import graph as R, ir as I
-@I.ir_module
-class M:
-    @R.function
-    def main(x: R.Tensor(("n",), "float32")):
-        y = R.call_packed("test.graph.result", x, sinfo_args={sinfo})
-        return y
-""")
+    call = _returning(returned, sinfo)
     with pytest.raises(pyir.Error) as info:
-        pyir.build(mod)["main"](np.zeros(2, "float32"))
+        call()
     assert str(info.value) == f"graph function main, binding y: 'test.graph.result' {words}"
 
 
