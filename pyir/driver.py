@@ -106,10 +106,6 @@ def _check_options(default_schedule, use_cache, options):
 
 def _build(mod_or_func, target, default_schedule, opt_level, use_cache, options):
     mod = as_module(mod_or_func)
-    graph = [name for name, f in mod.functions if isinstance(f, Function)]
-    if graph:
-        from .runtime.engine import ir_level
-        return _build_graph(mod, graph, target, default_schedule, ir_level(opt_level), options)
     if not mod.functions:
         raise Error("pyir.build: the module has no functions to compile")
     from .runtime.engine import ir_level
@@ -118,7 +114,9 @@ def _build(mod_or_func, target, default_schedule, opt_level, use_cache, options)
     k = cache.key(mod_or_func, target, settings) if use_cache else None
     exe = cache.get(k) if use_cache else None
     if exe is None:
-        exe = _build_prims(mod, target, default_schedule, opt_level, options)
+        graph = [name for name, f in mod.functions if isinstance(f, Function)]
+        exe = (_build_graph(mod, graph, target, default_schedule, opt_level, options) if graph
+               else _build_prims(mod, target, default_schedule, opt_level, options))
         if use_cache:
             cache.put(k, exe)
     return exe

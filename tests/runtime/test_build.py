@@ -137,6 +137,40 @@ def test_cache_misses_when_a_kernel_the_module_calls_is_declared_again():
     assert out[0] == 2, "the executable of the kernel declared first was reused"
 
 
+GRAPH_SRC = """
+from pyir.script import graph as R
+@R.function
+def main({x}: R.Tensor(("n",), "float32")):
+    y = R.call_dps_packed("test.cached_scale", ({x},), out_sinfo=R.Tensor((n,), "float32"))
+    return y
+"""
+
+
+def test_an_unchanged_graph_module_is_built_once(c_library):
+    """A graph module was lowered and compiled again by every build (some 120 ms). The key
+    holds the names of its variables (called by name, named in messages) and what its
+    packed calls name: a Python function is called back, a native kernel compiled in."""
+    from pyir.script import from_source
+    from pyir.script import tensor as T
+    pyir.ffi.register_func("test.cached_scale", lambda x, out: np.multiply(x, 2, out=out),
+                           override=True)
+    first = pyir.build(from_source(GRAPH_SRC.format(x="x")))
+    compiled = engine.compile_count
+    assert pyir.build(from_source(GRAPH_SRC.format(x="x"))) is first
+    assert engine.compile_count == compiled
+    renamed = pyir.build(from_source(GRAPH_SRC.format(x="w")))
+    assert renamed is not first and "w: float32[n]" in repr(renamed["main"])
+    lib = c_library("#include <stdint.h>\nvoid scale3(const float *x, float *y, int64_t n) "
+                    "{ for (int64_t i = 0; i < n; i++) y[i] = 3 * x[i]; }\n")
+
+    @pyir.ffi.extern("test.cached_scale", symbol=lib.scale3, override=True)
+    def scale3(x: T.Buffer(("n",), "float32"), y: T.Buffer(("n",), "float32"), n: T.int64): ...
+
+    native = pyir.build(from_source(GRAPH_SRC.format(x="x")))
+    assert native is not first
+    np.testing.assert_array_equal(native["main"](np.ones(2, "float32")), [3, 3])
+
+
 def test_module_with_two_functions():
     mod = IRModule.from_dict({"f": add_one("f"), "g": add_one("g")})
     lib = pyir.build(mod, default_schedule=False)
