@@ -287,5 +287,8 @@ def _mismatch(where, p, sinfo, bound, unproven):
         if isinstance(want, E.IntImm) and isinstance(got, E.IntImm):
             return (f"{where}: dimension {d} must be {want.value}, the value passed has "
                     f"{got.value} ({show(sinfo)})")
+        if isinstance(simplify(want - got), E.IntImm):    # n and n + 1: never equal
+            return (f"{where}: dimension {d} must be {want.script()}, the value passed has "
+                    f"{got.script()} ({show(sinfo)})")
         unproven.append((where, d, want, got, sinfo))
     return None

@@ -467,6 +467,9 @@ CALLEES = """
     ('x: R.Tensor(("m", 2), "float32")',
      'R.call_tir(cls.scale, (x, 0.5), out_sinfo=R.Tensor((m, 3), "float32"))',
      "scale parameter 'y': dimension 1 must be 2, the value passed has 3"),
+    ('x: R.Tensor(("m", 2), "float32")',
+     'R.call_tir(cls.scale, (x, 0.5), out_sinfo=R.Tensor((m + 1, 2), "float32"))',
+     "scale parameter 'y': dimension 0 must be m, the value passed has m + 1"),
 ])
 def test_a_call_tir_that_does_not_fit_its_prim_function(params, call, words):
     """Reported only by pyir.build, without the line; the prim functions are defined below
