@@ -54,7 +54,7 @@ class GraphFunction(NativeCode):
         self._fn = _NATIVE(address)
         self._keepalive = keepalive
         inputs = [l for l in plan.leaves if l.kind == "input"]
-        self.info = FuncInfo(plan.name, tuple(_param(l) for l in inputs),
+        self.info = FuncInfo(plan.name, tuple(_param(plan.name, l) for l in inputs),
                              tuple(plan.input_vars))
         self._check, self.binder_source = compile_binder(self.info)
         self._outputs = [l for l in plan.leaves if l.kind == "output"]
@@ -392,14 +392,14 @@ class GraphFunction(NativeCode):
         return f"<pyir GraphFunction {checks.signature(self.info)}>"
 
 
-def _param(leaf):
+def _param(func, leaf):
     if isinstance(leaf.sinfo, PrimStructInfo):
         return ParamInfo(leaf.name, "scalar", leaf.sinfo.dtype)
     if isinstance(leaf.sinfo, ShapeStructInfo) and leaf.sinfo.values is not None:
         return ParamInfo(leaf.name, "shape", "int64", leaf.sinfo.values)
     if not isinstance(leaf.sinfo, TensorStructInfo) or leaf.sinfo.shape is None:
-        raise Error(f"graph parameter {leaf.name}: only tensors and shapes of known rank, "
-                    f"and scalars, can be compiled, not {show(leaf.sinfo)}")
+        raise Error(f"graph function {func}, parameter {leaf.name}: only tensors and shapes "
+                    f"of known rank, and scalars, can be compiled, not {show(leaf.sinfo)}")
     return ParamInfo(leaf.name, "buffer", leaf.sinfo.dtype, leaf.sinfo.shape)
 
 

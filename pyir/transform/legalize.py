@@ -66,15 +66,23 @@ class _Function:
             self.out, self.var_kind = [], DataflowVar if isinstance(
                 block, DataflowBlock) else GraphVar
             for b in block.bindings:
-                value = self.expr(b.value, top=True)
+                value = self.located(b.var.name, self.expr, b.value, top=True)
                 self.out.append(dataclasses.replace(b, value=value))
             blocks.append(type(block)(tuple(self.out)))
         # Operators in the returned expression are bound in a block of their own, after.
         self.out, self.var_kind = [], GraphVar
-        ret = self.expr(self.func.body.body)
+        ret = self.located("return", self.expr, self.func.body.body)
         if self.out:
             blocks.append(BindingBlock(tuple(self.out)))
         return dataclasses.replace(self.func, body=SeqExpr(tuple(blocks), ret))
+
+    def located(self, binding, fn, *args, **kwargs):
+        """``fn(*args, **kwargs)``, a LegalizeError naming the function and ``binding``."""
+        try:
+            return fn(*args, **kwargs)
+        except LegalizeError as e:
+            raise LegalizeError(f"graph function {self.func.name}, binding {binding}: "
+                                f"{e}") from None
 
     def expr(self, e, top=False):
         """``e`` with its operators legalized; those below the top of a binding are bound

@@ -115,8 +115,9 @@ def test_a_graph_parameter_that_is_an_object_is_refused_at_build():
     def audit_object_param(x: R.Object):
         return x
 
-    with pytest.raises(pyir.Error, match=r"^graph parameter x: only tensors and shapes of known "
-                       r"rank, and scalars, can be compiled, not R.Object$"):
+    with pytest.raises(pyir.Error, match=r"^graph function audit_object_param, parameter x: only "
+                       r"tensors and shapes of known rank, and scalars, can be compiled, not "
+                       r"R.Object$"):
         pyir.build(audit_object_param)
 
 
@@ -125,8 +126,9 @@ def test_a_shape_parameter_of_unknown_rank_is_refused_at_build():
     def audit_shape_param(s: R.Shape()):
         return s
 
-    with pytest.raises(pyir.Error, match=r"^graph parameter s: only tensors and shapes of known "
-                       r"rank, and scalars, can be compiled, not R.Shape\(\)$"):
+    with pytest.raises(pyir.Error, match=r"^graph function audit_shape_param, parameter s: only "
+                       r"tensors and shapes of known rank, and scalars, can be compiled, not "
+                       r"R.Shape\(\)$"):
         pyir.build(audit_shape_param)
 
 
@@ -176,8 +178,9 @@ def test_an_operator_on_a_tensor_of_unknown_shape_is_refused_at_build():
         y = R.add(x, x)
         return y
 
-    with pytest.raises(pyir.Error, match=r"^R.add: cannot legalize a call on tensors of unknown "
-                       r"shape; match_cast them to a shape first$"):
+    with pytest.raises(pyir.Error, match=r"^graph function audit_ndim_add, binding y: R.add: "
+                       r"cannot legalize a call on tensors of unknown shape; match_cast them "
+                       r"to a shape first$"):
         pyir.build(audit_ndim_add)
 
 
