@@ -288,7 +288,7 @@ for _name in ("add", "subtract", "multiply", "divide", "maximum", "minimum"):
     register_op(_name, 2, _infer_elementwise)
 for _name in ("negative", "abs", "nn.relu"):
     register_op(_name, 1, _infer_unary)
-for _name in ("exp", "log", "sqrt", "tanh", "sigmoid", "nn.gelu"):
+for _name in ("exp", "log", "sqrt", "tanh", "sigmoid", "nn.gelu", "nn.gelu_tanh"):
     register_op(_name, 1, _infer_float_unary)
 for _name in ("sum", "mean", "max", "min"):
     register_op(_name, 1, _infer_reduce, [("axis", None, _axes), ("keepdims", False, _bool)])

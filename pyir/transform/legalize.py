@@ -32,10 +32,13 @@ from ..ir.ops import is_one, struct_info_of
 
 _BINARY = {"add": "{a} + {b}", "subtract": "{a} - {b}", "multiply": "{a} * {b}",
            "divide": "{a} / {b}", "maximum": "T.max({a}, {b})", "minimum": "T.min({a}, {b})"}
+#: GELU by its tanh approximation (TVM's R.nn.gelu_tanh; within 5e-4 of the erf form, which
+#: pyir's R.nn.gelu does not compute yet: there is no T.erf).
+_GELU_TANH = "{h} * {a} * ({o} + T.tanh({c} * ({a} + {k} * {a} * {a} * {a})))"
 _UNARY = {"negative": "-{a}", "abs": "T.abs({a})", "nn.relu": "T.max({a}, {z})",
           "exp": "T.exp({a})", "log": "T.log({a})", "sqrt": "T.sqrt({a})",
           "tanh": "T.tanh({a})", "sigmoid": "T.sigmoid({a})",
-          "nn.gelu": "{h} * {a} * ({o} + T.tanh({c} * ({a} + {k} * {a} * {a} * {a})))"}
+          "nn.gelu": _GELU_TANH, "nn.gelu_tanh": _GELU_TANH}
 #: The initial value of each reduction; None: no identity (the first element instead).
 _REDUCE_INIT = {"sum": "0", "mean": "0", "max": None, "min": None}
 

@@ -572,6 +572,28 @@ def test_legalized_unary_and_binary(ops):
     np.testing.assert_allclose(lib["unary"](x, y), d, rtol=1e-4, atol=1e-5)
 
 
+@pytest.mark.parametrize("dtype, rtol, atol", [("float64", 1e-13, 1e-15),
+                                               ("float32", 1e-5, 1e-7),
+                                               ("float16", 4e-3, 1e-3)])
+def test_gelu_is_its_tanh_approximation(dtype, rtol, atol):
+    """R.nn.gelu and R.nn.gelu_tanh (TVM's name for this form) both compute
+    x / 2 * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 x^3))), in the dtype (float16's
+    1 + tanh(-3) keeps 4e-4 of it)."""
+    @I.ir_module
+    class Gelu:
+        @R.function
+        def main(x: R.Tensor(("n",), "float64")):
+            return (R.nn.gelu(x), R.nn.gelu_tanh(x))
+
+    mod = from_source(Gelu.script().replace("float64", dtype))
+    x = np.linspace(-6, 6, 97).astype(dtype)
+    w = x.astype("float64")
+    want = 0.5 * w * (1 + np.tanh(np.sqrt(2 / np.pi) * (w + 0.044715 * w ** 3)))
+    for got in pyir.build(mod)["main"](x):
+        assert got.dtype == dtype
+        np.testing.assert_allclose(got.astype("float64"), want, rtol=rtol, atol=atol)
+
+
 @I.ir_module
 class Handed:
     @T.prim_func
