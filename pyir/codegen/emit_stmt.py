@@ -36,8 +36,11 @@ from .emit_expr import ExprEmitter
 from .vectorize import beyond_llvm, iterations_apart, padded_rows, vector_chunks
 
 #: Unrolled loops with a constant extent up to this are unrolled by codegen; longer ones
-#: get LLVM's full-unroll hint when they hold no loop, symbolic ones its unroll hint.
+#: get LLVM's full-unroll hint when they hold no loop.
 MAX_UNROLL = 64
+#: An unrolled loop of symbolic extent gets LLVM's hint to unroll it this many times (with
+#: a remainder loop), and its function LLVM's loop passes.
+SYMBOLIC_UNROLL = 4
 #: A serial loop whose body updates a register tile -- straight code that reads and writes
 #: a stack buffer, as the k loop of a matmul's tile does -- in at most `MAX_TILE_LOOP_BODY`
 #: instructions gets LLVM's hint to unroll it `TILE_LOOP_UNROLL` times (a remainder loop
@@ -563,7 +566,8 @@ class FunctionEmitter(ExprEmitter):
                 self.fn.blocks.index(body_bb):]) <= MAX_TILE_LOOP_BODY:
             br.set_metadata("llvm.loop", self.ctx.loop_hint("unroll.count", TILE_LOOP_UNROLL))
         elif hint is not None:
-            br.set_metadata("llvm.loop", self.ctx.loop_hint(hint))
+            br.set_metadata("llvm.loop", self.ctx.loop_hint(*(
+                hint if isinstance(hint, tuple) else (hint,))))
         i.add_incoming(nxt, self.b.block)
         self.b.position_at_end(exit_bb)
 
@@ -603,7 +607,9 @@ class FunctionEmitter(ExprEmitter):
         else:
             hint = None
             if kind == "unroll" and not isinstance(s.extent, E.IntImm):
-                hint = "unroll.enable"
+                # (without LLVM's loop passes, LLVM warned on stderr that it did not unroll)
+                hint = ("unroll.count", SYMBOLIC_UNROLL)
+                self.ctx.leave_loops_to_llvm(self.fn)
             elif _unrolls_big(s):
                 hint = "unroll.disable"
             elif kind == "unroll" and self.copies * s.extent.value <= MAX_UNROLLED_COPIES \

@@ -719,6 +719,22 @@ def test_unrolling_a_loop_around_loops_stays_within_a_budget():
         np.testing.assert_allclose(out, a * b, rtol=1e-6)
 
 
+def test_a_loop_of_symbolic_extent_asked_to_unroll_is_unrolled_by_llvm(capfd):
+    """It carried LLVM's unroll hint in a unit LLVM's loop passes do not run on: every
+    build printed "warning: ... loop not unrolled" on stderr. It is now unrolled 4 times,
+    with a remainder loop."""
+    sch = Schedule(K.module(K.elementwise("float32", ("n",), "mul")))
+    sch.unroll(sch.get_loops(sch.get_block("C"))[0])
+    lib = pyir.build(sch.mod, default_schedule=False, use_cache=False)
+    assert "loop not unrolled" not in capfd.readouterr().err
+    asm = lib.source("asm")
+    assert len(re.findall(r"\bv?mulss\b", asm)) >= 4 + 1
+    for n in (0, 1, 5, 13):
+        a, b, out = rand((n,), "float32"), rand((n,), "float32"), np.zeros(n, "float32")
+        lib["ew"](a, b, out)
+        np.testing.assert_array_equal(out, a * b)
+
+
 def test_a_constant_loop_around_a_long_nest_is_not_unrolled_by_llvm():
     """O[i, j] = 3 over 33 x 1000, unscheduled: LLVM vectorized and fully unrolled the row
     loop, then the 33 rows around it -- 2,063 vector stores in one block and 12 s of machine
