@@ -3,7 +3,7 @@ every access and region is rewritten through the map."""
 
 import dataclasses
 
-from pyir.arith import Analyzer
+from pyir.arith import Analyzer, simplify
 from pyir.arith.tiles import recoverable
 from pyir.errors import IRError
 from pyir.ir import (Allocate, Binary, Block, Buffer, BufferLoad, BufferRegion, BufferStore,
@@ -51,9 +51,10 @@ def read_index_map(spec, name):
 
 
 def _one_to_one(imap):
-    """True when each input index can be recovered from the outputs: it is an output by
-    itself, or both ``v // c`` and ``v % c`` are outputs."""
-    return all(recoverable(v, imap.outputs) for v in imap.inputs)
+    """True when each input index can be recovered from the outputs, simplified (``i * 1``
+    is ``i``): it is an output by itself, or both ``v // c`` and ``v % c`` are outputs."""
+    outputs = [simplify(o) for o in imap.outputs]
+    return all(recoverable(v, outputs) for v in imap.inputs)
 
 
 def transform_layout(func, name, which, imap):

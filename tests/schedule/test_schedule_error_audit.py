@@ -13,7 +13,7 @@ from pyir.script import from_source
 from pyir.script import tensor as T
 
 import sched_kernels
-from sched_helpers import fresh
+from sched_helpers import check_results, fresh
 
 
 def loops(sch, block):
@@ -713,6 +713,14 @@ def test_transform_layout_refuses_a_buffer_the_block_does_not_access(buffer, wor
     sch = fresh("chain")
     refused(sch, lambda: sch.transform_layout(sch.get_block("B"), buffer, "i, j -> j, i"),
             f'transform_layout: block "B": {words}')
+
+
+@pytest.mark.parametrize("index_map", ["i, j -> i * 1, j", "i, j -> j + 0, i"])
+def test_transform_layout_reads_an_index_map_simplified(index_map):
+    """``i * 1`` is ``i``: such maps were refused as not provably one-to-one."""
+    sch = fresh("chain")
+    sch.transform_layout(sch.get_block("B"), "B", index_map)
+    check_results(sch, "chain")
 
 
 def test_transform_layout_refuses_a_region_it_cannot_map():
