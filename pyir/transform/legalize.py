@@ -293,23 +293,23 @@ def _softmax(op, x, axis):
     r = len(x.shape)
     axis %= r
     d = x.dtype
-    wd = _accumulator(d)
+    acc_dtype = _accumulator(d)
     dims = [f"d{k}" for k in range(r)]
     red = [dims[k] if k != axis else "1" for k in range(r)]
     xi = f"X[{', '.join(f'v{k}' for k in range(r))}]"
     ri = ", ".join("0" if k == axis else f"v{k}" for k in range(r))
     kinds = "".join("R" if k == axis else "S" for k in range(r))
     shape = ", ".join(red) + ("," if r == 1 else "")
-    shifted = f"{_cast(xi, d, wd)} - {_cast(f'M[{ri}]', d, wd)}"
+    shifted = f"{_cast(xi, d, acc_dtype)} - {_cast(f'M[{ri}]', d, acc_dtype)}"
     text = f"({_buffer('X', dims, d)}, {_buffer('Y', dims, d)}):\n"
     text += (f'    M = T.alloc_buffer(({shape}), "{d}")\n'
-             f'    S = T.alloc_buffer(({shape}), "{wd}")\n')
+             f'    S = T.alloc_buffer(({shape}), "{acc_dtype}")\n')
     text += _nest(dims, kinds, "M", ["with T.init():", f"    M[{ri}] = {_lit(d, '-inf')}",
                                      f"M[{ri}] = T.max(M[{ri}], {xi})"])
-    text += _nest(dims, kinds, "S", ["with T.init():", f"    S[{ri}] = {_lit(wd, 0)}",
+    text += _nest(dims, kinds, "S", ["with T.init():", f"    S[{ri}] = {_lit(acc_dtype, 0)}",
                                      f"S[{ri}] = S[{ri}] + T.exp({shifted})"])
     value = (f"{shifted} - T.log(S[{ri}])" if op == "nn.log_softmax"
              else f"T.exp({shifted}) / S[{ri}]")
     text += _nest(dims, "S" * r, "Y",
-                  [f"Y[{', '.join(f'v{k}' for k in range(r))}] = {_cast(value, wd, d)}"])
+                  [f"Y[{', '.join(f'v{k}' for k in range(r))}] = {_cast(value, acc_dtype, d)}"])
     return text
