@@ -878,8 +878,9 @@ def reverse_compute_inline(func, name):
                 vi = T.axis.spatial(n, i)
                 C[vi] = A[vi] * T.float32(2) + T.float32(1)
 
-    Legal when both blocks are elementwise, the block reads exactly one intermediate buffer,
-    its only reader, at its iterators over the producer's domain, and no block it moves
+    Legal when both blocks are elementwise, their loops run their iterators over their
+    whole domains, the block reads exactly one intermediate buffer, its only reader, at its
+    iterators over the producer's domain, and no block it moves
     across (between the two nests, or beside either block in its nest) writes what it
     reads or touches what it writes.
     """
