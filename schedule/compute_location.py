@@ -880,9 +880,9 @@ def reverse_compute_inline(func, name):
 
     Legal when both blocks are elementwise, their loops run their iterators over their
     whole domains, the block reads exactly one intermediate buffer, its only reader, at its
-    iterators over the producer's domain, and no block it moves
-    across (between the two nests, or beside either block in its nest) writes what it
-    reads or touches what it writes.
+    iterators over the producer's domain, and no block it moves across (between the two
+    nests, or beside either block in its nest) writes what it reads or touches what it
+    writes.
     """
     prim = "reverse_compute_inline"
     path = inline_path(func, name, prim)
