@@ -32,13 +32,11 @@ from ..ir.ops import is_one, struct_info_of
 
 _BINARY = {"add": "{a} + {b}", "subtract": "{a} - {b}", "multiply": "{a} * {b}",
            "divide": "{a} / {b}", "maximum": "T.max({a}, {b})", "minimum": "T.min({a}, {b})"}
-#: GELU by its tanh approximation (TVM's R.nn.gelu_tanh; within 5e-4 of the erf form, which
-#: pyir's R.nn.gelu does not compute yet: there is no T.erf).
-_GELU_TANH = "{h} * {a} * ({o} + T.tanh({c} * ({a} + {k} * {a} * {a} * {a})))"
 _UNARY = {"negative": "-{a}", "abs": "T.abs({a})", "nn.relu": "T.max({a}, {z})",
           "exp": "T.exp({a})", "log": "T.log({a})", "sqrt": "T.sqrt({a})",
           "tanh": "T.tanh({a})", "sigmoid": "T.sigmoid({a})",
-          "nn.gelu": _GELU_TANH, "nn.gelu_tanh": _GELU_TANH}
+          "nn.gelu": "{h} * {a} * ({o} + T.erf({a} * {r}))",
+          "nn.gelu_tanh": "{h} * {a} * ({o} + T.tanh({c} * ({a} + {k} * {a} * {a} * {a})))"}
 #: The initial value of each reduction; None: no identity (the first element instead).
 _REDUCE_INIT = {"sum": "0", "mean": "0", "max": None, "min": None}
 
@@ -199,7 +197,8 @@ def _elementwise(template, sinfos, out):
         loads.append(f"{name}[{', '.join(index)}]")
     d = out.dtype
     value = template.format(a=loads[0], b=loads[-1], z=_lit(d, 0), h=_lit(d, 0.5),
-                            o=_lit(d, 1), c=_lit(d, math.sqrt(2 / math.pi)), k=_lit(d, 0.044715))
+                            o=_lit(d, 1), c=_lit(d, math.sqrt(2 / math.pi)), k=_lit(d, 0.044715),
+                            r=_lit(d, math.sqrt(0.5)))
     sig = f"({', '.join(params + [_buffer('C', dims, d)])}):\n"
     axes = ", ".join(f"v{k}" for k in range(len(dims)))
     return sig + _nest(dims, "S" * len(dims), "C", [f"C[{axes}] = {value}"])
