@@ -131,9 +131,7 @@ def as_shape(info, i, a):
     """``a``, the argument of shape parameter ``i``: a tuple or list of as many
     non-negative int64 values as the parameter has, as a tuple of ints."""
     p = info.params[i]
-    ints = isinstance(a, (tuple, list)) and all(
-        isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in a)
-    if not ints or len(a) != len(p.shape):
+    if not int_sequence(a) or len(a) != len(p.shape):
         raise ArgumentTypeError(
             f"{_where(info, i)} expects a shape {_expected_shape(p)}: a tuple of "
             f"{len(p.shape)} int(s), got {type(a).__name__} {_short(a)}")
@@ -143,6 +141,12 @@ def as_shape(info, i, a):
             f"{_where(info, i)} expects a shape {_expected_shape(p)} of non-negative int64 "
             f"values, got {_short(a)}")
     return shape
+
+
+def int_sequence(a):
+    """Whether ``a`` is a tuple or list of ints (numpy's too, not bools): a shape's form."""
+    return isinstance(a, (tuple, list)) and all(
+        isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in a)
 
 
 def int64_sizes(values):

@@ -52,6 +52,7 @@ def scalar_types(dtype):
     """The Python types a ``dtype`` scalar is accepted as (numpy's scalars among them)."""
     return _SCALAR_TYPES[_scalar_kind(dtype)]
 
+
 _NATIVE_SIGNATURE = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p)
 
 

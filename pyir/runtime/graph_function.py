@@ -322,8 +322,7 @@ class GraphFunction(NativeCode):
         elif isinstance(sinfo, ShapeStructInfo):
             expected = [] if sinfo.values is None else _expected(
                 TensorStructInfo(sinfo.values, "int64"), env)
-            if not (isinstance(value, (tuple, list)) and all(
-                    isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in value)
+            if not (checks.int_sequence(value)
                     and (sinfo.ndim == -1 or len(value) == sinfo.ndim)
                     and all(e is None or e == v for e, v in zip(expected, value))):
                 raise Error(f"{where} {_describe(value)}, expected a shape {show(sinfo)}"

@@ -348,7 +348,8 @@ class _Statements:
             elif isinstance(s, IfThenElse):
                 self.exprs(s.condition)
                 cond = self._rename(s.condition)
-                for case, holds in ((s.else_case, negated_comparison(cond)), (s.then_case, cond)):
+                for case, holds in ((s.else_case, negated_comparison(cond)),
+                                    (s.then_case, cond)):
                     if case is not None:
                         stack += [(), case, self._narrowed(holds)]
             elif isinstance(s, BufferStore):
