@@ -145,7 +145,8 @@ def _write_forms(prim, subject, block, ir):
     """How the indices of the one buffer ``block`` writes hold its iterators: ``{v: (d,)}``
     for dimension ``d`` indexed by ``v``, ``{v: (a, b, c)}`` for ``v // c`` in dimension
     ``a`` and ``v % c`` in ``b`` (a layout from ``transform_layout``: ``B_global[vj // 16,
-    vk, vj % 16]``). Any other index is a ScheduleError."""
+    vk, vj % 16]``); a dimension may also be a constant (``M[vi, 0]``, a row maximum kept
+    as a column). Any other index is a ScheduleError."""
     region = block.writes[0]
     ivars = {iv.var for iv in block.iter_vars}
     whole, parts = {}, {}
@@ -153,6 +154,8 @@ def _write_forms(prim, subject, block, ir):
         x = rng.start
         if not is_one(rng.extent):
             x = None
+        elif isinstance(x, IntImm):
+            continue
         elif isinstance(x, Var) and x in ivars and x not in whole:
             whole[x] = (d,)
             continue
@@ -163,8 +166,9 @@ def _write_forms(prim, subject, block, ir):
                 kind[x.op] = d
                 continue
         raise ScheduleError(prim, subject, f"the written buffer {region.buffer.name} must be "
-                            "indexed by distinct block iterators, or by v // c and v % c of "
-                            f"one (like {region.buffer.name}[vi, vj] or "
+                            "indexed by distinct block iterators, constants, or v // c and "
+                            f"v % c of one (like {region.buffer.name}[vi, vj], "
+                            f"{region.buffer.name}[vi, 0] or "
                             f"{region.buffer.name}[vj // 16, vi, vj % 16])", ir)
     for (v, c), kind in parts.items():
         if v in whole or len(kind) != 2 or sum(u is v for u, _ in parts) != 1:
@@ -451,6 +455,9 @@ def reverse_compute_at(func, name, loop_var):
                                     "not produce", loop)
             continue
         for d, form in enumerate(forms):
+            if form[0] is None:
+                _constant_produced(prim, subject, buf, d, form, region[d], loop, ana)
+                continue
             v, got = form[0], _consumed_range(prim, subject, buf, d, form, region[d], loop, ana)
             if v in region_of_iter:
                 a, b = region_of_iter[v], got
@@ -579,14 +586,18 @@ def _region_text(region, ana):
 def _read_forms(prim, subject, region, iter_vars, ana):
     """How the consumed ``region`` holds the block's iterators: per dimension ``(v, a, c,
     w)``, the ``w`` elements from ``a * v + c`` (``a`` > 0, ``c`` and ``w`` constants: rows
-    ``2 * vi`` and ``2 * vi + 1`` are ``(vi, 2, 0, 2)``), each dimension its own iterator.
-    Any other region is a ScheduleError."""
+    ``2 * vi`` and ``2 * vi + 1`` are ``(vi, 2, 0, 2)``), each dimension its own iterator,
+    or ``(None, 0, c, w)`` for the constant elements ``[c, c + w)`` (``M[vi, 0]``). Any
+    other region is a ScheduleError."""
     out, ivars = [], {iv.var for iv in iter_vars}
     for rng in region.region:
         if rng.start in ivars and is_one(rng.extent) and all(rng.start is not o[0] for o in out):
             out.append((rng.start, 1, 0, 1))   # the iterator itself: the common case
             continue
         start, w = ana.simplify(rng.start), ana.simplify(rng.extent)
+        if isinstance(start, IntImm) and isinstance(w, IntImm) and w.value > 0:
+            out.append((None, 0, start.value, w.value))
+            continue
         found = next(((v, lin) for v in vars_of(start) & ivars
                       if (lin := detect_linear(start, v, ana)) is not None), None)
         if not (found and len(vars_of(start)) == 1 and isinstance(found[1][0], IntImm)
@@ -595,9 +606,9 @@ def _read_forms(prim, subject, region, iter_vars, ana):
                 and all(found[0] is not o[0] for o in out)):
             raise ScheduleError(prim, subject, f"the consumed buffer {region.buffer.name} must "
                                 "be indexed by distinct block iterators, one per dimension, "
-                                "each times a constant plus constants (like "
-                                f"{region.buffer.name}[vi, vj] or {region.buffer.name}"
-                                "[vi * 2 + 1, vj])")
+                                "each times a constant plus constants, or by constants (like "
+                                f"{region.buffer.name}[vi, vj], {region.buffer.name}"
+                                f"[vi * 2 + 1, vj] or {region.buffer.name}[vi, 0])")
         (v, (a, c)) = found
         out.append((v, a.value, c.value, w.value))
     return out
@@ -627,6 +638,20 @@ def _consumed_range(prim, subject, buf, d, form, produced, loop, ana):
     first = ana.simplify(Binary("floordiv", start - c + (a - 1), IntImm(a)))
     end = ana.simplify(Binary("floordiv", start + extent - c - w, IntImm(a)) + 1)
     return first, ana.simplify(max_(end - first, IntImm(0)))
+
+
+def _constant_produced(prim, subject, buf, d, form, produced, loop, ana):
+    """Whether the constant elements ``[c, c + w)`` the block reads in dimension ``d`` of
+    ``buf`` (``form`` of `_read_forms`) lie in the ``produced`` (start, extent) of that
+    dimension in every iteration of ``loop``; a ScheduleError if not."""
+    _, _, c, w = form
+    start, extent = produced
+    if not (ana.can_prove(le(start, c)) and ana.can_prove(le(c + w, start + extent))):
+        raise ScheduleError(prim, subject, f"the block reads [{c}, {c + w}) of {buf.name} in "
+                            f"dimension {d}, and loop {loop.loop_var.name} produces "
+                            f"[{expr_text(start)}, {expr_text(ana.simplify(start + extent))}) "
+                            "of it per iteration: moved there, the block would read what the "
+                            "iteration did not produce", loop)
 
 
 def _covers_domain(prim, subject, block, region_of_iter, lpath, item, ana):

@@ -15,10 +15,10 @@ from .exprtext import expr_text, vars_in
 
 def signature(info):
     """``name(A: float32[n, 4], alpha: float32)``."""
-    return f"{info.name}({', '.join(_param_text(p) for p in info.params)})"
+    return f"{info.name}({', '.join(param_text(p) for p in info.params)})"
 
 
-def _param_text(p):
+def param_text(p):
     if p.kind == "scalar":
         return f"{p.name}: {p.dtype}"
     if p.kind == "shape":

@@ -130,14 +130,9 @@ class GraphFunction(NativeCode):
         return out
 
     def _argument_name(self, k, path):
-        """How a message names parameter ``k`` or its part ``path`` (``"[1][0]"``): by the
-        name its leaves have (``'t[1]'``), or by position for a tuple without leaves."""
-        first = self.plan.params[k]
-        while isinstance(first, tuple) and first:
-            first = first[0]
-        if isinstance(first, tuple):
-            return f"argument {k + 1}{path}"
-        return f"argument {self.plan.leaves[first].name.split('[')[0] + path!r}"
+        """How a message names parameter ``k`` or its part ``path`` (``"[1][0]"``):
+        ``argument 't[1]'``."""
+        return f"argument {self.plan.param_names[k] + path!r}"
 
     def _flatten_one(self, structure, a, out, k, path):
         if not isinstance(structure, tuple):
@@ -388,7 +383,19 @@ class GraphFunction(NativeCode):
             state.late[leaf_id] = np.array(self._view(leaf_id, state, frame, env), copy=True)
 
     def __repr__(self):
-        return f"<pyir GraphFunction {checks.signature(self.info)}>"
+        """``<pyir GraphFunction main(t: (float32[n], ()), x: float32[n])>``: tuple
+        parameters as the tuples they take."""
+        text = {p.name: checks.param_text(p) for p in self.info.params}
+
+        def shown(structure):
+            if isinstance(structure, tuple):
+                inner = ", ".join(shown(s) for s in structure)
+                return f"({inner},)" if len(structure) == 1 else f"({inner})"
+            return text[self.plan.leaves[structure].name].split(": ", 1)[1]
+
+        params = ", ".join(f"{name}: {shown(p)}"
+                           for name, p in zip(self.plan.param_names, self.plan.params))
+        return f"<pyir GraphFunction {self.name}({params})>"
 
 
 def _param(func, leaf):

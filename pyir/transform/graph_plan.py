@@ -89,6 +89,7 @@ class GraphPlan:
     slot: dict = field(default_factory=dict)
     var_slot: dict = field(default_factory=dict)
     num_slots: int = 0
+    param_names: list = field(default_factory=list)
 
     def intermediates(self):
         """Number of intermediate buffers: planned storages plus dynamic allocations."""
@@ -110,7 +111,7 @@ class GraphPlan:
             "conditions": [[expr_to_json(c, names), message] for c, message in self.conditions],
             "slot": sorted([leaf, k] for leaf, k in self.slot.items()),
             "var_slot": sorted([names[v], k] for v, k in self.var_slot.items()),
-            "num_slots": self.num_slots,
+            "num_slots": self.num_slots, "param_names": self.param_names,
         }
 
     @staticmethod
@@ -125,7 +126,7 @@ class GraphPlan:
             [expr_from_json(e, vs) for e in data["storages"]],
             [(expr_from_json(c, vs), message) for c, message in data["conditions"]],
             {leaf: k for leaf, k in data["slot"]}, {vs[v]: k for v, k in data["var_slot"]},
-            data["num_slots"])
+            data["num_slots"], data["param_names"])
 
     @property
     def callback_slot(self):
@@ -289,7 +290,7 @@ class _Lowerer:
                 self.binding(b)
         ret = self.value(f.body.body, "return")
         plan = GraphPlan(f.name, params, self.leaves, self.steps, ret, self.input_vars,
-                         list(self.defined))
+                         list(self.defined), param_names=[p.name for p in f.params])
         _place_outputs(plan)
         late = [x for x in leaves_of(ret) if self.root(x).kind in ("storage", "dynamic")]
         if late:

@@ -193,6 +193,28 @@ def test_a_tuple_argument_of_the_wrong_length_is_named(lib):
         lib["tuple_in"](x)
 
 
+def test_empty_tuple_parameters_are_named_and_shown():
+    """A parameter R.Tuple() has no arrays: errors about it said "argument 1" and the
+    function's repr left it out (and showed a tuple parameter by its parts, t[0])."""
+    @I.ir_module
+    class Mod:
+        @R.function
+        def main(t: R.Tuple(R.Tensor(("n",), "float32"), R.Tuple()), e: R.Tuple(),
+                 x: R.Tensor(("n",), "float32")):
+            return x
+
+    f = pyir.build(Mod)["main"]
+    assert repr(f) == "<pyir GraphFunction main(t: (float32[n], ()), e: (), x: float32[n])>"
+    x = np.arange(3, dtype="float32")
+    np.testing.assert_array_equal(f((x, ()), (), x), x)
+    with pytest.raises(pyir.ArgumentTypeError, match=r"^main: argument 'e' expects a "
+                       r"tuple of 0 value\(s\), got ndarray$"):
+        f((x, ()), x, x)
+    with pytest.raises(pyir.ArgumentTypeError, match=r"^main: argument 't\[1\]' expects a "
+                       r"tuple of 0 value\(s\), got a tuple of 1$"):
+        f((x, (x,)), (), x)
+
+
 def test_tuple_input(lib):
     x, y = rand(2, 3), rand(2, 3)
     np.testing.assert_allclose(lib["tuple_in"]((x, y)), x * y, rtol=1e-6)

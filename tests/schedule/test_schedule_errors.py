@@ -492,3 +492,21 @@ def test_blocks_nested_in_the_block_moved_are_not_others_in_its_loops():
         sch.compute_at(b_o, loops(sch, "C")[0])
     assert "also hold block" not in str(info.value)
     assert "the written buffer B must be indexed by distinct block iterators" in str(info.value)
+
+
+def test_reverse_compute_at_refuses_a_column_the_loop_does_not_produce():
+    """The consumer reads M[vi, 1]; the block under the row loop writes only M[vi, 0]."""
+    from pyir.schedule import Schedule
+    from pyir.script import from_source
+
+    from test_schedule_primitives import ROW_STATISTIC
+
+    sch = Schedule(from_source(ROW_STATISTIC.replace("X[vi, vj] - M[vi, 0]",
+                                                     "X[vi, vj] - M[vi, 1]")))
+    before = sch.mod
+    with pytest.raises(ScheduleError) as info:
+        sch.reverse_compute_at(sch.get_block("Y"), sch.get_loops(sch.get_block("M"))[0])
+    assert str(info.value).startswith('reverse_compute_at: block "Y" at loop i: the block reads '
+                                      "[1, 2) of M in dimension 1, and loop i produces [0, 1) of "
+                                      "it per iteration")
+    assert sch.mod is before

@@ -600,3 +600,75 @@ def test_a_cache_stage_over_a_shape_expression_prints_back(prim):
     a, s, b = np.arange(6, dtype="float32"), np.ones((2, 3), "float32"), np.zeros(6, "float32")
     pyir.build(sch.mod)["f"](a, s, b)
     np.testing.assert_array_equal(b, a + 1)
+
+
+ROW_STATISTIC = '''
+from pyir.script import tensor as T
+
+
+@T.prim_func
+def f(X: T.Buffer(("n", 8), "float32"), Y: T.Buffer(("n", 8), "float32")):
+    M = T.alloc_buffer((n, 2), "float32")
+    for i, j in T.grid(n, 8):
+        with T.block("M"):
+            vi, vj = T.axis.remap("SR", [i, j])
+            with T.init():
+                M[vi, 0] = T.float32("-inf")
+            M[vi, 0] = T.max(M[vi, 0], X[vi, vj])
+    for i, j in T.grid(n, 8):
+        with T.block("Y"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            Y[vi, vj] = X[vi, vj] - M[vi, 0]
+'''
+
+
+def test_softmax_row_statistics_kept_as_columns_compute_at_the_row_loop(golden):
+    """Legalized softmax keeps the row maximum and sum as columns, M[v0, 0] of an (n, 1)
+    buffer; compute_at refused them ("must be indexed by distinct block iterators")."""
+    import numpy as np
+
+    import pyir
+    from pyir.ir import assert_structural_equal, verify
+    from pyir.schedule import Schedule
+    from pyir.script import from_source, graph as R, ir as I
+    from pyir.transform.legalize import legalize
+
+    @I.ir_module
+    class Softmax:
+        @R.function
+        def main(x: R.Tensor(("n", 64), "float32")):
+            y = R.nn.softmax(x, axis=-1)
+            return y
+
+    sch = Schedule(legalize(Softmax))
+    for name in ("S", "M"):
+        row = sch.get_loops(sch.get_block("Y", func_name="nn_softmax"))[0]
+        sch.compute_at(sch.get_block(name, func_name="nn_softmax"), row)
+    verify(sch.mod)
+    assert_structural_equal(from_source(sch.mod.script()), sch.mod)
+    golden("schedule/compute_at_softmax_columns.py", sch.mod["nn_softmax"].script())
+    lib = pyir.build(sch.mod)
+    for n in (1, 7):
+        x = np.random.default_rng(n).standard_normal((n, 64)).astype("float32")
+        e = np.exp(x - x.max(axis=1, keepdims=True))
+        np.testing.assert_allclose(lib["main"](x), e / e.sum(axis=1, keepdims=True), rtol=1e-5)
+
+
+def test_reverse_compute_at_of_a_reader_of_a_constant_column(golden):
+    """The consumer reads M[vi, 0]: it moves under the row loop of the block writing that
+    column (reverse_compute_at refused constant indices)."""
+    import numpy as np
+
+    import pyir
+    from pyir.ir import assert_structural_equal
+    from pyir.schedule import Schedule
+    from pyir.script import from_source
+
+    sch = Schedule(from_source(ROW_STATISTIC))
+    sch.reverse_compute_at(sch.get_block("Y"), sch.get_loops(sch.get_block("M"))[0])
+    assert_structural_equal(from_source(sch.mod.script()), sch.mod)
+    golden("schedule/rca_constant_column.py", sch.mod.script())
+    x = np.random.default_rng(0).standard_normal((5, 8)).astype("float32")
+    y = np.zeros_like(x)
+    pyir.build(sch.mod)["f"](x, y)
+    np.testing.assert_allclose(y, x - x.max(axis=1, keepdims=True))
