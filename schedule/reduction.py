@@ -10,7 +10,7 @@ from pyir.ir import (Allocate, Binary, Block, BlockRealize, Buffer, BufferLoad, 
 from pyir.ir.ops import is_one
 from pyir.transform.dependence import analyzer_for, realizes_under, uses
 
-from .analysis import affine_bindings, complete_binding, infer_regions
+from .analysis import complete_binding, infer_regions
 from .cache import unique_block_name
 from .common import item_index, nest_around, readers, realize_path, writers
 from .errors import ScheduleError
@@ -204,9 +204,6 @@ def rfactor(func, loop_var, factor_axis):
     buf, idx, op, rhs, init_value = _update_parts(block, prim, subject, realize)
     loops = loops_of(path)
     ana = analyzer_for(loops)
-    if affine_bindings(realize, loops, ana) is None:
-        raise ScheduleError(prim, subject, "the block's bindings are not affine in its loops",
-                            realize)
     red = [(iv, v) for iv, v in zip(block.iter_vars, realize.iter_values) if iv.kind == "R"]
     spatial = [(iv, v) for iv, v in zip(block.iter_vars, realize.iter_values) if iv.kind == "S"]
     if not any(uses(v, [loop_var]) for _, v in red) or any(uses(v, [loop_var])

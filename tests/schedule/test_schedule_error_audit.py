@@ -319,16 +319,6 @@ def rowdiff(A: T.Buffer((8, 16), "float32"), S: T.Buffer((8,), "float32")):
 
 
 @T.prim_func
-def sum2(A: T.Buffer((8, 4, 4), "float32"), S: T.Buffer((8,), "float32")):
-    for i, k, l in T.grid(8, 4, 4):
-        with T.block("S"):
-            vi, vk, vl = T.axis.remap("SRR", [i, k, l])
-            with T.init():
-                S[vi] = T.float32(0)
-            S[vi] = S[vi] + A[vi, vk, vl]
-
-
-@T.prim_func
 def overlapping_sum(A: T.Buffer((8, 64), "float32"), S: T.Buffer((8,), "float32")):
     for i, k0, k1 in T.grid(8, 4, 32):
         with T.block("S"):
@@ -740,12 +730,6 @@ def _decomposed_rowsum():
     return sch, loops(sch, "S")[1]
 
 
-def _fused_sum2():
-    sch = Schedule(sum2)
-    _, k, l = loops(sch, "S")
-    return sch, sch.fuse(k, l)
-
-
 def _rca_mm_relu(level):
     def make():
         sch = fresh("mm_relu")
@@ -768,8 +752,6 @@ RFACTOR = [
     (_kernel_loop(rowdiff, 1), 'loop k of block "S": the update must combine the old value '
      "with +, *, max or min, like C[vi] = C[vi] + A[vi, vk]"),
     (_rca_mm_relu(0), "loop i: the loop must hold exactly one block"),
-    (_fused_sum2, 'loop k_l_fused of block "S": the block\'s bindings are not affine in its '
-     "loops"),
     (_kernel_loop(overlapping_sum, 2), 'loop k1 of block "S": the block\'s loops do not bind '
      "its iterators one-to-one over their domains"),
     (_kernel_loop(dependent_sum, 1), 'loop k of block "S": a reduction loop\'s extent depends '

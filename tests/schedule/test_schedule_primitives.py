@@ -416,9 +416,12 @@ def test_primitive(case, golden):
     check_results(sch, kernel)
 
 
-def test_rfactor_of_a_reduction_split_with_a_tail():
+@pytest.mark.parametrize("factors, at", [([None, 8], 1), ([8, None], 0)])
+def test_rfactor_of_a_reduction_split_with_a_tail(factors, at):
     """k split by 8 for a symbolic m: the partial results the tail never updates are set to
-    0 by an init block of their own, so the row sums are right for every m (0 included)."""
+    0 by an init block of their own, so the row sums are right for every m (0 included).
+    Split [8, None], k_0 * ((m + 7) // 8) + k_1 was refused as not affine (a symbolic
+    coefficient)."""
     import numpy as np
 
     import pyir
@@ -429,8 +432,7 @@ def test_rfactor_of_a_reduction_split_with_a_tail():
     from sched_kernels import rowsum_symbolic
     sch = Schedule(rowsum_symbolic)
     i, k = sch.get_loops(sch.get_block("S"))
-    _, k1 = sch.split(k, [None, 8])
-    sch.rfactor(k1, 0)
+    sch.rfactor(sch.split(k, factors)[at], 0)
     assert all(sch.get_block(b) for b in ("S_rf_init", "S_rf", "S"))
     assert_structural_equal(from_source(sch.mod.script()), sch.mod)
     assert_structural_equal(sch.trace.apply_to(Schedule(rowsum_symbolic)).mod, sch.mod)
@@ -441,6 +443,44 @@ def test_rfactor_of_a_reduction_split_with_a_tail():
         s = np.full(3, 7, "float32")
         lib["rowsum_symbolic"](a, s)
         np.testing.assert_allclose(s, a.sum(1), rtol=1e-5)
+
+
+SUM2 = '''
+from pyir.script import tensor as T
+
+
+@T.prim_func
+def sum2(A: T.Buffer(("n", "k", 3), "float32"), S: T.Buffer(("n",), "float32")):
+    for i, k, l in T.grid(n, k, 3):
+        with T.block("S"):
+            vi, vk, vl = T.axis.remap("SRR", [i, k, l])
+            with T.init():
+                S[vi] = T.float32(0)
+            S[vi] = S[vi] + A[vi, vk, vl]
+'''
+
+
+def test_rfactor_of_fused_reduction_loops(golden):
+    """A fused loop binds vk = f // 3 and vl = f % 3, not affine: rfactor refused it, though
+    the loop binds the two iterators one-to-one; the partial results are indexed by f."""
+    import numpy as np
+
+    import pyir
+    from pyir.ir import assert_structural_equal
+    from pyir.schedule import Schedule
+    from pyir.script import from_source
+
+    sch = Schedule(from_source(SUM2))
+    _, k, l = sch.get_loops(sch.get_block("S"))
+    sch.rfactor(sch.fuse(k, l), 0)
+    assert_structural_equal(from_source(sch.mod.script()), sch.mod)
+    golden("schedule/rfactor_fused.py", sch.mod.script())
+    lib = pyir.build(sch.mod)
+    for n, k in ((3, 5), (1, 0), (2, 1)):
+        a = np.random.default_rng(k).random((n, k, 3), dtype=np.float32)
+        s = np.full(n, 7, "float32")
+        lib["sum2"](a, s)
+        np.testing.assert_allclose(s, a.sum(axis=(1, 2)), rtol=1e-5)
 
 
 def test_rfactor_inside_a_blockized_block_declares_the_partial_results_there():
