@@ -444,8 +444,14 @@ class _Collector:
             simple = self.scope.simplify(index)
             if simple != index:
                 divided = self.divided_bounds(simple, extent) or divided
-        if divided is not None and self.within(*divided, extent):
-            return divided
+        if divided is not None:
+            if self.within(*divided, extent):
+                return divided
+            # Each side the guards bound more tightly counts, also where the other is not
+            # in bounds: the caller may divide it again (x // 7 + 2 >= 3 where the guards
+            # give x >= 7 keeps (x // 7 + 2) // 3 - 1 at least 0).
+            lo = divided[0] if lo is None or self.scope.can_prove(E.ge(divided[0], lo)) else lo
+            hi = divided[1] if hi is None or self.scope.can_prove(E.le(divided[1], hi)) else hi
         lo, hi = self.part_bounds(index, lo, hi, extent)
         if self.within(lo, hi, extent):
             return lo, hi

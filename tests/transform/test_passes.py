@@ -806,6 +806,38 @@ def test_entry_conditions_read_a_fused_tail_guard_on_a_subtracted_index():
 
 
 @T.prim_func
+def _reversed_through_a_buffer(A: T.Buffer(("n",), "float32"), C: T.Buffer(("n",), "float32")):
+    B = T.alloc_buffer((n,), "float32")
+    for i in range(n):
+        with T.block("B"):
+            vi = T.axis.spatial(n, i)
+            B[vi] = A[vi] * T.float32(3)
+    for i in range(n):
+        with T.block("C"):
+            vi = T.axis.spatial(n, i)
+            C[vi] = B[n - 1 - vi] + A[vi]
+
+
+def test_entry_conditions_read_a_tail_guard_through_two_divisions():
+    """The mirrored read of B split by [None, 4], B laid out twice (i -> i // 7, i % 7, then
+    i, j -> i // 3, j, i % 3): its first index ((n - x + 6) // 7 + 2) // 3 - 1 is at least 0
+    under the tail guard x < n, but the guard's bound on the inner quotient was dropped with
+    its loose upper side, and calls at n = 7 and 13 were refused ("B is read at index
+    ((n + 3) % 4 - min(4, n) + 1) // 21 in dimension 0 of B")."""
+    sch = Schedule(_reversed_through_a_buffer)
+    sch.split(sch.get_loops(sch.get_block("C"))[0], [None, 4])
+    sch.transform_layout(sch.get_block("B"), "B", "i -> i // 7, i % 7")
+    sch.transform_layout(sch.get_block("B"), "B", "i, j -> i // 3, j, i % 3")
+    lowered = transform.lower(sch.mod)["_reversed_through_a_buffer"]
+    assert not any("is read" in message for _, message in lowered.attr("entry_conditions"))
+    lib = pyir.build(sch.mod)
+    for n in (0, 1, 4, 7, 13, 100):
+        a, c = np.arange(n, dtype="float32"), np.zeros(n, "float32")
+        lib["_reversed_through_a_buffer"](a, c)
+        np.testing.assert_array_equal(c, a[::-1] * 3 + a)
+
+
+@T.prim_func
 def _quarter_back(A: T.Buffer(("n",), "float32"), B: T.Buffer(("m",), "float32")):
     for i in range(m):
         with T.block("B"):
