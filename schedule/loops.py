@@ -11,6 +11,7 @@ from functools import reduce
 from pyir import arith
 from pyir.ir import For, IntImm, Range, Var, and_, ge, is_true, lt, max_
 from pyir.ir.node import IdentityNode, rewrite
+from pyir.ir.stmt import walk_stmts
 from pyir.transform.common import shape_vars
 from pyir.transform.concurrency import concurrency_conflict
 from pyir.transform.dependence import analyzer_for, iteration_conflict, realizes_under, uses
@@ -18,7 +19,8 @@ from pyir.transform.lower_blocks import init_may_not_run
 from pyir.transform.register_tiles import FUSED_TAILS_KEY, TAIL_KEY
 
 from .errors import ScheduleError, script_text
-from .tree import find_block, find_loop, loops_of, map_realizes, replace, with_body
+from .tree import (find_block, find_loop, iter_paths, loops_of, map_realizes, replace,
+                   with_body)
 
 
 
@@ -365,6 +367,31 @@ def set_kind(func, var, prim):
             raise ScheduleError(prim, subject, why, loop)
     new = dataclasses.replace(loop, kind=_KINDS[prim])
     return with_body(func, replace(path, new)), None
+
+
+#: Steps that change only loop kinds or annotations: the accesses in each iteration of a
+#: parallel or vectorized loop stay as they were.
+KIND_STEPS = frozenset({"parallel", "vectorize", "unroll", "annotate"})
+
+
+def check_concurrent_loops(prim, old, new):
+    """A ScheduleError if a parallel or vectorized loop of ``new`` (``old`` after step
+    ``prim``) that the step made anew -- not one of ``old``'s statements, nodes being
+    shared where a step leaves them as they were -- no longer writes apart in its
+    iterations (`concurrency_conflict`, the rule of `set_kind` and of the parser for
+    ``T.parallel``): a split below a parallel loop, say, that the rule cannot follow. The
+    module would then not read back from its script."""
+    if prim in KIND_STEPS:
+        return
+    before = {id(s) for s in walk_stmts(old.body) if isinstance(s, For)}
+    for path in iter_paths(new.body):
+        loop = path[-1]
+        if isinstance(loop, For) and loop.kind in ("parallel", "vectorized") and \
+                id(loop) not in before:
+            why = concurrency_conflict(loop, loops_of(path))
+            if why:
+                raise ScheduleError(prim, _loop_subject(loop, path), f"after this step, "
+                                    f"{why}, and it is {loop.kind}", loop)
 
 
 def plain_value(value):

@@ -374,6 +374,7 @@ class Schedule:
                                         "(split, fuse, unroll, annotate, parallel and vectorize "
                                         "take it as it is)", loose)
                 new_func, outs = fn(func)
+                _loops.check_concurrent_loops(kind, func, new_func)
             except RecursionError:
                 raise ScheduleError(kind, f"prim function {func.name}", TOO_DEEP) from None
         new_func = new_func.with_attr("scheduled", True)

@@ -12,10 +12,11 @@ when, in addition, the iterations write disjoint parts of each buffer
 """
 
 import dataclasses
+import math
 
-from ..arith import Analyzer, IntBound, detect_linear, tiles_apart, vars_of
+from ..arith import Analyzer, IntBound, detect_iter_map, detect_linear, tiles_apart, vars_of
 from ..ir import (Binary, BlockRealize, BufferLoad, Call, For, IntImm, Range, Var, conjuncts,
-                  ge, le, stmt_children, substitute, walk)
+                  ge, le, rewrite, stmt_children, substitute, walk)
 from ..ir import dtype as dt
 from ..ir.stmt import find_paths
 from .linear import coefficient
@@ -65,6 +66,50 @@ def relax_range(rng, ana, relax_vars):
     if lo is None or hi is None:
         return None
     return Range(lo, ana.simplify(hi - lo + 1))
+
+
+def relax_guarded(rng, ana, relax_vars, predicate):
+    """`relax_range`, a point's bounds tightened by the conjuncts of ``predicate`` that
+    bound a part of it: under ``T.where(j_1_0 * 2 + j_1_1 < 3)`` (nested splits with tails)
+    the point ``j_0 * 3 + (j_1_0 * 2 + j_1_1)`` spans ``[j_0 * 3, j_0 * 3 + 3)``, not the
+    4 elements the loops reach. Sound: the bound of a sum is at most the bounds of its
+    parts added."""
+    out = relax_range(rng, ana, relax_vars)
+    if out is None or not (isinstance(rng.extent, IntImm) and rng.extent.value == 1):
+        return out
+    lo, hi = out.start, ana.simplify(out.start + out.extent - 1)
+    start = ana.simplify(rng.start)
+    for part, upper, last in _part_bounds(predicate, relax_vars):
+        for sign in (1, -1):
+            rest = ana.simplify(start - part * sign)
+            if vars_of(rest) & vars_of(part) & set(relax_vars):
+                continue
+            r_lo, r_hi = ana.symbolic_bound(rest, relax_vars)
+            if upper == (sign > 0) and r_hi is not None:
+                cand = ana.simplify(r_hi + last * sign)
+                hi = cand if ana.can_prove(le(cand, hi)) else hi
+            elif upper != (sign > 0) and r_lo is not None:
+                cand = ana.simplify(r_lo + last * sign)
+                lo = cand if ana.can_prove(ge(cand, lo)) else lo
+    return Range(lo, ana.simplify(hi - lo + 1))
+
+
+def _part_bounds(predicate, relax_vars):
+    """``(part, upper, last)`` for each comparison of ``predicate`` between an integer
+    expression of ``relax_vars`` and one free of them: ``part <= last`` when ``upper``,
+    else ``part >= last``."""
+    out = []
+    for cond in conjuncts(predicate):
+        if not (isinstance(cond, Binary) and cond.op in _FLIPPED and dt.is_int(cond.a.dtype)):
+            continue
+        for x, op, bound in ((cond.a, cond.op, cond.b), (cond.b, _FLIPPED[cond.op], cond.a)):
+            if uses(x, relax_vars) and not uses(bound, relax_vars):
+                last = bound - 1 if op == "lt" else bound + 1 if op == "gt" else bound
+                out.append((x, op in ("lt", "le"), last))
+    return out
+
+
+_FLIPPED = {"lt": "gt", "le": "ge", "gt": "lt", "ge": "le"}
 
 
 def narrow_loops(ana, loops, predicate, outer=()):
@@ -196,12 +241,14 @@ def iteration_conflict(root, outer_loops, moved, allow_reduce_reorder):
             _, region, _, _, lazy, relax_vars = acc
             key = (id(lazy), region)
             if key not in relaxed:
-                relaxed[key] = [relax_range(r, lazy.get(), relax_vars) for r in region]
+                relaxed[key] = [relax_guarded(r, lazy.get(), relax_vars, lazy.predicate)
+                                for r in region]
             return relaxed[key]
 
         for other in accs[1:]:
-            if other[0] is first[0] and other[1] == first[1] and _affine(first[1]):
-                continue  # one block, one region: the same in every iteration
+            if other[1] == first[1] and _affine(first[1]) and (
+                    other[0] is first[0] or _same_iterations(first, other)):
+                continue  # one region: the same in every iteration
             if not _same_region(relax(first), relax(other), other[4].get()):
                 if other[0] is first[0]:
                     return (f"block \"{first[0].name}\" accesses {buf.name} at regions that "
@@ -214,13 +261,26 @@ def iteration_conflict(root, outer_loops, moved, allow_reduce_reorder):
             write = next(a for a in accs if a[2])
             for var in moved:   # the cheap answers first
                 if not (_point_moves_with(write[1], var, write[5])
+                        or _residues_apart(write[1], var, write[5], write[4].get())
                         or disjoint_steps(relax(write), buf.shape, var, write[4].get())
                         or _offset_moves_with(write[1], buf.shape, var, write[5],
-                                              write[4].get())):
+                                              write[4].get())
+                        or _apart_through_one_sum(write[1], var, write[5], write[4].get())):
                     return (f"block \"{write[0].name}\" writes parts of {buf.name} that "
                             f"iterations of loop {var.name} share, so they would write them "
                             "at the same time")
     return None
+
+
+def _same_iterations(a, b):
+    """Whether two blocks' accesses ``a`` and ``b`` (`iteration_conflict`'s tuples) at one
+    region, as written in terms of the loops, reach the same elements in each iteration:
+    the loops it uses that either relaxes over, both relax over, under one predicate
+    (``C_init`` and ``C`` after decompose_reduction, under the loops of a fused loop's
+    split: a region of ``(f_0 * 16 + f_1) // m`` cannot be relaxed, but it is one)."""
+    used = set().union(*(vars_of(r.start) | vars_of(r.extent) for r in a[1]))
+    return (used & set(a[5]) == used & set(b[5])
+            and a[4].predicate == b[4].predicate)
 
 
 def _point_moves_with(region, var, relax_vars):
@@ -230,6 +290,25 @@ def _point_moves_with(region, var, relax_vars):
     for r in region:
         if isinstance(r.extent, IntImm) and r.extent.value == 1 and coefficient(r.start, var) \
                 and not uses(r.start, relax_vars):
+            return True
+    return False
+
+
+def _residues_apart(region, var, relax_vars, ana):
+    """Whether, in some dimension, the region is one index ``c * var + k_1 * u_1 + ... +
+    rest`` (constants ``c`` and ``k``, ``u`` the loops relaxed over, ``rest`` free of
+    them) where the steps of ``var`` stay below the ``k``'s common divisor ``g``: two
+    iterations then leave different remainders modulo ``g`` (a vectorized ``j_1`` outside
+    its ``j_0`` writes ``B[i, j_0 * 8 + j_1]``, columns 8 apart for each lane)."""
+    for r in region:
+        if not (isinstance(r.extent, IntImm) and r.extent.value == 1):
+            continue
+        c = coefficient(r.start, var)
+        steps = [coefficient(r.start, u) for u in relax_vars if uses(r.start, [u])]
+        if not c or not steps or any(not k for k in steps):
+            continue
+        lo, hi = ana.const_int_bound(var)
+        if lo is not None and hi is not None and abs(c) * (hi - lo) < math.gcd(*steps):
             return True
     return False
 
@@ -247,6 +326,37 @@ def _offset_moves_with(region, shape, var, relax_vars, ana):
     span = relax_range(Range(ana.simplify(offset), 1), ana, relax_vars)
     return span is not None and uses(span.start, [var]) and ana.can_prove(
         ge(substitute(span.start, {var: var + 1}), span.start + span.extent))
+
+
+def _apart_through_one_sum(region, var, relax_vars, ana):
+    """Whether a point region's indices that change with the loops are a one-to-one function
+    of one sum ``x`` of them (`pyir.arith.detect_iter_map` of ``x``'s divisions and
+    remainders: ``D[x % 7, x // 7]`` with ``x = f_0 * 4 + f_1``, a fused loop's split laid
+    out transposed; ``B[i // 12, i % 4, i // 4 % 3]`` laid out twice), whose values in one
+    step of ``var`` end before those of the next step begin."""
+    if not all(isinstance(r.extent, IntImm) and r.extent.value == 1 for r in region):
+        return False
+    loops = [var, *relax_vars]
+    moving = [r.start for r in region if uses(r.start, loops)]
+    sums = {n.a for e in moving for n in walk(e) if isinstance(n, Binary)
+            and n.op in ("floordiv", "floormod") and uses(n.a, [var])} | set(moving)
+    t, count = Var("t"), Var("count")
+    for x in sums:
+        mapped = [rewrite(e, lambda n, x=x: t if n == x else None) for e in moving]
+        if any(vars_of(e) != {t} for e in mapped):
+            continue
+        divisors = {n.b for e in mapped for n in walk(e) if isinstance(n, Binary)
+                    and n.op in ("floordiv", "floormod") and ana.can_prove(ge(n.b, 1))}
+        size = count * math.lcm(1, *(d.value for d in divisors if isinstance(d, IntImm)))
+        for d in divisors - {d for d in divisors if isinstance(d, IntImm)}:
+            size = size * d
+        found = detect_iter_map(mapped, {t: Range(IntImm(0), size)})
+        if found is None or not found.bijective:
+            continue
+        span = relax_range(Range(x, IntImm(1)), ana, relax_vars)
+        return span is not None and uses(span.start, [var]) and ana.can_prove(
+            ge(substitute(span.start, {var: var + 1}), span.start + span.extent))
+    return False
 
 
 def disjoint_steps(region, shape, var, ana):
