@@ -10,10 +10,12 @@ from functools import reduce
 from pyir.arith import detect_iter_map, vars_of
 from pyir.arith.region import detect_linear
 from pyir.ir import (Binary, BufferLoad, Call, For, IntImm, Range, Var, and_, binary, conjuncts,
-                     dtype, substitute, walk)
+                     dtype, ge, lt, substitute, walk)
+from pyir.ir.node import rewrite
 from pyir.transform.regions import infer_regions as infer
 from pyir.transform.dependence import (analyzer_for, narrowed_by_predicate, realizes_under,
                                        uses)
+from pyir.transform.flatten import linear_index, product
 
 
 def linear_form(expr, loop_vars, ana):
@@ -121,6 +123,25 @@ def maps_onto(exprs, extents, loops, ana, predicate=None):
     return found is not None and found.bijective and all(
         ana.can_prove_equal(r.start, 0) and ana.can_prove_equal(r.extent, e)
         for r, e in zip(found.ranges, extents))
+
+
+def maps_onto_buffer(indices, shape, loops, ana, predicate=None):
+    """Whether the points ``indices`` (as ``ana`` simplifies them) map the iterations of
+    ``loops`` (under ``predicate``) one-to-one onto a buffer of ``shape``, read through
+    their row-major offset: the offset maps the loops one-to-one onto ``[0, size)``
+    (`maps_onto`), and at each offset the indices are the element there. A fused loop split
+    in tiles writes ``B[(f_0 * 4 + f_1) // m, (f_0 * 4 + f_1) % m]``, each of whose indices
+    is no split of one loop, at the offset ``f_0 * 4 + f_1``, which is."""
+    offset, size = ana.simplify(linear_index(shape, indices)), ana.simplify(product(shape))
+    if not maps_onto([offset], [size], loops, ana, predicate):
+        return False
+    x = Var("offset")
+    with ana.scope():
+        ana.bind(x, Range(IntImm(0), size))
+        at = [rewrite(i, lambda n: x if n == offset else None) for i in indices]
+        return not any(vars_of(i) & {lp.loop_var for lp in loops} for i in at) and (
+            ana.can_prove_equal(linear_index(shape, at), x) and all(
+                ana.can_prove(ge(i, 0)) and ana.can_prove(lt(i, e)) for i, e in zip(at, shape)))
 
 
 def _from_zero(loops, ana):

@@ -13,7 +13,7 @@ from pyir.ir.stmt import find_paths
 from pyir.transform.common import shape_vars
 from pyir.transform.dependence import analyzer_for, narrowed_by_predicate, region_in_loops
 
-from .analysis import complete_binding, extra_predicate, maps_onto
+from .analysis import complete_binding, extra_predicate, maps_onto, maps_onto_buffer
 from .common import (index_vars, item_index, nest_around, point_region, readers, realize_path,
                      writers)
 from .errors import ScheduleError
@@ -192,9 +192,11 @@ def _covers(realize, path, buf, shapes):
     buffer under the block's predicate (``T.where(i < 10)`` over ``i`` in ``[0, 12)``
     writes all of a 10-element buffer; ``B[vi * 2]`` over 5 points is half of 9 elements,
     though their bounds span them all; ``T.where(i >= 3)`` writing ``B[vi - 3]`` all of
-    B if its loop ends at B's extent plus 3). A block that stores to ``buf`` only under an
-    ``if`` writes no element for sure. ``shapes`` are the function's shape variables (each
-    at least 0)."""
+    B if its loop ends at B's extent plus 3), or their row-major offset doing so
+    (`maps_onto_buffer`: 13 x 7 loops fused and split by 4 write all of a 13 x 7 ``C`` at
+    ``C[(f_0 * 4 + f_1) // 7, (f_0 * 4 + f_1) % 7]`` under ``T.where(f_0 * 4 + f_1 <
+    91)``). A block that stores to ``buf`` only under an ``if`` writes no element for sure.
+    ``shapes`` are the function's shape variables (each at least 0)."""
     stores = find_paths(realize.block, lambda s: isinstance(s, BufferStore) and s.buffer is buf)
     if all(any(isinstance(s, IfThenElse) for s in p) for p in stores):
         return False
@@ -214,9 +216,12 @@ def _covers(realize, path, buf, shapes):
     if not all(is_one(r.extent) for r in ranges):
         return False
     indices = [r.start for r in ranges]
-    used = set().union(*(vars_of(i) for i in indices))
-    if not vars_of(realize.predicate) <= used:
+    loop_vars = {lp.loop_var for lp in loops}
+    used = set().union(*(vars_of(i) for i in indices)) & loop_vars
+    if not vars_of(realize.predicate) & loop_vars <= used:
         return False   # which points are written depends on other loops too
     loops, left = narrowed_by_predicate([lp for lp in loops if lp.loop_var in used],
                                         realize.predicate, ana)
-    return maps_onto(indices, buf.shape, loops, ana, reduce(and_, left) if left else None)
+    left = reduce(and_, left) if left else None
+    return (maps_onto(indices, buf.shape, loops, ana, left)
+            or maps_onto_buffer([ana.simplify(i) for i in indices], buf.shape, loops, ana, left))

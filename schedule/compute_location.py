@@ -10,7 +10,6 @@ from pyir.arith import detect_linear, non_decreasing, simplify, vars_of
 from pyir.codegen.abi import evaluate
 from pyir.ir import (Binary, Block, BlockRealize, BufferLoad, BufferStore, Call, For, IntImm, Range,
                      SeqStmt, Var, and_, ge, is_true, le, lt, max_, min_, seq, substitute, walk)
-from pyir.ir.node import rewrite
 from pyir.ir.ops import is_one
 from pyir.ir.stmt import rewrite_stmts
 from pyir.runtime.exprtext import expr_text
@@ -18,10 +17,9 @@ from pyir.transform.common import shape_vars
 from pyir.transform.dependence import (analyzer_for, iteration_conflict, narrow_loops,
                                        narrowed_by_predicate, realizes_under,
                                        reduce_loop_vars, region_in_loops, relax_range, uses)
-from pyir.transform.flatten import linear_index, product
 
 from .analysis import (complete_binding, complete_where_narrowed, extra_predicate, maps_onto,
-                       where_over_iterators)
+                       maps_onto_buffer, where_over_iterators)
 from .common import (check_no_interference, drop_buffer, index_vars, inline_path, item_index,
                      kernel_taking, only_block, readers, realize_path, refresh_reads,
                      replace_loads, same_scope, writers)
@@ -491,9 +489,9 @@ def _point_by_point(realize, buf, forms, written, moving, where):
     its indices. None unless the consumer is elementwise over ``buf`` (its iterators,
     spatial, index ``buf`` one per dimension over its extents, ``forms`` of `_read_forms`)
     and that block's indices are one element of ``buf`` for each offset in ``buf``'s
-    row-major order, an offset they map those loops one-to-one onto
-    (`maps_onto`: a fused loop split in tiles writes ``B[(f_0 * 4 + f_1) // m, (f_0 * 4 +
-    f_1) % m]``, rows the region relaxed over ``f_1`` only bounds)."""
+    row-major order, an offset they map those loops one-to-one onto (`maps_onto_buffer`:
+    a fused loop split in tiles writes ``B[(f_0 * 4 + f_1) // m, (f_0 * 4 + f_1) % m]``,
+    rows the region relaxed over ``f_1`` only bounds)."""
     block = realize.block
     if len(written) != 1 or block.init is not None or len(forms) != len(block.iter_vars) \
             or any(iv.kind != "S" for iv in block.iter_vars) \
@@ -505,18 +503,8 @@ def _point_by_point(realize, buf, forms, written, moving, where):
             ana.can_prove_equal(extent[form[0]], e) for form, e in zip(forms, buf.shape)):
         return None
     indices = [ana.simplify(x.start) for x in ranges]
-    offset, size = ana.simplify(linear_index(buf.shape, indices)), ana.simplify(product(buf.shape))
-    if not maps_onto([offset], [size], moving + inner, ana, writer.predicate):
+    if not maps_onto_buffer(indices, buf.shape, moving + inner, ana, writer.predicate):
         return None
-    x = Var("offset")
-    with ana.scope():
-        ana.bind(x, Range(IntImm(0), size))
-        at = [rewrite(i, lambda n: x if n == offset else None) for i in indices]
-        if any(vars_of(i) & {lp.loop_var for lp in moving + inner} for i in at) or not (
-                ana.can_prove_equal(linear_index(buf.shape, at), x) and all(
-                    ana.can_prove(ge(i, 0)) and ana.can_prove(lt(i, e))
-                    for i, e in zip(at, buf.shape))):
-            return None
     fresh = {lp.loop_var: Var(f"ax{k}") for k, lp in enumerate(inner)}
     value = {form[0]: substitute(i, fresh) for form, i in zip(forms, indices)}
     pred = substitute(writer.predicate, fresh)

@@ -49,9 +49,11 @@ from pyir.ir import (
     Var,
     conjuncts,
     dtype as dt,
+    le,
     substitute,
     walk,
 )
+from pyir.transform.common import shape_vars
 from pyir.transform.dependence import analyzer_for, realizes_under
 
 from .blockize import blockize
@@ -343,7 +345,7 @@ def match(func, loop_var, intrin, prim="tensorize"):
     if len(set(map(id, bmap.values()))) != len(bmap):
         raise ScheduleError(prim, subject, "two description buffers map to one buffer", loop)
     # Memory movement per loop: equal coefficients of the flat offsets.
-    ana = analyzer_for(loops)
+    ana = analyzer_for(loops, shape_vars(func))
     described = intrin.description
     stride_vals = {}
     # description buffer -> the block's offset of its first access with the inner loops at
@@ -370,6 +372,9 @@ def match(func, loop_var, intrin, prim="tensorize"):
                                     f"not accessed linearly in loop {dl.loop_var.name}", loop)
             s_c = s_lin[0]
             if isinstance(d_c, Var):
+                if ana.can_prove(le(s_c, IntImm(0))) and not ana.can_prove_equal(s_c, 0):
+                    raise ScheduleError(prim, subject, _negative_stride(da, sa, lp, d_c, s_c),
+                                        loop)
                 prev = stride_vals.setdefault(d_c, s_c)
                 if not ana.can_prove_equal(prev, s_c):
                     raise ScheduleError(prim, subject, f"stride {d_c.name} would be both "
@@ -393,6 +398,19 @@ def match(func, loop_var, intrin, prim="tensorize"):
                             f"{described.off_first[0].name} is not its first element", loop)
     _rows_apart(pairs, described.tops, stride_vals, ana, prim, subject, loop)
     return stride_vals, _bases(pairs, inner, ana)
+
+
+def _negative_stride(da, sa, lp, d_c, s_c):
+    """Why the block's access ``sa``, moving by ``s_c`` elements per step of its loop ``lp``
+    (at most 0 for every shape, and not always 0) where the description's ``da`` moves by
+    its row stride ``d_c``, cannot be the kernel's: ``d_c`` is an extent of the kernel's
+    buffer, at least 0 (rows that run backwards, ``A[n - 1 - vi, vj]``, would need one
+    below 0)."""
+    dim = next(d for d, i in enumerate(sa.indices) if lp.loop_var in vars_of(i))
+    return (f"{sa.buffer.name} moves by {script_text(s_c)} elements per step of loop "
+            f"{lp.loop_var.name}: a negative stride of {sa.buffer.name} in dimension {dim}, "
+            f"which the intrinsic's buffer {da.buffer.name} cannot take as its row stride "
+            f"{d_c.name} (an extent of the kernel's buffer, at least 0)")
 
 
 def _rows_apart(pairs, tops, stride_vals, ana, prim, subject, loop):

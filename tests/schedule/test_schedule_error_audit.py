@@ -993,6 +993,40 @@ def test_tensorize_refuses_a_stride_with_two_values(intrins):
             "and 16")
 
 
+@T.prim_func
+def rows_backward(A: T.Buffer((2, 8), "float32"), B: T.Buffer((2, 8), "float32"),
+                  C: T.Buffer((2, 4), "float32")):
+    for i, j in T.grid(2, 4):
+        with T.block("C"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            C[vi, vj] = A[1 - vi, vj] + B[vi, vj]
+
+
+@T.prim_func
+def rows_backward_symbolic(A: T.Buffer(("n", "m"), "float32"),
+                           B: T.Buffer(("n", "m"), "float32"), C: T.Buffer(("n", 4), "float32")):
+    for i, j in T.grid(n, 4):
+        with T.block("C"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            C[vi, vj] = A[n - 1 - vi, vj] + B[vi, vj]
+
+
+@pytest.mark.parametrize("kernel, loop, stride", [
+    (rows_backward, "i", "-8"), (rows_backward_symbolic, "i_1", "m * -1")])
+def test_tensorize_refuses_rows_that_run_backwards(intrins, kernel, loop, stride):
+    """A's rows run backwards (A[n - 1 - vi, vj]): its row stride, which the kernel takes as
+    ld, an extent of its buffer, is negative. tensorize accepted it and the build refused
+    the call it made (an extent is at least 0)."""
+    sch = Schedule(kernel)
+    if kernel is rows_backward_symbolic:
+        sch.split(loops(sch, "C")[0], factors=[None, 2])
+    refused(sch, lambda: sch.tensorize(loops(sch, "C")[-2], "audit.rows"),
+            f'tensorize: loop {loop} (block "C") against "audit.rows": A moves by {stride} '
+            f"elements per step of loop {loop}: a negative stride of A in dimension 0, which "
+            "the intrinsic's buffer A cannot take as its row stride ld (an extent of the "
+            "kernel's buffer, at least 0)")
+
+
 def test_tensorize_refuses_an_implementation_that_is_no_kernel(intrins):
     """audit.add4.impl is declared nowhere."""
     sch, inner = _tile_of_4(add8)

@@ -483,6 +483,52 @@ def test_rfactor_of_fused_reduction_loops(golden):
         np.testing.assert_allclose(s, a.sum(axis=(1, 2)), rtol=1e-5)
 
 
+ADD1 = '''
+from pyir.script import tensor as T
+
+
+@T.prim_func
+def add1(A: T.Buffer({shape}, "float32"), C: T.Buffer({shape}, "float32")):
+    for i, j in T.grid({extents}):
+        with T.block("C"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            C[vi, vj] = A[vi, vj] + T.float32(1)
+'''
+
+
+@pytest.mark.parametrize("shape, sizes", [
+    ((13, 7), [(13, 7)]),
+    (("n", "m"), [(13, 7), (1, 1), (2, 3), (8, 4), (0, 5), (5, 9)])])
+def test_cache_write_of_fused_loops_split_with_a_tail(shape, sizes):
+    """The loops fused and split by 4 bind C[(f_0 * 4 + f_1) // m, (f_0 * 4 + f_1) % m]
+    under T.where(f_0 * 4 + f_1 < n * m) (92 iterations for 91 elements at 13 x 7): the
+    block writes every element of C, each once, though no index is a split of one loop.
+    cache_write refused it as writing only part of C."""
+    import numpy as np
+
+    import pyir
+    from pyir.ir import assert_structural_equal
+    from pyir.schedule import Schedule
+    from pyir.script import from_source
+
+    extents = ", ".join(d if isinstance(d, str) else str(d) for d in shape)
+    func = from_source(ADD1.format(shape=repr(shape), extents=extents))
+    sch = Schedule(func)
+    c = sch.get_block("C")
+    sch.split(sch.fuse(*sch.get_loops(c)), factors=[None, 4])
+    assert sch.cache_write(c, 0, "local").name == "C_local"
+    assert "T.where(i_j_fused_0 * 4 + i_j_fused_1 < " in sch.mod.script()
+    assert_structural_equal(from_source(sch.mod.script()), sch.mod)
+    assert_structural_equal(sch.trace.apply_to(Schedule(func)).mod, sch.mod)
+    lib = pyir.build(sch.mod)
+    rng = np.random.default_rng(0)
+    for n, m in sizes:
+        a = rng.random((n, m), dtype=np.float32)
+        out = np.full((n, m), 7, "float32")
+        lib["add1"](a, out)
+        np.testing.assert_allclose(out, a + 1, rtol=1e-6)
+
+
 def test_rfactor_inside_a_blockized_block_declares_the_partial_results_there():
     """The outer block of blockize holds the new blocks, so it reads and writes C_rf too
     (its printed T.reads / T.writes must cover its body to parse back)."""
