@@ -11,7 +11,7 @@ from functools import reduce
 from pyir import arith
 from pyir.ir import For, IntImm, Range, Var, and_, ge, is_true, lt, max_
 from pyir.ir.node import IdentityNode, rewrite
-from pyir.ir.stmt import walk_stmts
+from pyir.ir.stmt import stmt_children
 from pyir.transform.common import shape_vars
 from pyir.transform.concurrency import concurrency_conflict
 from pyir.transform.dependence import analyzer_for, iteration_conflict, realizes_under, uses
@@ -19,8 +19,7 @@ from pyir.transform.lower_blocks import init_may_not_run
 from pyir.transform.register_tiles import FUSED_TAILS_KEY, TAIL_KEY
 
 from .errors import ScheduleError, script_text
-from .tree import (find_block, find_loop, iter_paths, loops_of, map_realizes, replace,
-                   with_body)
+from .tree import find_block, find_loop, loops_of, map_realizes, replace, with_body
 
 
 
@@ -383,15 +382,32 @@ def check_concurrent_loops(prim, old, new):
     module would then not read back from its script."""
     if prim in KIND_STEPS:
         return
-    before = {id(s) for s in walk_stmts(old.body) if isinstance(s, For)}
-    for path in iter_paths(new.body):
+    for path in _new_statements(old.body, new.body):
         loop = path[-1]
-        if isinstance(loop, For) and loop.kind in ("parallel", "vectorized") and \
-                id(loop) not in before:
+        if isinstance(loop, For) and loop.kind in ("parallel", "vectorized"):
             why = concurrency_conflict(loop, loops_of(path))
             if why:
                 raise ScheduleError(prim, _loop_subject(loop, path), f"after this step, "
                                     f"{why}, and it is {loop.kind}", loop)
+
+
+def _new_statements(old, new):
+    """The paths of the statements of ``new`` not shared with ``old``, pre-order: a child
+    that is its counterpart or one of its counterpart's children is left out with all below
+    it (steps rebuild the nodes on the way to what they change and share the rest; a cache
+    stage wraps the old body in its allocation)."""
+    stack = [(old, (new,))]
+    while stack:
+        before, path = stack.pop()
+        if path[-1] is before:
+            continue
+        yield path
+        kept = {id(c) for c in (before, *stmt_children(before))} if before is not None else set()
+        children = stmt_children(path[-1])
+        olds = stmt_children(before) if before is not None else ()
+        for k in reversed(range(len(children))):
+            if id(children[k]) not in kept:
+                stack.append((olds[k] if k < len(olds) else None, path + (children[k],)))
 
 
 def plain_value(value):
