@@ -164,10 +164,10 @@ class GraphFunction(NativeCode):
             return outs[self._output_index[root]]
         if root in self._input_index:
             if root not in copies:
-                value = flat[self._input_index[root]]
-                sinfo = self.plan.leaves[root].sinfo
-                if isinstance(value, np.ndarray):
-                    value = np.array(value, copy=True)
+                k = self._input_index[root]
+                value, sinfo = flat[k], self.plan.leaves[root].sinfo
+                if isinstance(sinfo, TensorStructInfo):   # an array, or one by __dlpack__
+                    value = np.array(checks.as_array(self.info, k, value), copy=True)
                 elif isinstance(sinfo, ShapeStructInfo):
                     value = tuple(int(v) for v in value)     # as a list or numpy ints came
                 elif isinstance(sinfo, PrimStructInfo):
