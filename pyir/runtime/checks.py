@@ -83,6 +83,8 @@ def scalar_type_error(info, i, a):
     p = info.params[i]
     wanted = {"bool": "a bool"}.get(p.dtype, "an int" if not p.dtype.startswith("float")
                                     else "a float or int")
+    if isinstance(a, (bool, np.bool_)) and p.dtype != "bool":
+        wanted += " (a bool is not a number here)"
     return ArgumentTypeError(f"{_where(info, i)} is a scalar of dtype {p.dtype} and expects "
                              f"{wanted}, got {type(a).__name__} {_short(a)}")
 

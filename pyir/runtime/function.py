@@ -222,7 +222,9 @@ def binder_source(info):
         lines.append(f"    {a} = args[{i}]")
         if p.kind == "scalar":
             kind = _scalar_kind(p.dtype)
-            lines.append(f"    if not isinstance({a}, SCALAR_TYPES[{kind!r}]): "
+            # Python's bool is an int; it is a number for no dtype but bool (np.bool_ is not)
+            refused = "" if kind == "bool" else f" or type({a}) is bool"
+            lines.append(f"    if not isinstance({a}, SCALAR_TYPES[{kind!r}]){refused}: "
                          f"raise scalar_type_error(info, {i}, {a})")
             values.append(a)
             continue

@@ -608,6 +608,40 @@ def test_scalars_that_do_not_fit_their_dtype_are_errors():
     assert type(returned) is np.int32 and returned == 7
 
 
+def test_a_bool_is_a_scalar_of_dtype_bool_only():
+    """One rule for parameters and packed results: Python's True was taken as 1 for an int64
+    parameter, while np.True_ and a packed function's True were refused."""
+    pyir.ffi.register_func("test.true", lambda x: True, override=True)
+
+    @I.ir_module
+    class Bools:
+        @R.function
+        def number(k: R.Prim("int64"), f: R.Prim("float32")):
+            return (k, f)
+
+        @R.function
+        def flag(b: R.Prim("bool")):
+            return b
+
+        @R.function
+        def packed(x: R.Tensor(("n",), "float32")):
+            y = R.call_packed("test.true", x, sinfo_args=R.Prim("int64"))
+            return y
+
+    lib = pyir.build(Bools)
+    for args, refused in (((True, 1.0), "'k' is a scalar of dtype int64 and expects an int"),
+                          ((np.True_, 1.0), "'k' is a scalar of dtype int64"),
+                          ((1, False), "'f' is a scalar of dtype float32")):
+        with pytest.raises(pyir.ArgumentTypeError, match=rf"^number: argument {refused}.*"
+                           r"\(a bool is not a number here\), got bool"):
+            lib["number"](*args)
+    assert lib["number"](np.int8(2), 1) == (2, 1.0)
+    assert lib["flag"](True) is np.True_ and lib["flag"](np.False_) is np.False_
+    with pytest.raises(pyir.Error, match="binding y: 'test.true' returned bool True, expected "
+                       "an int64 number"):
+        lib["packed"](np.ones(2, "float32"))
+
+
 def test_legalized_unary_and_binary(ops):
     lib = ops
     x, y = rand(9), rand(9)
