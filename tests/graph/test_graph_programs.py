@@ -836,6 +836,24 @@ def test_elementwise_operators_on_0d_results_match_numpy():
     assert a.shape == b.shape == c.shape == ()
 
 
+def test_a_tensor_of_ndim_0_has_the_shape_of_no_dimensions():
+    """R.Tensor(ndim=0, ...) is fully known: operators refused it ("cannot legalize a call on
+    tensors of unknown shape"), and so did an output of a packed call."""
+    pyir.ffi.register_func("test.fill3", lambda o: o.fill(3), override=True)
+
+    @I.ir_module
+    class Ndim0:
+        @R.function
+        def main(s: R.Tensor(ndim=0, dtype="float32")):
+            t = R.call_dps_packed("test.fill3", (), out_sinfo=R.Tensor(ndim=0, dtype="float32"))
+            return R.multiply(R.add(s, s), t)
+
+    assert Ndim0["main"].params[0].struct_info.shape == ()
+    pyir.ir.assert_structural_equal(from_source(Ndim0.script()), Ndim0)
+    got = pyir.build(Ndim0)["main"](np.array(2.5, "float32"))
+    assert got.shape == () and got == np.float32(15)
+
+
 def test_batched_matmul_matches_numpy():
     """R.matmul beyond 2-D, batch dimensions broadcast (its struct info was inferred, but
     legalize raised LegalizeError: "R.matmul is supported for 2-D tensors only")."""
