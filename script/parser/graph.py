@@ -669,7 +669,10 @@ def _prim_value(parser, node):
         value = _plain(parser, args["value"], "the value of a typed R.prim_value")
         dtype = _dtype(parser, args["dtype"])
         return PrimValue(const(_typed_value(parser, args["value"], value, dtype), dtype))
-    if isinstance(args["value"], ast.Constant) and isinstance(args["value"].value, float):
+    literal = args["value"]
+    if isinstance(literal, ast.UnaryOp) and isinstance(literal.op, ast.USub):
+        literal = literal.operand    # -1.5
+    if isinstance(literal, ast.Constant) and isinstance(literal.value, float):
         value = _plain(parser, args["value"], "the value of R.prim_value")
         check_float_range(parser, args["value"], value, "float32")
         return PrimValue(convert(value))
