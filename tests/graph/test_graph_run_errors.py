@@ -260,3 +260,48 @@ def test_a_negative_shape_for_the_arguments_is_an_argument_error(build_as):
                        r"dimension 0 of drop1's result .* must not be negative \(requires "
                        r"n - 2 >= 0, but n = 1\)"):
         lib["inter"](np.zeros(1, "float32"))
+
+
+def test_errors_of_calls_in_return_or_nested_name_the_binding_written():
+    """A call written in ``return``, or inside another call, was named "binding lv1" (a
+    variable legalize made up), where the parser says "binding return"."""
+    pyir.ffi.register_func("test.err.fill", lambda x, o: o.fill(1), override=True)
+
+    @I.ir_module
+    class Unshaped:
+        @R.function
+        def main(x: R.Tensor(("n",), "float32")):
+            return R.call_dps_packed("test.err.fill", (x,),
+                                     out_sinfo=R.Tensor(ndim=1, dtype="float32"))
+
+    with pytest.raises(pyir.Error, match=r"^graph function main, binding return: an output "
+                       r"must be a tensor of known shape"):
+        pyir.build(Unshaped)
+
+    @I.ir_module
+    class Fixed:
+        @T.prim_func
+        def four(X: T.Buffer((4,), "float32"), Y: T.Buffer((4,), "float32")):
+            for i in range(4):
+                with T.block("Y"):
+                    vi = T.axis.spatial(4, i)
+                    Y[vi] = X[vi] + T.float32(1)
+
+        @R.function
+        def ret(x: R.Tensor(("n",), "float32")):
+            return R.exp(R.call_tir(cls.four, (x,), out_sinfo=R.Tensor((4,), "float32")))
+
+        @R.function
+        def nested(x: R.Tensor(("n",), "float32")):
+            y = R.call_tir(cls.four, (R.exp(x),), out_sinfo=R.Tensor((4,), "float32"))
+            return y
+
+    lib = pyir.build(Fixed)
+    x = np.arange(4, dtype="float32")
+    np.testing.assert_allclose(lib["ret"](x), np.exp(x + 1), rtol=1e-6)
+    np.testing.assert_allclose(lib["nested"](x), np.exp(x) + 1, rtol=1e-6)
+    for name, binding in (("ret", "return"), ("nested", "y")):
+        with pytest.raises(pyir.ArgumentValueError, match=rf"^graph function {name}, binding "
+                           rf"{binding}: four parameter 'X': dimension 0 of .* must equal 4 "
+                           r"\(requires 4 == n, but n = 5\)"):
+            lib[name](np.ones(5, "float32"))
