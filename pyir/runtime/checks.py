@@ -191,6 +191,21 @@ def expr_dim_error(info, i, d, shape, shape_values):
         f"is {shape[d]}")
 
 
+def divisor_error(info, shape_values):
+    """A dimension given by an expression of shape variables divides by 0."""
+    values = dict(zip(info.shape_vars, shape_values))
+    for i, p in enumerate(info.params):
+        for d, e in enumerate(p.shape):
+            try:
+                evaluate(e, values)
+            except ArgumentValueError as err:
+                known = ", ".join(f"{v.name} = {values[v]}" for v in vars_in(e))
+                return ArgumentValueError(
+                    f"{_where(info, i)} expects shape {_expected_shape(p)}: dimension {d}, "
+                    f"{expr_text(e)}, cannot be computed: {err} (with {known})")
+    return Error(f"{info.name}: a dimension divides by 0")
+
+
 def contiguity_error(info, i, a):
     return ArgumentValueError(
         f"{_where(info, i)} must be C-contiguous, got an array with shape {a.shape} and "
