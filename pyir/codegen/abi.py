@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 from ..arith import simplify
 from ..arith.canonical import wrap
-from ..errors import Error
+from ..errors import ArgumentValueError, Error
 from ..ir import dtype as dt
 from ..ir import expr as E
 from ..ir.graph import PrimStructInfo, TensorStructInfo
@@ -205,13 +205,17 @@ BINARY_OPS = {
 
 
 def evaluate(e, env):
-    """Value of an integer/bool expression (or a float constant) given ``env``: Var -> int."""
+    """Value of an integer/bool expression (or a float constant) given ``env``: Var -> int;
+    an `ArgumentValueError` where it divides by 0."""
     if isinstance(e, (E.IntImm, E.FloatImm)):
         return e.value
     if isinstance(e, E.Var):
         return env[e]
     if isinstance(e, E.Binary):
-        return BINARY_OPS[e.op](evaluate(e.a, env), evaluate(e.b, env))
+        a, b = evaluate(e.a, env), evaluate(e.b, env)
+        if e.op in ("floordiv", "floormod") and b == 0:
+            raise ArgumentValueError(f"the divisor of {e.script()} is 0")
+        return BINARY_OPS[e.op](a, b)
     if isinstance(e, E.Not):
         return not evaluate(e.a, env)
     if isinstance(e, E.Select):

@@ -60,6 +60,9 @@ class _GraphEmitter:
                 if leaf.storage == s:
                     self.b.store(ptr, self.slot(plan.slot[leaf.id]))
         for k, step in enumerate(plan.steps):
+            for cond, message in step.checks:
+                plan.conditions.append((cond, f"binding {step.binding}: {message}"))
+                em.return_if(self.b.not_(em.holds(cond)), T.int_const(len(plan.conditions), 32))
             getattr(self, "_" + step.kind)(k, step)
         for ptr in reversed(em.heaps):
             em.heap_free(ptr)
@@ -76,9 +79,6 @@ class _GraphEmitter:
 
     def _prim(self, k, step):
         em, plan = self.em, self.plan
-        for cond, message in step.checks:
-            plan.conditions.append((cond, f"binding {step.binding}: {message}"))
-            em.return_if(self.b.not_(em.holds(cond)), T.int_const(len(plan.conditions), 32))
         info = self.infos[step.func]
         values = list(step.args) + list(step.outs)
         slots = em.stack(ir.ArrayType(T.I64, max(1, info.num_slots)), f"slots{k}", 8)

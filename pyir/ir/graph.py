@@ -18,7 +18,7 @@ class StructInfo(Node):
 @dataclass(frozen=True, slots=True)
 class TensorStructInfo(StructInfo):
     """A tensor: ``shape`` is a tuple of int64 expressions, or None when only ``ndim`` is
-    known (``ndim == -1``: not even that)."""
+    known (``ndim == -1``: not even that); ``ndim=0`` is the shape ``()``, fully known."""
 
     shape: tuple
     dtype: str
@@ -26,6 +26,8 @@ class TensorStructInfo(StructInfo):
 
     def __post_init__(self):
         dt.check(self.dtype)
+        if self.shape is None and self.ndim == 0:
+            object.__setattr__(self, "shape", ())
         if self.shape is not None:
             object.__setattr__(self, "shape", tuple(convert(s) for s in self.shape))
             if self.ndim not in (-1, len(self.shape)):

@@ -83,6 +83,8 @@ def scalar_type_error(info, i, a):
     p = info.params[i]
     wanted = {"bool": "a bool"}.get(p.dtype, "an int" if not p.dtype.startswith("float")
                                     else "a float or int")
+    if isinstance(a, (bool, np.bool_)) and p.dtype != "bool":
+        wanted += " (a bool is not a number here)"
     return ArgumentTypeError(f"{_where(info, i)} is a scalar of dtype {p.dtype} and expects "
                              f"{wanted}, got {type(a).__name__} {_short(a)}")
 
@@ -187,6 +189,21 @@ def expr_dim_error(info, i, d, shape, shape_values):
         f"{_where(info, i)} expects shape {_expected_shape(info.params[i])}, got {shape}: "
         f"dimension {d} must be {expr_text(e)} = {evaluate(e, values)} (with {known}) but "
         f"is {shape[d]}")
+
+
+def divisor_error(info, shape_values):
+    """A dimension given by an expression of shape variables divides by 0."""
+    values = dict(zip(info.shape_vars, shape_values))
+    for i, p in enumerate(info.params):
+        for d, e in enumerate(p.shape):
+            try:
+                evaluate(e, values)
+            except ArgumentValueError as err:
+                known = ", ".join(f"{v.name} = {values[v]}" for v in vars_in(e))
+                return ArgumentValueError(
+                    f"{_where(info, i)} expects shape {_expected_shape(p)}: dimension {d}, "
+                    f"{expr_text(e)}, cannot be computed: {err} (with {known})")
+    return Error(f"{info.name}: a dimension divides by 0")
 
 
 def contiguity_error(info, i, a):

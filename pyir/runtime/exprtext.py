@@ -3,6 +3,7 @@ indices): for the runtime's error messages, and as Python source in the generate
 binders (the text of shapes is valid Python with Python's floor semantics for ``//`` and
 ``%``)."""
 
+from ..ir import dtype as dt
 from ..ir import expr as E
 from ..ir.node import walk
 
@@ -45,3 +46,11 @@ def expr_text(e, names=None, parent=0):
 def vars_in(e):
     """The shape variables ``e`` refers to, in first-use order."""
     return [n for n in walk(e) if isinstance(n, E.Var)]
+
+
+def divisions(e):
+    """The integer ``//`` and ``%`` in ``e`` whose divisor may be 0 (is not a non-zero
+    constant), innermost first: the order in which their divisors can be checked."""
+    return [n for n in reversed(list(walk(e))) if isinstance(n, E.Binary)
+            and n.op in ("floordiv", "floormod") and not dt.is_float(n.dtype)
+            and not (isinstance(n.b, E.IntImm) and n.b.value)]

@@ -24,7 +24,7 @@ from ..codegen.abi import SLOT_BYTES
 from ..errors import ArgumentTypeError, Error
 from ..ir import expr as E
 from . import checks
-from .exprtext import expr_text
+from .exprtext import divisions, expr_text
 
 #: struct code of a scalar stored at the start of its 8-byte slot (little-endian).
 _SLOT_CODE = {
@@ -217,12 +217,16 @@ def binder_source(info):
     lines = [f"def check(args):  # {checks.signature(info)}",
              f"    if len(args) != {len(info.params)}: raise count_error(info, args)"]
     deferred, buffers, values = [], [], []
+    shape_values = f"({''.join(v + ', ' for v in names.values())})"
+    divides = False    # whether a deferred check divides by a value that may be 0
     for i, p in enumerate(info.params):
         a = f"a{i}"
         lines.append(f"    {a} = args[{i}]")
         if p.kind == "scalar":
             kind = _scalar_kind(p.dtype)
-            lines.append(f"    if not isinstance({a}, SCALAR_TYPES[{kind!r}]): "
+            # Python's bool is an int; it is a number for no dtype but bool (np.bool_ is not)
+            refused = "" if kind == "bool" else f" or type({a}) is bool"
+            lines.append(f"    if not isinstance({a}, SCALAR_TYPES[{kind!r}]){refused}: "
                          f"raise scalar_type_error(info, {i}, {a})")
             values.append(a)
             continue
@@ -246,8 +250,8 @@ def binder_source(info):
                              f"{bound[e]}, {names[e]}, {i}, {d}, s{i})")
             else:
                 deferred.append(f"    if s{i}[{d}] != {expr_text(e, names, 4)}: "
-                                f"raise expr_dim_error(info, {i}, {d}, s{i}, "
-                                f"({''.join(v + ', ' for v in names.values())}))")
+                                f"raise expr_dim_error(info, {i}, {d}, s{i}, {shape_values})")
+                divides = divides or bool(divisions(e))
         if p.kind == "shape":
             values.append("0")    # its slot is unused: its values are shape variables'
             continue
@@ -262,7 +266,12 @@ def binder_source(info):
         buffers.append(i)
         values.append(f"p{i}")
     check_bindable(info)
-    lines += deferred
+    if divides:
+        lines += ["    try:", *("    " + line for line in deferred),
+                  "    except ZeroDivisionError:",
+                  f"        raise divisor_error(info, {shape_values}) from None"]
+    else:
+        lines += deferred
     lines += _overlap_checks(info, buffers)
     values += [names[v] for v in info.shape_vars]
     arrays = [f"a{i}" for i in buffers]

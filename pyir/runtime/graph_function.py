@@ -28,7 +28,7 @@ from ..ir.graph import PrimStructInfo, ShapeStructInfo, TensorStructInfo, TupleS
 from ..ir.ops import show
 from ..transform.graph_plan import leaves_of, never_negative
 from . import checks
-from .exprtext import expr_text, vars_in
+from .exprtext import divisions, expr_text, vars_in
 from .function import (_SLOT_CODE, NativeCode, compile_binder, data_pointer, scalar_types,
                        slot_layout)
 
@@ -69,7 +69,7 @@ class GraphFunction(NativeCode):
         self.call_source = _call_source(self)
         namespace = {"check": self._check, "pack": self._pack, "pool": self._pool,
                      "new_frame": self._new_frame, "native": self._fn, "empty": np.empty,
-                     "new_output": self._new_output,
+                     "new_output": self._new_output, "divisor_error": self._divisor_error,
                      "data_pointer": data_pointer, "fail": self._status_error,
                      "flatten": self._flatten, "finish": self._finish,
                      "thread_stack": self._thread_stack, "StructError": struct.error,
@@ -103,6 +103,21 @@ class GraphFunction(NativeCode):
                 f"graph function {self.name}: out of memory for the result "
                 f"{show(leaf.sinfo)} of shape {shape} "
                 f"({math.prod(shape) * np.dtype(dtype).itemsize:,} bytes)") from None
+
+    def _divisor_error(self, shape_values):
+        """The error for a result whose shape divides by 0 for these values of the shape
+        variables."""
+        env = dict(zip(self.info.shape_vars, shape_values))
+        for leaf in self._outputs:
+            try:
+                _expected(leaf.sinfo, env)
+            except ArgumentValueError as err:
+                used = dict.fromkeys(v for d in leaf.sinfo.shape for v in vars_in(d))
+                known = ", ".join(f"{v.name} = {env[v]}" for v in used)
+                return ArgumentValueError(f"graph function {self.name}: the result "
+                                          f"{show(leaf.sinfo)} cannot be allocated: {err} "
+                                          f"(with {known})")
+        return Error(f"graph function {self.name}: the shape of a result divides by 0")
 
     def _thread_stack(self):
         """The calls of this function under way in the current thread, innermost last
@@ -164,10 +179,10 @@ class GraphFunction(NativeCode):
             return outs[self._output_index[root]]
         if root in self._input_index:
             if root not in copies:
-                value = flat[self._input_index[root]]
-                sinfo = self.plan.leaves[root].sinfo
-                if isinstance(value, np.ndarray):
-                    value = np.array(value, copy=True)
+                k = self._input_index[root]
+                value, sinfo = flat[k], self.plan.leaves[root].sinfo
+                if isinstance(sinfo, TensorStructInfo):   # an array, or one by __dlpack__
+                    value = np.array(checks.as_array(self.info, k, value), copy=True)
                 elif isinstance(sinfo, ShapeStructInfo):
                     value = tuple(int(v) for v in value)     # as a list or numpy ints came
                 elif isinstance(sinfo, PrimStructInfo):
@@ -420,18 +435,24 @@ def _call_source(gf):
               else ["    values, arrays = check(args)"])
     if names:
         lines.append(f"    {', '.join(names.values())}, = values[{first}:]")
-    outs = []
+    outs, allocs = [], []
     for k, leaf in enumerate(gf._outputs):
         shape = ", ".join(expr_text(d, names) for d in leaf.sinfo.shape)
         shape = f"({shape}{',' if len(leaf.sinfo.shape) == 1 else ''})"
         made = f"new_output({shape}, {leaf.sinfo.dtype!r}, {k})"
         if all(never_negative(d) for d in leaf.sinfo.shape):
             # numpy's own errors for a shape too big say nothing of the result: new_output's
-            lines += ["    try:", f"        o{k} = empty({shape}, {leaf.sinfo.dtype!r})",
-                      "    except (ValueError, MemoryError):", f"        o{k} = {made}"]
+            allocs += ["    try:", f"        o{k} = empty({shape}, {leaf.sinfo.dtype!r})",
+                       "    except (ValueError, MemoryError):", f"        o{k} = {made}"]
         else:
-            lines.append(f"    o{k} = {made}")
+            allocs.append(f"    o{k} = {made}")
         outs.append(f"o{k}")
+    if any(divisions(d) for leaf in gf._outputs for d in leaf.sinfo.shape):
+        lines += ["    try:", *("    " + line for line in allocs),
+                  "    except ZeroDivisionError:",
+                  f"        raise divisor_error(values[{first}:]) from None"]
+    else:
+        lines += allocs
     lines += ["    try:", "        buf, address = pool.pop()", "    except IndexError:",
               "        buf, address = new_frame()",
               "    try:",

@@ -5,7 +5,8 @@ Every tensor or scalar a graph function handles is a *leaf* with one 8-byte slot
 call's frame (a data pointer, or a scalar stored like an ABI slot); tuples are nested
 structures of leaves and cost nothing at run time. Shape variables have frame slots too.
 Steps are: ``prim`` (call a compiled prim function with its slot array; shape checks the
-arguments need become run-time conditions), ``callback`` (Python: ``call_dps_packed`` to a
+arguments need become run-time conditions, as do a scalar argument computed past its dtype
+and, at every step, a divisor that is 0), ``callback`` (Python: ``call_dps_packed`` to a
 Python function, ``call_packed``, ``match_cast``, returning outputs whose shapes are known
 only late) and ``alloc`` (memory whose size depends on a variable defined mid-way). A call
 writes its outputs only: one whose prim function or kernel is known to write an input (an
@@ -27,6 +28,7 @@ from ..codegen.abi import GraphLowerError, expr_from_json, expr_to_json, match_p
 from ..errors import Error
 from ..ffi.extern import ExternKernel
 from ..ffi.registry import get_global_func
+from ..ir import dtype as dt
 from ..ir import expr as E
 from ..ir.graph import (
     CallDPSPacked,
@@ -45,8 +47,9 @@ from ..ir.graph import (
     TupleStructInfo,
     symbolic_vars,
 )
+from ..ir.node import walk
 from ..ir.ops import show, struct_info_of
-from ..runtime.exprtext import expr_text
+from ..runtime.exprtext import divisions, expr_text
 from .common import written_params
 
 
@@ -295,6 +298,7 @@ class _Lowerer:
         late = [x for x in leaves_of(ret) if self.root(x).kind in ("storage", "dynamic")]
         if late:
             self.callback("return", "output", args=tuple(late))
+        _check_divisors(plan)
         plan_memory(plan)
         _assign_slots(plan)
         return plan
@@ -413,6 +417,13 @@ class _Lowerer:
                                    f"dimension {d} of {func_name}'s result "
                                    f"{k if len(out_sinfo) > 1 else ''}{show(s)} must not be "
                                    "negative"))
+        for p, v in zip(info.params, ins):
+            if not isinstance(v, int) and dt.is_int(v.dtype) and any(
+                    isinstance(n, E.Binary) and n.op in ("add", "sub", "mul") for n in walk(v)):
+                # computed natively, as the machine does: wrapped, it would pass another value
+                checks.append((E.Binary("le", v, E.IntImm(dt.int_range(v.dtype)[1], v.dtype)),
+                               f"{func_name} parameter {p.name!r}: the value {expr_text(v)} "
+                               f"must fit in {v.dtype}"))
         shape_args = tuple(bound[v] for v in info.shape_vars)
         self.steps.append(Step("prim", name, func=func_name, args=tuple(ins),
                                outs=tuple(outs), shape_args=shape_args, checks=tuple(checks)))
@@ -447,6 +458,51 @@ def never_negative(dim):
     for v in vars_of(dim):
         ana.bind(v, IntBound(0, None))
     return ana.can_prove(E.Binary("ge", dim, E.IntImm(0)))
+
+
+def _check_divisors(plan):
+    """Make each step first check that the divisors of the integer divisions it computes (in
+    the values it passes and the shapes it reads or makes) are not 0: native code would take
+    ``n // 0`` as 0, Python would raise ZeroDivisionError. A divisor is checked once, at the
+    first step that needs it and has its variables (a match_cast defines some)."""
+    checked = set()
+    for step in plan.steps:
+        defines = step.info.get("defines", ())
+        first = []
+        for e in _computed(step, plan.leaves):
+            for div in divisions(e):
+                if div.b not in checked and not any(v in defines for v in vars_of(div.b)):
+                    checked.add(div.b)
+                    first.append((E.Binary("ne", div.b, E.IntImm(0, div.b.dtype)),
+                                  f"the divisor of {expr_text(div)} must not be 0"))
+        step.checks = tuple(first) + tuple(step.checks)
+
+
+def _computed(step, leaves):
+    """The integer expressions ``step`` computes: its values passed, the shapes of the leaves
+    it reads and writes (and of the value a callback checks), its conditions."""
+    yield from step.shape_args
+    sinfos = [step.info["sinfo"]] if "sinfo" in step.info else []
+    for x in leaves_of(step.args) + leaves_of(step.outs):
+        if isinstance(x, int):
+            sinfos.append(leaves[x].sinfo)
+        else:
+            yield x
+    for sinfo in sinfos:
+        yield from _dims(sinfo)
+    for cond, _ in step.checks:
+        yield cond
+
+
+def _dims(sinfo):
+    """The dimensions in struct info ``sinfo`` (a tensor's, a shape's, a tuple's fields')."""
+    if isinstance(sinfo, TupleStructInfo):
+        return [d for f in sinfo.fields for d in _dims(f)]
+    if isinstance(sinfo, TensorStructInfo):
+        return list(sinfo.shape or ())
+    if isinstance(sinfo, ShapeStructInfo):
+        return list(sinfo.values or ())
+    return []
 
 
 # ---------------------------------------------------------------- placement

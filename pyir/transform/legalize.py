@@ -4,8 +4,8 @@
 The prim functions are generated as T script text and parsed by the script parser, so
 they print, schedule and lower like hand-written ones. They are symbolic in every
 dimension (one function serves all shapes of the same rank and broadcast pattern) and
-shared between calls with the same text. Nested operator calls become bindings of their
-own, so after this pass every call's arguments are variables, tuples of them or constants.
+shared between calls with the same text. A call stays where the user wrote it (nested in
+another, or in the returned expression), so that errors about it name the user's binding.
 """
 
 import dataclasses
@@ -14,19 +14,14 @@ import math
 
 from ..errors import Error
 from ..ir.graph import (
-    BindingBlock,
     CallDPSPacked,
     CallPacked,
     CallTIR,
-    DataflowBlock,
-    DataflowVar,
     Function,
     GlobalVar,
-    GraphVar,
     OpCall,
     SeqExpr,
     Tuple,
-    VarBinding,
 )
 from ..ir.ops import is_one, struct_info_of
 
@@ -59,22 +54,16 @@ def legalize(mod):
 
 class _Function:
     def __init__(self, gen, func):
-        self.gen, self.func, self.count = gen, func, 0
+        self.gen, self.func = gen, func
 
     def run(self):
         blocks = []
         for block in self.func.body.blocks:
-            self.out, self.var_kind = [], DataflowVar if isinstance(
-                block, DataflowBlock) else GraphVar
-            for b in block.bindings:
-                value = self.located(b.var.name, self.expr, b.value, top=True)
-                self.out.append(dataclasses.replace(b, value=value))
-            blocks.append(type(block)(tuple(self.out)))
-        # Operators in the returned expression are bound in a block of their own, after.
-        self.out, self.var_kind = [], GraphVar
+            bindings = tuple(dataclasses.replace(b, value=self.located(b.var.name, self.expr,
+                                                                       b.value))
+                             for b in block.bindings)
+            blocks.append(type(block)(bindings))
         ret = self.located("return", self.expr, self.func.body.body)
-        if self.out:
-            blocks.append(BindingBlock(tuple(self.out)))
         return dataclasses.replace(self.func, body=SeqExpr(tuple(blocks), ret))
 
     def located(self, binding, fn, *args, **kwargs):
@@ -85,25 +74,15 @@ class _Function:
             raise LegalizeError(f"graph function {self.func.name}, binding {binding}: "
                                 f"{e}") from None
 
-    def expr(self, e, top=False):
-        """``e`` with its operators legalized; those below the top of a binding are bound
-        to variables of their own (also inside the arguments of calls)."""
+    def expr(self, e):
+        """``e`` with its operators legalized, also those inside the arguments of calls."""
         if isinstance(e, Tuple):
             return Tuple(tuple(self.expr(f) for f in e.fields))
         if isinstance(e, OpCall):
-            call = self.gen.call(e.op, [self.expr(a) for a in e.args], dict(e.attrs))
-            return call if top else self.bind(call)
+            return self.gen.call(e.op, [self.expr(a) for a in e.args], dict(e.attrs))
         if isinstance(e, (CallTIR, CallDPSPacked, CallPacked)):
-            e = dataclasses.replace(e, args=tuple(self.expr(a) for a in e.args))
-            return e if top else self.bind(e)
+            return dataclasses.replace(e, args=tuple(self.expr(a) for a in e.args))
         return e
-
-    def bind(self, value):
-        self.count += 1
-        sinfo = struct_info_of(value)
-        var = self.var_kind(f"lv{self.count}", sinfo)
-        self.out.append(VarBinding(var, value))
-        return var
 
 
 class _Generator:

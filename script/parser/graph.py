@@ -503,6 +503,12 @@ def _op_call(parser, node, op):
         parser.error(node, f"R.{op} does not take *args")
     if any(kw.arg is None for kw in node.keywords):
         parser.error(node, f"R.{op} does not take **kwargs", "attributes by name: axis=1")
+    known = [a[0] for a in OPS[op].attrs]
+    for kw in node.keywords:
+        if kw.arg not in known:
+            parser.error(kw, f"R.{op} has no attribute {kw.arg!r} (its attributes: "
+                             f"{', '.join(known) or 'none'}); its {OPS[op].arity} operand(s) "
+                             "are passed by position", "R.sum(x, axis=1)")
     args = tuple(parser.visit(a, "Rexpr") for a in node.args)
     attrs = {kw.arg: _plain(parser, kw.value, f"attribute {kw.arg}") for kw in node.keywords}
     with parser.span(node):
@@ -669,7 +675,10 @@ def _prim_value(parser, node):
         value = _plain(parser, args["value"], "the value of a typed R.prim_value")
         dtype = _dtype(parser, args["dtype"])
         return PrimValue(const(_typed_value(parser, args["value"], value, dtype), dtype))
-    if isinstance(args["value"], ast.Constant) and isinstance(args["value"].value, float):
+    literal = args["value"]
+    if isinstance(literal, ast.UnaryOp) and isinstance(literal.op, ast.USub):
+        literal = literal.operand    # -1.5
+    if isinstance(literal, ast.Constant) and isinstance(literal.value, float):
         value = _plain(parser, args["value"], "the value of R.prim_value")
         check_float_range(parser, args["value"], value, "float32")
         return PrimValue(convert(value))

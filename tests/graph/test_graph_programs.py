@@ -229,6 +229,28 @@ def test_nested_tuple_output_returns_inputs_as_copies(lib):
     assert x2 is not x
 
 
+class _DLPackOnly:
+    """An array seen only through ``__dlpack__`` (as a torch tensor is)."""
+
+    def __init__(self, array):
+        self._array = array
+
+    def __dlpack__(self, **kwargs):
+        return self._array.__dlpack__(**kwargs)
+
+    def __dlpack_device__(self):
+        return self._array.__dlpack_device__()
+
+
+def test_an_input_passed_by_dlpack_is_returned_as_a_new_array(lib):
+    """It came back as the very object passed in, not a numpy array."""
+    x, y = rand(2, 3), rand(2, 3)
+    a, (a2, x2) = lib["tuple_roundtrip"](_DLPackOnly(x), y)
+    assert type(x2) is np.ndarray and not np.shares_memory(x2, x)
+    np.testing.assert_array_equal(x2, x)
+    np.testing.assert_allclose(a, x + y, rtol=1e-6)
+
+
 def test_a_value_returned_twice_is_one_object_twice(lib):
     """As a Python function's ``return (y, y)``: a computed value was returned as one
     object twice, and an input as two copies."""
@@ -586,6 +608,40 @@ def test_scalars_that_do_not_fit_their_dtype_are_errors():
     assert type(returned) is np.int32 and returned == 7
 
 
+def test_a_bool_is_a_scalar_of_dtype_bool_only():
+    """One rule for parameters and packed results: Python's True was taken as 1 for an int64
+    parameter, while np.True_ and a packed function's True were refused."""
+    pyir.ffi.register_func("test.true", lambda x: True, override=True)
+
+    @I.ir_module
+    class Bools:
+        @R.function
+        def number(k: R.Prim("int64"), f: R.Prim("float32")):
+            return (k, f)
+
+        @R.function
+        def flag(b: R.Prim("bool")):
+            return b
+
+        @R.function
+        def packed(x: R.Tensor(("n",), "float32")):
+            y = R.call_packed("test.true", x, sinfo_args=R.Prim("int64"))
+            return y
+
+    lib = pyir.build(Bools)
+    for args, refused in (((True, 1.0), "'k' is a scalar of dtype int64 and expects an int"),
+                          ((np.True_, 1.0), "'k' is a scalar of dtype int64"),
+                          ((1, False), "'f' is a scalar of dtype float32")):
+        with pytest.raises(pyir.ArgumentTypeError, match=rf"^number: argument {refused}.*"
+                           r"\(a bool is not a number here\), got bool"):
+            lib["number"](*args)
+    assert lib["number"](np.int8(2), 1) == (2, 1.0)
+    assert lib["flag"](True) is np.True_ and lib["flag"](np.False_) is np.False_
+    with pytest.raises(pyir.Error, match="binding y: 'test.true' returned bool True, expected "
+                       "an int64 number"):
+        lib["packed"](np.ones(2, "float32"))
+
+
 def test_legalized_unary_and_binary(ops):
     lib = ops
     x, y = rand(9), rand(9)
@@ -778,6 +834,24 @@ def test_elementwise_operators_on_0d_results_match_numpy():
     np.testing.assert_allclose(b, np.maximum(-want, 0), rtol=1e-5)
     np.testing.assert_allclose(c, np.maximum(-want, 0) * x.max(), rtol=1e-5)
     assert a.shape == b.shape == c.shape == ()
+
+
+def test_a_tensor_of_ndim_0_has_the_shape_of_no_dimensions():
+    """R.Tensor(ndim=0, ...) is fully known: operators refused it ("cannot legalize a call on
+    tensors of unknown shape"), and so did an output of a packed call."""
+    pyir.ffi.register_func("test.fill3", lambda o: o.fill(3), override=True)
+
+    @I.ir_module
+    class Ndim0:
+        @R.function
+        def main(s: R.Tensor(ndim=0, dtype="float32")):
+            t = R.call_dps_packed("test.fill3", (), out_sinfo=R.Tensor(ndim=0, dtype="float32"))
+            return R.multiply(R.add(s, s), t)
+
+    assert Ndim0["main"].params[0].struct_info.shape == ()
+    pyir.ir.assert_structural_equal(from_source(Ndim0.script()), Ndim0)
+    got = pyir.build(Ndim0)["main"](np.array(2.5, "float32"))
+    assert got.shape == () and got == np.float32(15)
 
 
 def test_batched_matmul_matches_numpy():

@@ -260,3 +260,145 @@ def test_a_negative_shape_for_the_arguments_is_an_argument_error(build_as):
                        r"dimension 0 of drop1's result .* must not be negative \(requires "
                        r"n - 2 >= 0, but n = 1\)"):
         lib["inter"](np.zeros(1, "float32"))
+
+
+def test_errors_of_calls_in_return_or_nested_name_the_binding_written():
+    """A call written in ``return``, or inside another call, was named "binding lv1" (a
+    variable legalize made up), where the parser says "binding return"."""
+    pyir.ffi.register_func("test.err.fill", lambda x, o: o.fill(1), override=True)
+
+    @I.ir_module
+    class Unshaped:
+        @R.function
+        def main(x: R.Tensor(("n",), "float32")):
+            return R.call_dps_packed("test.err.fill", (x,),
+                                     out_sinfo=R.Tensor(ndim=1, dtype="float32"))
+
+    with pytest.raises(pyir.Error, match=r"^graph function main, binding return: an output "
+                       r"must be a tensor of known shape"):
+        pyir.build(Unshaped)
+
+    @I.ir_module
+    class Fixed:
+        @T.prim_func
+        def four(X: T.Buffer((4,), "float32"), Y: T.Buffer((4,), "float32")):
+            for i in range(4):
+                with T.block("Y"):
+                    vi = T.axis.spatial(4, i)
+                    Y[vi] = X[vi] + T.float32(1)
+
+        @R.function
+        def ret(x: R.Tensor(("n",), "float32")):
+            return R.exp(R.call_tir(cls.four, (x,), out_sinfo=R.Tensor((4,), "float32")))
+
+        @R.function
+        def nested(x: R.Tensor(("n",), "float32")):
+            y = R.call_tir(cls.four, (R.exp(x),), out_sinfo=R.Tensor((4,), "float32"))
+            return y
+
+    lib = pyir.build(Fixed)
+    x = np.arange(4, dtype="float32")
+    np.testing.assert_allclose(lib["ret"](x), np.exp(x + 1), rtol=1e-6)
+    np.testing.assert_allclose(lib["nested"](x), np.exp(x) + 1, rtol=1e-6)
+    for name, binding in (("ret", "return"), ("nested", "y")):
+        with pytest.raises(pyir.ArgumentValueError, match=rf"^graph function {name}, binding "
+                           rf"{binding}: four parameter 'X': dimension 0 of .* must equal 4 "
+                           r"\(requires 4 == n, but n = 5\)"):
+            lib[name](np.ones(5, "float32"))
+
+
+@I.ir_module
+class Dividing:
+    @T.prim_func
+    def fill(Y: T.Buffer(("m",), "float32")):
+        for i in range(m):
+            with T.block("Y"):
+                vi = T.axis.spatial(m, i)
+                Y[vi] = T.float32(1)
+
+    @T.prim_func
+    def scale(X: T.Buffer(("n",), "float32"), s: T.int64, Y: T.Buffer(("n",), "float32")):
+        for i in range(n):
+            with T.block("Y"):
+                vi = T.axis.spatial(n, i)
+                Y[vi] = X[vi] * T.cast(s, "float32")
+
+    @R.function
+    def shape_of(x: R.Tensor(("n", "k"), "float32")):
+        return R.shape([n // k])
+
+    @R.function
+    def param(x: R.Tensor(("n", "k"), "float32"), y: R.Tensor(("n // k",), "float32")):
+        return y
+
+    @R.function
+    def result(x: R.Tensor(("n", "k"), "float32")):
+        y = R.call_tir(cls.fill, (), out_sinfo=R.Tensor((n // k,), "float32"))
+        return y
+
+    @R.function
+    def intermediate(x: R.Tensor(("n", "k"), "float32")):
+        y = R.call_tir(cls.fill, (), out_sinfo=R.Tensor((n % k + 1,), "float32"))
+        return R.sum(y)
+
+    @R.function
+    def scalar(x: R.Tensor(("n", "k"), "float32")):
+        y = R.call_tir(cls.scale, (R.sum(x, axis=1), R.prim_value(n // k)),
+                       out_sinfo=R.Tensor((n,), "float32"))
+        return y
+
+
+def test_a_shape_that_divides_by_zero_is_an_error_naming_the_expression(build_as):
+    """k = 0 in n // k or n % k raised a bare ZeroDivisionError where Python computes the
+    shape (a result, R.shape, a parameter's), and was silently 0 where native code does (an
+    intermediate's shape, a scalar argument)."""
+    lib = build_as(Dividing)
+    x = np.ones((6, 4), "float32")
+    assert lib["shape_of"](x) == (1,)
+    np.testing.assert_array_equal(lib["param"](x, np.arange(1, dtype="float32")), [0])
+    np.testing.assert_array_equal(lib["result"](x), [1])
+    assert lib["intermediate"](x) == 3
+    np.testing.assert_array_equal(lib["scalar"](x), np.full(6, 4))
+    x = np.ones((2, 0), "float32")
+    native = r"the divisor of n {} k must not be 0 \(requires k != 0, but k = 0\)$"
+    for name, args, message in [
+            ("shape_of", (x,), r"^graph function shape_of, binding return: "
+                               + native.format("//")),
+            ("param", (x, np.ones(0, "float32")), r"^param: argument 'y' expects shape "
+             r"\(n // k,\): dimension 0, n // k, cannot be computed: the divisor of n // k is "
+             r"0 \(with n = 2, k = 0\)$"),
+            ("result", (x,), r"^graph function result: the result R.Tensor\(\(n // k,\), "
+                             r"\"float32\"\) cannot be allocated: the divisor of n // k is 0 "
+                             r"\(with n = 2, k = 0\)$"),
+            ("intermediate", (x,), r"^graph function intermediate, binding y: "
+                                   + native.format("%")),
+            ("scalar", (x,), r"^graph function scalar, binding y: " + native.format("//"))]:
+        with pytest.raises(pyir.ArgumentValueError, match=message):
+            lib[name](*args)
+
+
+def test_a_scalar_argument_computed_past_int64_is_an_error(build_as):
+    """R.prim_value(k * k * k) passed to a T.int64 parameter wrapped (2**66 to 0): the call
+    returned x * 0; returned, the same value was refused."""
+    @I.ir_module
+    class Cube:
+        @T.prim_func
+        def scale(X: T.Buffer(("n",), "float32"), s: T.int64, Y: T.Buffer(("n",), "float32")):
+            for i in range(n):
+                with T.block("Y"):
+                    vi = T.axis.spatial(n, i)
+                    Y[vi] = X[vi] * T.cast(s, "float32")
+
+        @R.function
+        def main(x: R.Tensor(("n",), "float32"), s: R.Shape(["k"])):
+            y = R.call_tir(cls.scale, (x, R.prim_value(k * k * k)),
+                           out_sinfo=R.Tensor((n,), "float32"))
+            return y
+
+    lib = build_as(Cube)
+    x = np.arange(3, dtype="float32")
+    np.testing.assert_array_equal(lib["main"](x, (3,)), 27 * x)
+    with pytest.raises(pyir.ArgumentValueError, match=r"^graph function main, binding y: "
+                       r"scale parameter 's': the value k \* k \* k must fit in int64 "
+                       r"\(requires k \* k \* k <= 9223372036854775807, but k = 4194304\)$"):
+        lib["main"](x, (2 ** 22,))

@@ -78,6 +78,16 @@ def test_float_for_int_scalar(lib):
            words=("fill_i8", "'value'", "int8", "expects an int", "got float 1.5"))
 
 
+@pytest.mark.parametrize("flag", [True, np.True_])
+def test_bool_for_number_scalar(lib, flag):
+    """Python's True was taken as 1 (np.True_ was refused)."""
+    raises(ArgumentTypeError, lib["fill_i8"], flag, np.zeros(3, np.int8),
+           words=("fill_i8: argument 'value'", "int8", "a bool is not a number here",
+                  f"got bool {flag!r}"))
+    raises(ArgumentTypeError, lib["axpy"], flag, f32(3), f32(3),
+           words=("axpy: argument 'alpha'", "float32", "a bool is not a number here"))
+
+
 def test_array_for_scalar(lib):
     raises(ArgumentTypeError, lib["axpy"], f32(3), f32(3), f32(3),
            words=("'alpha'", "got ndarray"))

@@ -535,3 +535,23 @@ def test_an_operator_given_double_star_kwargs():
             y = R.add(x, **x)  # <-
             return y
         """, ["R.add does not take **kwargs"], "R.add(x, **x)")
+
+
+@pytest.mark.parametrize("call, words, underlined", [
+    ("R.add(x, y=x)", ["R.add has no attribute 'y' (its attributes: none); its 2 operand(s) "
+                       "are passed by position"], "y=x"),
+    ("R.add(x, y=1)", ["R.add has no attribute 'y'", "2 operand(s)"], "y=1"),
+    ("R.nn.relu(data=x)", ["R.nn.relu has no attribute 'data' (its attributes: none); its 1 "
+                           "operand(s) are passed by position"], "data=x"),
+    ("R.sum(x, dim=0)", ["R.sum has no attribute 'dim' (its attributes: axis, keepdims)"],
+     "dim=0"),
+])
+def test_an_operand_given_by_keyword_is_not_an_attribute(call, words, underlined):
+    """R.add(x, y=x) said "attribute y must be a constant", R.add(x, y=1) that R.add "got 1"
+    argument, R.nn.relu(data=x) "attribute data must be a constant"."""
+    check(f"""
+        @R.function
+        def f(x: R.Tensor((4,), "float32")):
+            y = {call}  # <-
+            return y
+        """, words, underlined)

@@ -390,6 +390,27 @@ def test_values_without_a_literal_round_trip():
     assert_structural_equal(from_source(printed), func)
 
 
+def test_a_negative_float_prim_value_is_a_float32_value():
+    """R.prim_value(-1.5) and R.prim_value(-0.0) were read as shape expressions ("this is
+    not a valid shape expression"), while R.prim_value(1.5) is a float32 value."""
+    import math
+
+    text = "from pyir.script import graph as R\n" + textwrap.dedent('''
+        @R.function
+        def main(x: R.Tensor((4,), "float32")):
+            a = R.prim_value(-1.5)
+            b = R.prim_value(-0.0)
+            return (a, b)
+        ''')
+    func = from_source(text)
+    (a, b) = [binding.value.value for binding in func.body.blocks[0].bindings]
+    assert (a.dtype, a.value, b.dtype) == ("float32", -1.5, "float32")
+    assert b.value == 0 and math.copysign(1, b.value) == -1
+    printed = func.script()
+    assert "a = -1.5" in printed and "b = -0.0" in printed
+    assert_structural_equal(from_source(printed), func)
+
+
 def test_a_packed_function_name_past_u_ffff_round_trips():
     """JSON wrote 😀 as two escapes, which Python reads as two lone surrogates."""
     text = "from pyir.script import graph as R\n" + textwrap.dedent('''
