@@ -236,12 +236,14 @@ def iteration_conflict(root, outer_loops, moved, allow_reduce_reorder):
         first = accs[0]
         relaxed = {}
 
-        def relax(acc):
-            # A block reading and writing one region (C[i, j] += ...) relaxes it once.
+        def relax(acc, guarded=False):
+            # A block reading and writing one region (C[i, j] += ...) relaxes it once; the
+            # block's guards tighten it (`relax_guarded`) only where the loops do not do.
             _, region, _, _, lazy, relax_vars = acc
-            key = (id(lazy), region)
+            key = (id(lazy), region, guarded)
             if key not in relaxed:
                 relaxed[key] = [relax_guarded(r, lazy.get(), relax_vars, lazy.predicate)
+                                if guarded else relax_range(r, lazy.get(), relax_vars)
                                 for r in region]
             return relaxed[key]
 
@@ -249,7 +251,8 @@ def iteration_conflict(root, outer_loops, moved, allow_reduce_reorder):
             if other[1] == first[1] and _affine(first[1]) and (
                     other[0] is first[0] or _same_iterations(first, other)):
                 continue  # one region: the same in every iteration
-            if not _same_region(relax(first), relax(other), other[4].get()):
+            if not (_same_region(relax(first), relax(other), other[4].get()) or _same_region(
+                    relax(first, True), relax(other, True), other[4].get())):
                 if other[0] is first[0]:
                     return (f"block \"{first[0].name}\" accesses {buf.name} at regions that "
                             "differ between iterations, so the order of its iterations "
@@ -261,10 +264,11 @@ def iteration_conflict(root, outer_loops, moved, allow_reduce_reorder):
             write = next(a for a in accs if a[2])
             for var in moved:   # the cheap answers first
                 if not (_point_moves_with(write[1], var, write[5])
-                        or _residues_apart(write[1], var, write[5], write[4].get())
                         or disjoint_steps(relax(write), buf.shape, var, write[4].get())
                         or _offset_moves_with(write[1], buf.shape, var, write[5],
                                               write[4].get())
+                        or _residues_apart(write[1], var, write[5], write[4].get())
+                        or disjoint_steps(relax(write, True), buf.shape, var, write[4].get())
                         or _apart_through_one_sum(write[1], var, write[5], write[4].get())):
                     return (f"block \"{write[0].name}\" writes parts of {buf.name} that "
                             f"iterations of loop {var.name} share, so they would write them "
