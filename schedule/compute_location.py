@@ -299,7 +299,8 @@ def compute_at(func, name, loop_var):
                 with T.block("C"): ...
 
     Legal when the block writes one intermediate buffer (not a parameter) with indices that
-    are its iterators (or ``v // c`` and ``v % c`` of one: a layout from ``transform_layout``),
+    are its iterators (or ``v // c`` and ``v % c`` of one: a layout from ``transform_layout``;
+    or constants: ``M[vi, 0]``),
     its loops bind its iterators one-to-one and its ``T.where`` beyond the guards of split
     tails is affine in them (it moves with the block, `_loop_checks`), every reader of the
     buffer is under the loop, and nothing between the old and the new place (nor beside the
@@ -394,7 +395,8 @@ def reverse_compute_at(func, name, loop_var):
                     C[vi, vj] = B[vi, vj] + T.float32(1)
 
     Legal when the block reads what blocks under the loop produce with indices that are its
-    iterators times a constant plus constants (``B[vi * 2]`` and ``B[vi * 2 + 1]``: each
+    iterators times a constant plus constants, or constants the loop produces in each
+    iteration (``B[vi * 2]`` and ``B[vi * 2 + 1]``, ``M[vi, 0]``: each
     iteration consumes the points whose reads lie in what it produced, and none may straddle
     two iterations), those producers finish each element within one iteration of the loop
     and, in each iteration, every element of the region they write there (not a stride of
