@@ -9,7 +9,8 @@ write below the loop, unless it is allocated inside the loop (each iteration has
 must be accessed so that the iterations stay apart:
 - at one index in every access, which in some dimension (or as a row-major offset) takes a
   different value at every point of the loops it uses, the loop among them
-  (`_one_to_one`: ``P[j0 * n * 32 + i * 32 + j1]`` packs panels across a parallel ``i``);
+  (`pyir.transform.dependence.one_to_one`: ``P[j0 * n * 32 + i * 32 + j1]`` packs panels
+  across a parallel ``i``);
 - or at elements that, in one iteration (relaxed over the loops inside it), end before
   those of the next iteration begin (``A[i * m + j + 1] = A[i * m + j]`` over ``j`` in
   ``range(m - 1)``).
@@ -25,15 +26,15 @@ kernel reaches is not known here; so is a buffer that blocks and statements belo
 both access, one of them writing it.
 """
 
-from ..arith import detect_linear, negated_comparison, vars_of
+from ..arith import negated_comparison, vars_of
 from ..ffi.extern import ExternKernel
 from ..ffi.registry import get_global_func
 from ..ir import (Allocate, Binary, BlockRealize, Buffer, BufferLoad, BufferStore, Call,
-                  Evaluate, For, IfThenElse, IntImm, LetStmt, Range, SeqStmt, Var, ge, le,
-                  rewrite, substitute, walk)
+                  Evaluate, For, IfThenElse, IntImm, LetStmt, Range, SeqStmt, Var, le,
+                  substitute, walk)
 from ..runtime.exprtext import expr_text
 from .dependence import (analyzer_for, disjoint_steps, iteration_conflict, narrowed_by_predicate,
-                         relax_range, uses)
+                         one_to_one, relax_range)
 from .regions import hull
 
 
@@ -142,13 +143,13 @@ def _apart(buf, accs, var, loops, body):
     ana = body.ana
     same, merged = _merged_copies([indices for indices, _ in accs], var, loops, ana)
     if same is not None:
-        if any(_one_to_one(index, var, merged, ana) for index in same):
+        if any(one_to_one(index, var, merged, ana) for index in same):
             return True
         if len(same) > 1:
             offset = IntImm(0)
             for index, extent in zip(same, buf.shape):
                 offset = offset * extent + index
-            if _one_to_one(ana.simplify(offset), var, merged, ana):
+            if one_to_one(ana.simplify(offset), var, merged, ana):
                 return True
     inner = [v for v in loops if v is not var]
     regions = []
@@ -211,65 +212,6 @@ def _reached(variables, loops):
             seen.add(v)
             todo.extend(w for e in loops.get(v, ()) for w in vars_of(e) if w in loops)
     return seen
-
-
-def _one_to_one(index, var, loops, ana):
-    """Whether ``index`` takes a different value for each value of ``var`` at every point
-    of the loops it uses (``loops``: var -> (start, extent)). Its *atoms* are those loops'
-    variables and, for one from 0, ``v // d`` and ``v % d`` (``d`` a positive constant: a
-    fused loop's parts). It must be ``sum(c_a * a) + rest`` with ``rest`` and each ``c_a``
-    free of the loops, each atom's start free of them too, ``var`` an atom or both its parts
-    (with one ``d``) atoms, and an order of the terms in which each ``|c_a|`` is more than
-    the span of the terms before it (``sum(|c_b| * (values_b - 1))``, each count at its
-    largest): the terms then make a mixed-radix number, different at each point."""
-    atoms, parts = dict(loops), {}
-
-    def part(n):
-        if not (isinstance(n, Binary) and n.op in ("floordiv", "floormod")
-                and isinstance(n.a, Var) and n.a in loops and isinstance(n.b, IntImm)
-                and n.b.value > 0 and isinstance(loops[n.a][0], IntImm)
-                and loops[n.a][0].value == 0):
-            return None
-        key = (n.op, n.a, n.b.value)
-        if key not in parts:
-            parts[key] = atom = Var(f"{n.a.name}_{n.op}")
-            extent = loops[n.a][1]
-            atoms[atom] = (IntImm(0), n.b if n.op == "floormod"
-                           else ana.simplify((extent + n.b - 1) // n.b))
-        return parts[key]
-
-    rest = rewrite(index, part)
-    used = vars_of(rest)
-    if var not in used and not any(("floordiv", var, d) in parts and ("floormod", var, d)
-                                   in parts for _, _, d in parts):
-        return False
-    terms = []
-    for v, (start, extent) in atoms.items():
-        if v not in used:
-            continue
-        found = ana.symbolic_bound(ana.simplify(extent - 1), list(loops))[1]
-        linear = detect_linear(rest, v, ana)
-        if linear is None or found is None or uses(start, atoms) or uses(linear[0], atoms):
-            return False
-        coeff, rest = linear
-        if ana.can_prove(ge(coeff, 1)):
-            terms.append((coeff, found))
-        elif ana.can_prove(le(coeff, -1)):
-            terms.append((ana.simplify(IntImm(0) - coeff), found))
-        else:
-            return False
-    if uses(rest, atoms):
-        return False
-    span = IntImm(0)
-    while terms:
-        fits = [t for t in terms if ana.can_prove(ge(t[0], span + 1))]
-        if not fits:
-            return False
-        least = next((t for t in fits if all(ana.can_prove(le(t[0], u[0])) for u in fits)),
-                     fits[0])
-        terms.remove(least)
-        span = ana.simplify(span + least[0] * least[1])
-    return True
 
 
 def _text(buf, indices):

@@ -267,7 +267,7 @@ def iteration_conflict(root, outer_loops, moved, allow_reduce_reorder):
                         or disjoint_steps(relax(write), buf.shape, var, write[4].get())
                         or _offset_moves_with(write[1], buf.shape, var, write[5],
                                               write[4].get())
-                        or _residues_apart(write[1], var, write[5], write[4].get())
+                        or _point_one_to_one(write[1], var, write[4])
                         or disjoint_steps(relax(write, True), buf.shape, var, write[4].get())
                         or _apart_through_one_sum(write[1], var, write[5], write[4].get())):
                     return (f"block \"{write[0].name}\" writes parts of {buf.name} that "
@@ -298,23 +298,73 @@ def _point_moves_with(region, var, relax_vars):
     return False
 
 
-def _residues_apart(region, var, relax_vars, ana):
-    """Whether, in some dimension, the region is one index ``c * var + k_1 * u_1 + ... +
-    rest`` (constants ``c`` and ``k``, ``u`` the loops relaxed over, ``rest`` free of
-    them) where the steps of ``var`` stay below the ``k``'s common divisor ``g``: two
-    iterations then leave different remainders modulo ``g`` (a vectorized ``j_1`` outside
-    its ``j_0`` writes ``B[i, j_0 * 8 + j_1]``, columns 8 apart for each lane)."""
-    for r in region:
-        if not (isinstance(r.extent, IntImm) and r.extent.value == 1):
+def one_to_one(index, var, loops, ana):
+    """Whether ``index`` takes a different value for each value of ``var`` at every point
+    of the loops it uses (``loops``: var -> (start, extent)). Its *atoms* are those loops'
+    variables and, for one from 0, ``v // d`` and ``v % d`` (``d`` a positive constant: a
+    fused loop's parts). It must be ``sum(c_a * a) + rest`` with ``rest`` and each ``c_a``
+    free of the loops, each atom's start free of them too, ``var`` an atom or both its parts
+    (with one ``d``) atoms, and an order of the terms in which each ``|c_a|`` is more than
+    the span of the terms before it (``sum(|c_b| * (values_b - 1))``, each count at its
+    largest): the terms then make a mixed-radix number, different at each point."""
+    atoms, parts = dict(loops), {}
+
+    def part(n):
+        if not (isinstance(n, Binary) and n.op in ("floordiv", "floormod")
+                and isinstance(n.a, Var) and n.a in loops and isinstance(n.b, IntImm)
+                and n.b.value > 0 and isinstance(loops[n.a][0], IntImm)
+                and loops[n.a][0].value == 0):
+            return None
+        key = (n.op, n.a, n.b.value)
+        if key not in parts:
+            parts[key] = atom = Var(f"{n.a.name}_{n.op}")
+            extent = loops[n.a][1]
+            atoms[atom] = (IntImm(0), n.b if n.op == "floormod"
+                           else ana.simplify((extent + n.b - 1) // n.b))
+        return parts[key]
+
+    rest = rewrite(index, part)
+    used = vars_of(rest)
+    if var not in used and not any(("floordiv", var, d) in parts and ("floormod", var, d)
+                                   in parts for _, _, d in parts):
+        return False
+    terms = []
+    for v, (start, extent) in atoms.items():
+        if v not in used:
             continue
-        c = coefficient(r.start, var)
-        steps = [coefficient(r.start, u) for u in relax_vars if uses(r.start, [u])]
-        if not c or not steps or any(not k for k in steps):
-            continue
-        lo, hi = ana.const_int_bound(var)
-        if lo is not None and hi is not None and abs(c) * (hi - lo) < math.gcd(*steps):
-            return True
-    return False
+        found = ana.symbolic_bound(ana.simplify(extent - 1), list(loops))[1]
+        linear = detect_linear(rest, v, ana)
+        if linear is None or found is None or uses(start, atoms) or uses(linear[0], atoms):
+            return False
+        coeff, rest = linear
+        if ana.can_prove(ge(coeff, 1)):
+            terms.append((coeff, found))
+        elif ana.can_prove(le(coeff, -1)):
+            terms.append((ana.simplify(IntImm(0) - coeff), found))
+        else:
+            return False
+    if uses(rest, atoms):
+        return False
+    span = IntImm(0)
+    while terms:
+        fits = [t for t in terms if ana.can_prove(ge(t[0], span + 1))]
+        if not fits:
+            return False
+        least = next((t for t in fits if all(ana.can_prove(le(t[0], u[0])) for u in fits)),
+                     fits[0])
+        terms.remove(least)
+        span = ana.simplify(span + least[0] * least[1])
+    return True
+
+
+def _point_one_to_one(region, var, lazy):
+    """Whether, in some dimension, a point region's index takes a different value for each
+    value of ``var`` at every point of the loops below it (`one_to_one`: a vectorized
+    ``j_1`` outside its ``j_0`` writes ``B[i, j_0 * 8 + j_1]``, columns 8 apart for each
+    lane)."""
+    loops = {lp.loop_var: (lp.start, lp.extent) for lp in lazy.inner}
+    return any(isinstance(r.extent, IntImm) and r.extent.value == 1
+               and one_to_one(r.start, var, loops, lazy.get()) for r in region)
 
 
 def _offset_moves_with(region, shape, var, relax_vars, ana):
