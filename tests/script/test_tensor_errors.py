@@ -346,6 +346,33 @@ def test_reassigning_a_loop_variable():
                                   "variable and cannot be reassigned")
 
 
+@pytest.mark.parametrize("body, line", [
+    ("""
+            s = T.float32(0)
+            for i in range(4):
+                s = s + A[i]
+            A[0] = s""", "s = s + A[i]"),
+    ("""
+            for i in range(4):
+                x = A[i]
+                if x > 1.5:
+                    x = x * 10.0
+                A[i] = x""", "x = x * 10.0"),
+])
+def test_a_scalar_of_an_enclosing_scope_is_not_reassigned(body, line):
+    """A scalar given a new value in a loop or an if kept the old one after it: the sum over
+    a loop was 0, the clipped values were not clipped. Python would have updated it."""
+    err, text = text_error(f"""
+        def f(A: T.Buffer((4,), "float32")):{body}
+    """)
+    name = line[0]
+    check(err, text, line, f"{name} is a scalar bound outside this loop, if or block; a scalar "
+                           "is a value, not a variable, and one given here would be lost where "
+                           "the body ends",
+          f'a buffer for a value that changes: {name}_acc = T.alloc_buffer((1,), "float32") and '
+          f"{name}_acc[0] = ...")
+
+
 def test_statement_call_used_as_expression():
     err, text = text_error("""
         def f(A: T.Buffer((4,), "float32")):
