@@ -180,9 +180,26 @@ def _dimension(p, d):
     return f"{p.name}[{d}]" if p.kind == "shape" else f"{p.name}.shape[{d}]"
 
 
+def dimension_vars(info):
+    """The variables the binder of ``info`` knows dimensions by: the shape variables, then
+    those that are integer scalar parameters (``n: T.int64`` beside ``A: T.Buffer(("n",),
+    ...)``: the call passes ``n``, and ``A`` must have ``n`` elements), with the index of
+    that parameter (None for a shape variable)."""
+    scalars = {p.name: k for k, p in enumerate(info.params)
+               if p.kind == "scalar" and p.dtype.startswith(("int", "uint"))}
+    found = dict.fromkeys(info.shape_vars)
+    for p in info.params:
+        for e in p.shape:
+            for v in vars_in(e):
+                if v not in found and v.name in scalars:
+                    found[v] = scalars[v.name]
+    return list(found.items())
+
+
 def expr_dim_error(info, i, d, shape, shape_values):
-    """A dimension given by an expression of shape variables (``n * 2``) does not match."""
-    values = dict(zip(info.shape_vars, shape_values))
+    """A dimension given by an expression of shape variables (``n * 2``) does not match;
+    ``shape_values`` are those of `dimension_vars`."""
+    values = dict(zip((v for v, _ in dimension_vars(info)), shape_values))
     e = info.params[i].shape[d]
     known = ", ".join(f"{v.name} = {values[v]}" for v in vars_in(e))
     return ArgumentValueError(
@@ -192,8 +209,9 @@ def expr_dim_error(info, i, d, shape, shape_values):
 
 
 def divisor_error(info, shape_values):
-    """A dimension given by an expression of shape variables divides by 0."""
-    values = dict(zip(info.shape_vars, shape_values))
+    """A dimension given by an expression of shape variables divides by 0 (``shape_values``
+    as `expr_dim_error` takes them)."""
+    values = dict(zip((v for v, _ in dimension_vars(info)), shape_values))
     for i, p in enumerate(info.params):
         for d, e in enumerate(p.shape):
             try:

@@ -212,7 +212,7 @@ def binder_source(info):
     argument, or returns the slot values and the arrays bound (which must outlive the
     call). Straight-line code per parameter keeps a call to a few microseconds."""
     index = {v: k for k, v in enumerate(info.shape_vars)}
-    names = {v: f"v{k}" for v, k in index.items()}
+    names = {v: f"v{index[v]}" if k is None else f"a{k}" for v, k in checks.dimension_vars(info)}
     bound = {}
     lines = [f"def check(args):  # {checks.signature(info)}",
              f"    if len(args) != {len(info.params)}: raise count_error(info, args)"]

@@ -264,3 +264,33 @@ def test_dangerous_calls_are_refused_in_a_subprocess():
     assert lines[-1] == "survived"
     assert not [line for line in lines if "ACCEPTED" in line], done.stdout
     assert len([line for line in lines if "Argument" in line]) == 5, done.stdout
+
+
+def test_a_scalar_parameter_can_be_a_dimension():
+    """``n: T.int64`` beside ``A: T.Buffer(("n", "m"))``: the call passes n, and A must have
+    n rows. The binder named the variable n, which it never set: every call raised
+    NameError from the generated code."""
+    from pyir.script import from_source
+
+    lib = pyir.build(from_source(textwrap.dedent('''
+        from pyir.script import tensor as T
+
+
+        @T.prim_func
+        def h(A: T.Buffer(("n", "m"), "float32"), B: T.Buffer(("n * 2",), "float32"),
+              n: T.int64):
+            for i, j in T.grid(n, m):
+                A[i, j] = A[i, j] * T.float32(2)
+            for i in range(n * 2):
+                B[i] = T.float32(1)
+    ''')))
+    a, b = np.ones((4, 3), "float32"), np.zeros(8, "float32")
+    lib["h"](a, b, 4)
+    np.testing.assert_array_equal(a, np.full((4, 3), 2, "float32"))
+    np.testing.assert_array_equal(b, np.ones(8, "float32"))
+    with pytest.raises(ArgumentValueError, match=r"^h: argument 'A' expects shape \(n, m\), got "
+                       r"\(4, 3\): dimension 0 must be n = 3 \(with n = 3\) but is 4$"):
+        lib["h"](a, b, 3)
+    with pytest.raises(ArgumentValueError, match=r"^h: argument 'B' expects shape \(n \* 2,\), "
+                       r"got \(7,\): dimension 0 must be n \* 2 = 8 \(with n = 4\) but is 7$"):
+        lib["h"](a, np.zeros(7, "float32"), 4)
