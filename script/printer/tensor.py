@@ -295,7 +295,8 @@ def _literal(e, mode):
     ``T.<dtype>(value)``; "bare": a Python number (the context gives the dtype); "typed":
     always ``T.<dtype>(value)``."""
     if e.dtype == "bool":
-        return ("True" if e.value else "False"), PREC_ATOM
+        text = "True" if e.value else "False"
+        return (f"T.bool({text})" if mode == "typed" else text), PREC_ATOM
     if isinstance(e, FloatImm) and not math.isfinite(e.value):
         return f"T.{e.dtype}({python_string(repr(e.value))})", PREC_ATOM
     if mode == "typed" or (mode == "normal" and e.dtype != dt.INDEX):
@@ -304,7 +305,7 @@ def _literal(e, mode):
 
 
 def _is_literal(e):
-    return isinstance(e, (IntImm, FloatImm)) and e.dtype != "bool"
+    return isinstance(e, (IntImm, FloatImm))
 
 
 @prints(StringImm)
@@ -326,7 +327,7 @@ def _binary(p, e):
 def _operand(p, x, other, prec, first):
     """An operand of a binary operator. A literal next to a non-literal takes its dtype
     from it when parsed, so it prints bare; of two literals the first is explicit (two
-    Python numbers would be folded)."""
+    Python numbers, or bools, would be folded)."""
     if _is_literal(x):
         text, own = _literal(x, "typed" if first and _is_literal(other) else "bare")
         return f"({text})" if own < prec else text

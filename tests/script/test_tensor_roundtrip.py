@@ -83,3 +83,20 @@ def f(A: T.Buffer((0, "n"), "float32"), O: T.Buffer((0, "n"), "float32")):
         "    n = T.int64()",
         '    T.func_attr({"param_shapes": ((T.int64(0), n), (T.int64(0), n))})']
     assert_structural_equal(from_source(text), flat)
+
+
+def test_a_comparison_of_two_bool_constants_prints_back():
+    """``T.bool(True) != T.bool(True)`` printed as ``True != True``, which reads back folded
+    to False: the first of two bool constants is printed typed, as numbers are."""
+    text = '''from pyir.script import tensor as T
+
+
+@T.prim_func
+def f(B: T.Buffer((4,), "bool"), A: T.Buffer((4,), "float32")):
+    for i in range(4):
+        B[i] = T.bool(True) != True
+        A[i] = T.if_then_else(T.bool(False) < True, A[i], T.float32(0.0))
+'''
+    func = from_source(text)
+    assert func.script() == text
+    assert_structural_equal(from_source(func.script()), func)
