@@ -258,14 +258,19 @@ def parse_declaration(func, frame):
     source = Source.of_function(func)
     python = PythonScope.of_frame(frame, func)
     parser = Parser(source, python, aliases_from_scope(python))
-    node = copy.copy(source.node)
-    node.body = [ast.copy_location(ast.Pass(), node.body[-1])]
-    return run_parse(parser, _parse_declaration, parser, node)
+    return run_parse(parser, _parse_declaration, parser, copy.copy(source.node))
 
 
 def _parse_declaration(parser, node):
     from . import tensor
     check_def(parser, node, "kernel declaration")
+    for k, item in enumerate(node.body):
+        if not (isinstance(item, ast.Expr) and isinstance(item.value, ast.Constant) and (
+                item.value.value is Ellipsis or k == 0 and isinstance(item.value.value, str))):
+            parser.error(item, "the body of a kernel declaration is ... (a docstring may come "
+                               "first): the kernel's code is what symbol= or llvm_ir= gives",
+                         "...")
+    node.body = [ast.copy_location(ast.Pass(), node.body[-1])]
     return tensor.parse_prim_func(parser, node)
 
 

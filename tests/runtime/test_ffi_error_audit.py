@@ -111,3 +111,25 @@ def test_a_mistake_in_a_kernel_declaration_points_at_its_line():
     assert (err.filename, err.line) == (__file__, line)
     assert err.message == "unknown dtype 'flaot32'; did you mean 'float32'?"
     assert pyir.ffi.get_global_func("test.audit_typo", allow_missing=True) is None
+
+
+def test_a_kernel_declaration_with_a_body_is_refused_at_its_line():
+    """A body other than ``...`` (after a docstring) was dropped without a word: the
+    kernel's code is what symbol= or llvm_ir= gives."""
+    with pytest.raises(ParseError) as info:
+        @pyir.ffi.extern("test.audit_body", llvm_ir=COPY_IR, override=True)
+        def kernel(x: T.Buffer((1,), "float32"), out: T.Buffer((1,), "float32")):
+            """Copies x."""
+            out[0] = x[0]
+    err = info.value
+    line = line_in(test_a_kernel_declaration_with_a_body_is_refused_at_its_line, "out[0] = x[0]")
+    assert (err.filename, err.line) == (__file__, line)
+    assert err.message == ("the body of a kernel declaration is ... (a docstring may come "
+                           "first): the kernel's code is what symbol= or llvm_ir= gives")
+    assert pyir.ffi.get_global_func("test.audit_body", allow_missing=True) is None
+
+    @pyir.ffi.extern("test.audit_body", llvm_ir=COPY_IR, override=True)
+    def documented(x: T.Buffer((1,), "float32"), out: T.Buffer((1,), "float32")):
+        """Copies x."""
+        ...
+    pyir.ffi.remove_global_func("test.audit_body")
