@@ -1,9 +1,16 @@
 """Simplify every expression of a lowered prim function with `pyir.arith`, knowing the
 ranges of the loops around it; drop ``if`` branches that are provably never taken and
-loops that never run."""
+loops that never run.
 
+The rules of `pyir.arith` are those of indices, which never overflow (int64 for shapes and
+indices): ``x + 1 > x`` is true. Arithmetic on int64 values read from memory wraps as
+numpy's does (``A[i] + 1 > A[i]`` is false for ``2**63 - 1``), so an int64 expression
+reading memory is kept as written, only its parts that read none (the indices of its
+loads) simplified."""
+
+from ..ir import expr as E
 from ..ir import stmt as S
-from ..ir.node import with_fields
+from ..ir.node import rewrite_top_down, walk, with_fields
 from ._arith import Scope, is_const
 from .common import has_blocks, no_op, prim_func_pass, replace_func
 
@@ -13,7 +20,10 @@ class _Simplifier:
         self.scope = Scope()
 
     def expr(self, e):
-        return self.scope.simplify(e)   # indices of loads inside included
+        if not _reads_int64(e):
+            return self.scope.simplify(e)   # indices of loads inside included
+        return rewrite_top_down(e, lambda n: None if _reads_int64(n) or not isinstance(
+            n, E.PrimExpr) else self.scope.simplify(n))
 
     def stmt(self, s):
         return S.follow_tails(s, self._stmt)
@@ -50,6 +60,11 @@ class _Simplifier:
         if isinstance(s, S.Evaluate):
             return S.Evaluate(self.expr(s.value))
         return s
+
+
+def _reads_int64(e):
+    """Whether ``e`` reads an int64 value from memory, whose arithmetic wraps."""
+    return any(isinstance(n, E.BufferLoad) and n.dtype == "int64" for n in walk(e))
 
 
 @prim_func_pass

@@ -725,6 +725,33 @@ def test_simplify_knows_the_bounds_of_a_let():
     assert store.indices == (t,)
 
 
+@T.prim_func
+def _int64_values(A: T.Buffer((3,), "int64"), O: T.Buffer((3,), "bool"),
+                  P: T.Buffer((3,), "int64"), Q: T.Buffer((3,), "int64")):
+    for i in range(3):
+        with T.block("O"):
+            vi = T.axis.spatial(3, i)
+            O[vi] = A[vi + 1 - 1] + T.int64(1) > A[vi]
+            P[vi] = A[vi] * T.int64(2) // T.int64(2)
+            Q[vi] = T.max(A[vi], A[vi] + T.int64(1))
+
+
+@pytest.mark.parametrize("default_schedule", [False, True])
+def test_int64_values_read_from_memory_wrap_as_numpy_s(default_schedule):
+    """The simplifier's rules are those of indices, which never overflow: A[i] + 1 > A[i]
+    became True, A[i] * 2 // 2 became A[i], for int64 values that wrap at 2**63 - 1. The
+    indices of the loads are still simplified (A[vi + 1 - 1] is A[vi])."""
+    lowered = transform.lower(K.module(_int64_values), default_schedule=False)["_int64_values"]
+    assert all(isinstance(load.indices[0], E.Var) for load in nodes(lowered, E.BufferLoad))
+    a = np.array([2 ** 63 - 1, 2 ** 62, -2 ** 63], "int64")
+    o, p, q = np.zeros(3, bool), np.zeros(3, "int64"), np.zeros(3, "int64")
+    pyir.build(_int64_values, default_schedule=default_schedule)["_int64_values"](a, o, p, q)
+    with np.errstate(over="ignore"):
+        np.testing.assert_array_equal(o, a + 1 > a)
+        np.testing.assert_array_equal(p, a * 2 // 2)
+        np.testing.assert_array_equal(q, np.maximum(a, a + 1))
+
+
 def test_graph_functions_pass_through():
     from pyir.ir import Function, ObjectStructInfo, SeqExpr, Tuple
     g = Function("main", (), SeqExpr((), Tuple(())), ObjectStructInfo())
