@@ -14,7 +14,7 @@ from pyir.ir.ops import is_one
 from pyir.ir.stmt import rewrite_stmts
 from pyir.runtime.exprtext import expr_text
 from pyir.transform.common import shape_vars
-from pyir.transform.dependence import (analyzer_for, iteration_conflict, narrow_loops,
+from pyir.transform.dependence import (analyzer_for, narrow_loops,
                                        narrowed_by_predicate, realizes_under,
                                        reduce_loop_vars, region_in_loops, relax_range, uses)
 
@@ -198,23 +198,6 @@ def _zero(e):
     return isinstance(e, IntImm) and e.value == 0
 
 
-def _checked_kinds(prim, subject, func, loop_var):
-    """``func`` after the block moved under loop ``loop_var``, if each parallel or vectorized
-    loop around its new place still runs iterations that do not depend on each other (as
-    `parallel` and `vectorize` require): a block reducing over such a loop, moved there,
-    would update one element from several iterations at the same time."""
-    path = find_loop(func.body, loop_var)
-    for k, lp in enumerate(path):
-        if isinstance(lp, For) and lp.kind in ("parallel", "vectorized"):
-            why = iteration_conflict(lp, loops_of(path[:k + 1]), [lp.loop_var],
-                                     allow_reduce_reorder=False)
-            if why:
-                raise ScheduleError(prim, subject, f"{why}; loop {lp.loop_var.name} is "
-                                    f"{lp.kind}, and its iterations cannot run at the same "
-                                    "time", lp)
-    return func
-
-
 def _insert(func, body, loop_var, nest, at_end):
     """``body`` with ``nest`` first (or, ``at_end``, last) in the body of loop ``loop_var``."""
     lpath = find_loop(body, loop_var)
@@ -366,8 +349,7 @@ def compute_at(func, name, loop_var):
                                  "its updates")
     nest = _new_nest(realize, _iterator_ranges(forms, region, ana), ana, None, where)
     body = replace(bpath[:top_level(bpath) + 1], None)
-    return _checked_kinds(prim, subject, _insert(func, body, loop_var, nest, at_end=False),
-                          loop_var), None
+    return _insert(func, body, loop_var, nest, at_end=False), None
 
 
 def reverse_compute_at(func, name, loop_var):
@@ -478,8 +460,7 @@ def reverse_compute_at(func, name, loop_var):
                           [r.buffer for r in block.reads], [w.buffer for w in block.writes])
     nest = nest or _new_nest(realize, region_of_iter, ana, None, where)
     body = replace(bpath[:top_level(bpath) + 1], None)
-    return _checked_kinds(prim, subject, _insert(func, body, loop_var, nest, at_end=True),
-                          loop_var), None
+    return _insert(func, body, loop_var, nest, at_end=True), None
 
 
 def _point_by_point(realize, buf, forms, written, moving, where):

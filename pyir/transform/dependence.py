@@ -269,7 +269,8 @@ def iteration_conflict(root, outer_loops, moved, allow_reduce_reorder):
                                               write[4].get())
                         or _point_one_to_one(write[1], var, write[4])
                         or disjoint_steps(relax(write, True), buf.shape, var, write[4].get())
-                        or _apart_through_one_sum(write[1], var, write[5], write[4].get())):
+                        or _apart_through_one_sum(write[1], buf.shape, var, write[5],
+                                                  write[4].get())):
                     return (f"block \"{write[0].name}\" writes parts of {buf.name} that "
                             f"iterations of loop {var.name} share, so they would write them "
                             "at the same time")
@@ -382,12 +383,14 @@ def _offset_moves_with(region, shape, var, relax_vars, ana):
         ge(substitute(span.start, {var: var + 1}), span.start + span.extent))
 
 
-def _apart_through_one_sum(region, var, relax_vars, ana):
+def _apart_through_one_sum(region, shape, var, relax_vars, ana):
     """Whether a point region's indices that change with the loops are a one-to-one function
     of one sum ``x`` of them (`pyir.arith.detect_iter_map` of ``x``'s divisions and
-    remainders: ``D[x % 7, x // 7]`` with ``x = f_0 * 4 + f_1``, a fused loop's split laid
+    remainders: ``D[x % m, x // m]`` with ``x = f_0 * 4 + f_1``, a fused loop's split laid
     out transposed; ``B[i // 12, i % 4, i // 4 % 3]`` laid out twice), whose values in one
-    step of ``var`` end before those of the next step begin."""
+    step of ``var`` end before those of the next step begin. A divisor must be at least 1:
+    provably, or as a dimension of the buffer's ``shape``, which is where the access runs
+    (in bounds, as the entry conditions make every access)."""
     if not all(isinstance(r.extent, IntImm) and r.extent.value == 1 for r in region):
         return False
     loops = [var, *relax_vars]
@@ -397,10 +400,11 @@ def _apart_through_one_sum(region, var, relax_vars, ana):
     t, count = Var("t"), Var("count")
     for x in sums:
         mapped = [rewrite(e, lambda n, x=x: t if n == x else None) for e in moving]
-        if any(vars_of(e) != {t} for e in mapped):
+        if any(uses(e, loops) or t not in vars_of(e) for e in mapped):
             continue
         divisors = {n.b for e in mapped for n in walk(e) if isinstance(n, Binary)
-                    and n.op in ("floordiv", "floormod") and ana.can_prove(ge(n.b, 1))}
+                    and n.op in ("floordiv", "floormod")
+                    and (n.b in shape or ana.can_prove(ge(n.b, 1)))}
         size = count * math.lcm(1, *(d.value for d in divisors if isinstance(d, IntImm)))
         for d in divisors - {d for d in divisors if isinstance(d, IntImm)}:
             size = size * d

@@ -917,10 +917,10 @@ def test_reverse_compute_at_of_a_reduction_into_a_vectorized_loop_is_refused():
     r = sch.get_loops(rf)[2]
     sch.vectorize(r)
     before = sch.mod
-    with pytest.raises(ScheduleError, match=r"reverse_compute_at: block \"C\" at loop r: block "
-                       r"\"C\" reduces into C over loop r, so its iterations depend on each "
-                       "other; loop r is vectorized, and its iterations cannot run at the "
-                       "same time"):
+    with pytest.raises(ScheduleError, match=r"^reverse_compute_at: loop r \(around blocks "
+                       r"'C_rf', 'C'\): after this step, block \"C\" reduces into C over loop "
+                       "r, so its iterations depend on each other; the iterations of loop r "
+                       "cannot run at the same time, and it is vectorized"):
         sch.reverse_compute_at(sch.get_block("C"), r)
     assert sch.mod is before
     sch = fresh("chain")
