@@ -460,15 +460,20 @@ def _call_source(gf):
               "    except (StructError, OverflowError):",
               "        pool.append((buf, address))",
               f"        raise bad_scalars({'flat' if gf._tuples else 'args'}) from None"]
+    # A failure is read out of the frame before it goes back to the pool, where another
+    # thread's call may take it.
     if gf._sites:
         lines += ["    state = State(buf)", "    stack = thread_stack()", "    stack.append(state)",
                   "    try:",
-                  "        status = native(address)", "    finally:", "        stack.pop()",
+                  "        status = native(address)",
+                  "        if status: raise fail(status, state, buf)",
+                  "    finally:", "        stack.pop()",
                   "        pool.append((buf, address))"]
     else:
         lines += ["    state = None", "    status = native(address)",
-                  "    pool.append((buf, address))"]
-    lines.append("    if status: raise fail(status, state, buf)")
+                  "    if status: error = fail(status, state, buf)",
+                  "    pool.append((buf, address))",
+                  "    if status: raise error"]
     ret = leaves_of(plan.ret)
     if all(x in gf._output_index for x in ret) and len(set(ret)) == len(ret):
         lines.append(f"    return {_structure_text(plan.ret, gf._output_index)}")

@@ -402,3 +402,41 @@ def test_a_scalar_argument_computed_past_int64_is_an_error(build_as):
                        r"scale parameter 's': the value k \* k \* k must fit in int64 "
                        r"\(requires k \* k \* k <= 9223372036854775807, but k = 4194304\)$"):
         lib["main"](x, (2 ** 22,))
+
+
+@I.ir_module
+class _Add:
+    @T.prim_func
+    def add(X: T.Buffer(("n",), "float32"), Y: T.Buffer(("n",), "float32"),
+            Z: T.Buffer(("n",), "float32")):
+        for i in range(n):
+            with T.block("Z"):
+                vi = T.axis.spatial(n, i)
+                Z[vi] = X[vi] + Y[vi]
+
+    @R.function
+    def main(x: R.Tensor(("n",), "float32"), y: R.Tensor(("m",), "float32")):
+        z = R.call_tir(cls.add, (x, y), out_sinfo=R.Tensor((n,), "float32"))
+        return z
+
+
+def test_a_failed_call_reads_its_error_before_another_call_takes_its_frame():
+    """The frame of a failed call went back to the pool before its error was read from it:
+    a call in another thread taking it then (here: as soon as it is back) made the error
+    name that call's values (n = 7, m = 9)."""
+    f = pyir.build(_Add)["main"]
+    namespace = f._call.__globals__
+    other = []
+
+    class Pool(list):
+        def append(self, item):
+            super().append(item)
+            while other:
+                with pytest.raises(pyir.Error):
+                    f(*other.pop())
+
+    namespace["pool"] = Pool(namespace["pool"])
+    other.append((np.ones(7, np.float32), np.ones(9, np.float32)))
+    with pytest.raises(pyir.ArgumentValueError, match=r"requires n == m, but n = 3, m = 4\)$"):
+        f(np.ones(3, np.float32), np.ones(4, np.float32))
+    assert not other
