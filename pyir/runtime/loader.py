@@ -17,6 +17,7 @@ from ..codegen import abi
 from ..errors import Error
 from ..transform.graph_plan import GraphPlan
 from .executable import Executable, library_path
+from .threadpool import ENTRY_SYMBOL, configured_threads
 
 #: path -> identity of the file loaded from it (see `_open`)
 _loaded = {}
@@ -47,6 +48,8 @@ def load_module(path):
             raise Error(f"{path} has no symbol {symbol!r}: it was exported by an older "
                         "version of pyir; export it again with this version") from None
 
+    if hasattr(lib, ENTRY_SYMBOL):
+        configured_threads()   # the library's pool would take a bad value as the core count
     flags = cpu_flags()
     missing = () if flags is None else tuple(f for f in requires if f not in flags)
     exe = Executable(infos, resolve, lib, origin=path, built_for=target,

@@ -8,6 +8,7 @@ test instead of the run.
 
 import ctypes
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -418,6 +419,31 @@ def test_bad_num_threads_env(value, monkeypatch):
     monkeypatch.setenv("PYIR_NUM_THREADS", value)
     with pytest.raises(pyir.ArgumentValueError, match="PYIR_NUM_THREADS must be an integer"):
         threadpool.configured_threads()
+
+
+@pytest.mark.skipif(shutil.which("cc") is None, reason="needs a C compiler to link")
+@pytest.mark.parametrize("value", [" 3", "+2", "0", "abc"])
+def test_a_loaded_library_with_parallel_code_checks_the_thread_count(value, tmp_path,
+                                                                      monkeypatch):
+    """An exported library's own pool read PYIR_NUM_THREADS with strtol: " 3" and "+2" were
+    taken, "0" and "abc" became the core count, where a build in this process refuses them."""
+    from pyir.script import from_source
+    func = from_source(
+        "from pyir.script import tensor as T\n"
+        "@T.prim_func\n"
+        "def inc(X: T.Buffer((\"n\",), \"float32\")):\n"
+        "    for i in T.parallel(n):\n"
+        "        X[i] = X[i] + T.float32(1)\n")
+    path = tmp_path / "inc.so"
+    pyir.build(func).export_library(str(path))
+    monkeypatch.setenv("PYIR_NUM_THREADS", value)
+    with pytest.raises(pyir.ArgumentValueError, match="^PYIR_NUM_THREADS must be an integer "
+                       f"from 1 to 1024, got {re.escape(repr(value))}$"):
+        pyir.load_module(str(path))
+    monkeypatch.setenv("PYIR_NUM_THREADS", "2")
+    x = np.zeros(1000, np.float32)
+    pyir.load_module(str(path))["inc"](x)
+    np.testing.assert_array_equal(x, np.ones(1000, np.float32))
 
 
 def test_ir_targets():
