@@ -62,8 +62,10 @@ class Schedule:
         self._history = []
         self._names = {}   # id(handle) -> its name in the trace; None once that step is undone
         self._kept = []    # every named handle, kept alive so that no other object takes its id
-        if seed is not None and not _loops.is_int(seed):
-            raise ScheduleError("Schedule", repr(seed), "seed must be an int or None")
+        if seed is not None and not (_loops.is_int(seed) and seed >= 0):
+            # (random.Random takes -1 as 1: two seeds, one sequence of samples)
+            raise ScheduleError("Schedule", repr(seed), "seed must be an int of at least 0, or "
+                                "None")
         self._rng = random.Random(None if seed is None else int(seed))
         self._rng_state = None   # the generator's state, taken at the first step after a draw
 

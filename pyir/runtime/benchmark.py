@@ -1,8 +1,11 @@
 """Timing of calls: `time_calls` and the `BenchmarkResult` it returns."""
 
+import numbers
 import statistics
 import time
 from dataclasses import dataclass
+
+import numpy as np
 
 from ..errors import ArgumentValueError
 
@@ -79,10 +82,11 @@ def time_calls(name, call, number=None, repeat=10, min_run_seconds=0.02):
     ``min_run_seconds``. Returns a `BenchmarkResult` of ``repeat`` runs.
     """
     for what, value in (("number", number), ("repeat", repeat)):
-        if value is not None and (not isinstance(value, int) or isinstance(value, bool)
-                                  or value < 1):
+        if value is not None and (not isinstance(value, numbers.Integral)
+                                  or isinstance(value, (bool, np.bool_)) or value < 1):
             raise ArgumentValueError(f"benchmark of {name}: {what} must be a whole number, "
                                      f"at least 1, got {value!r}")
+    number, repeat = (None if v is None else int(v) for v in (number, repeat))
     if number is None:
         number = 1
         while True:

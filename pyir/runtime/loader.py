@@ -17,7 +17,7 @@ from ..codegen import abi
 from ..errors import Error
 from ..transform.graph_plan import GraphPlan
 from .executable import Executable, library_path
-from .threadpool import ENTRY_SYMBOL, configured_threads
+from .pool_settings import ENTRY_SYMBOL, configured_threads
 
 #: path -> identity of the file loaded from it (see `_open`)
 _loaded = {}

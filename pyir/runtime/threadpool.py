@@ -10,23 +10,20 @@ size)`` / ``void @pyir_free(ptr, i64 size)`` for its heap blocks (see workspace.
 """
 
 import ctypes
-import os
 import pathlib
-import re
 import threading
 
 import llvmlite.binding as llvm
 
 from ..codegen.compile import machine_code
-from ..errors import ArgumentValueError, Error
+from ..errors import Error
 
-ENTRY_SYMBOL = "pyir_parallel_for"
+from .pool_settings import ENTRY_SYMBOL, configured_threads
+
 NUM_THREADS_SYMBOL = "pyir_num_threads"
 #: The heap-block functions generated code calls (workspace.ll).
 ALLOC_SYMBOLS = ("pyir_alloc", "pyir_free")
 RELEASE_SYMBOL = "pyir_release_blocks"
-ENV_VAR = "PYIR_NUM_THREADS"
-MAX_THREADS = 1024
 
 _IR_FILE = pathlib.Path(__file__).with_name("threadpool.ll")
 _WORKSPACE_FILE = pathlib.Path(__file__).with_name("workspace.ll")
@@ -70,21 +67,6 @@ def threadpool_ir(triple=None):
 def uses_runtime(llvm_ir):
     """Whether the IR text ``llvm_ir`` calls the runtime (a parallel loop, a heap block)."""
     return any(name in llvm_ir for name in (ENTRY_SYMBOL, *ALLOC_SYMBOLS))
-
-
-def configured_threads():
-    """The thread count ``PYIR_NUM_THREADS`` asks for, or None when it is unset or empty.
-
-    Raises `pyir.ArgumentValueError` for anything but an integer from 1 to MAX_THREADS
-    (the native code would silently fall back to the core count).
-    """
-    value = os.environ.get(ENV_VAR, "")
-    if not value:
-        return None
-    if not re.fullmatch(r"[0-9]+", value) or not 1 <= int(value) <= MAX_THREADS:
-        raise ArgumentValueError(f"{ENV_VAR} must be an integer from 1 to {MAX_THREADS}, "
-                                 f"got {value!r}")
-    return int(value)
 
 
 def ensure_jit_pool():

@@ -241,10 +241,13 @@ def test_paths_and_benchmark_counts_are_checked(lib):
     with pytest.raises(pyir.ArgumentTypeError, match="load_module needs a path .*, got int 5"):
         pyir.load_module(5)
     a, b, c = (np.zeros(4, np.float32) for _ in range(3))
-    for bad in (0, -1, 2.5):
+    for bad in (0, -1, 2.5, True):
         with pytest.raises(pyir.ArgumentValueError, match=r"benchmark of add: number must be "
                            rf"a whole number, at least 1, got {bad}"):
             lib.benchmark("add", a, b, c, number=bad)
+    # numpy integers count, as everywhere (they were refused as not whole numbers)
+    result = lib.benchmark("add", a, b, c, number=np.int64(3), repeat=np.int32(2))
+    assert (result.number, len(result.runs)) == (3, 2)
 
 
 def test_export_to_a_directory_or_into_a_missing_one_is_refused_before_linking(lib, tmp_path):

@@ -334,8 +334,12 @@ def test_numpy_integer_indices_are_traced_as_ints_and_bools_are_refused():
     b = sch.get_block("B")
     refused(sch, lambda: sch.transform_layout(b, ("write", True), "i, j -> j, i"),
             "transform_layout", "name the buffer by name or as")
-    with pytest.raises(ScheduleError, match=r"Schedule: \[1\]: seed must be an int or None"):
+    with pytest.raises(ScheduleError, match=r"Schedule: \[1\]: seed must be an int of at least "
+                       r"0, or None"):
         fresh("chain", seed=[1])
+    with pytest.raises(ScheduleError, match=r"Schedule: -1: seed must be an int of at least 0, "
+                       r"or None"):     # random.Random(-1) draws what random.Random(1) does
+        fresh("chain", seed=-1)
 
 
 def test_an_annotation_string_with_a_lone_surrogate_round_trips():
