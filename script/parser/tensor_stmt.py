@@ -532,7 +532,7 @@ def _let(parser, target, value):
         parser.error(target, f"{target.id} is a loop variable, block iterator, parameter or "
                              "shape variable and cannot be reassigned",
                      "a new name for the scalar")
-    if found and target.id not in parser.scopes.frames[-1]:
+    if found and isinstance(old, Var) and target.id not in parser.scopes.frames[-1]:
         # A let binds to the end of its body: the value would be lost where the body ends.
         parser.error(target, f"{target.id} is a scalar bound outside this loop, if or block; "
                              "a scalar is a value, not a variable, and one given here would "
