@@ -402,9 +402,9 @@ def _new_statements(old, new):
         if path[-1] is before:
             continue
         yield path
-        kept = {id(c) for c in (before, *stmt_children(before))} if before is not None else set()
-        children = stmt_children(path[-1])
         olds = stmt_children(before) if before is not None else ()
+        kept = {id(before), *map(id, olds)}
+        children = stmt_children(path[-1])
         for k in reversed(range(len(children))):
             if id(children[k]) not in kept:
                 stack.append((olds[k] if k < len(olds) else None, path + (children[k],)))

@@ -196,10 +196,15 @@ def dimension_vars(info):
     return list(found.items())
 
 
+def _dimension_values(info, shape_values):
+    """{variable: value} of `dimension_vars`, given their values in that order."""
+    return dict(zip((v for v, _ in dimension_vars(info)), shape_values))
+
+
 def expr_dim_error(info, i, d, shape, shape_values):
     """A dimension given by an expression of shape variables (``n * 2``) does not match;
     ``shape_values`` are those of `dimension_vars`."""
-    values = dict(zip((v for v, _ in dimension_vars(info)), shape_values))
+    values = _dimension_values(info, shape_values)
     e = info.params[i].shape[d]
     known = ", ".join(f"{v.name} = {values[v]}" for v in vars_in(e))
     return ArgumentValueError(
@@ -211,7 +216,7 @@ def expr_dim_error(info, i, d, shape, shape_values):
 def divisor_error(info, shape_values):
     """A dimension given by an expression of shape variables divides by 0 (``shape_values``
     as `expr_dim_error` takes them)."""
-    values = dict(zip((v for v, _ in dimension_vars(info)), shape_values))
+    values = _dimension_values(info, shape_values)
     for i, p in enumerate(info.params):
         for d, e in enumerate(p.shape):
             try:

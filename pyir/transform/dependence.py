@@ -68,6 +68,35 @@ def relax_range(rng, ana, relax_vars):
     return Range(lo, ana.simplify(hi - lo + 1))
 
 
+_FLIP = {"lt": "gt", "le": "ge", "gt": "lt", "ge": "le"}
+
+
+def comparison_facts(cond):
+    """(expr, upper, bound) facts from a guard's comparisons (lt/le/gt/ge): ``expr <= bound``
+    when ``upper``, else ``expr >= bound`` (``i < n`` gives ``(i, True, n - 1)``); a side
+    ``x // c`` (``c`` > 0) is read as a bound on ``x`` (``x // 64 < 1`` is ``x < 64``), as
+    fusing loops writes the guards of split ones."""
+    out = []
+    for c in conjuncts(cond):
+        if isinstance(c, Binary) and c.op in _FLIP and c.a.dtype == "int64":
+            for x, op, bound in ((c.a, c.op, c.b), (c.b, _FLIP[c.op], c.a)):
+                x, op, bound = _undivided(x, op, bound)
+                last = bound - 1 if op == "lt" else bound + 1 if op == "gt" else bound
+                out.append((x, op in ("lt", "le"), last))
+    return out
+
+
+def _undivided(x, op, bound):
+    """``x <op> bound`` with a floor division by a positive constant moved to the bound."""
+    if not (isinstance(x, Binary) and x.op == "floordiv" and isinstance(x.b, IntImm)
+            and x.b.value > 0):
+        return x, op, bound
+    c = x.b
+    if op in ("lt", "ge"):       # x // c < k  <=>  x < c * k
+        return x.a, op, bound * c
+    return x.a, op, bound * c + (c.value - 1)  # x // c <= k  <=>  x <= c * k + c - 1
+
+
 def relax_guarded(rng, ana, relax_vars, predicate):
     """`relax_range`, a point's bounds tightened by the conjuncts of ``predicate`` that
     bound a part of it: under ``T.where(j_1_0 * 2 + j_1_1 < 3)`` (nested splits with tails)
@@ -79,7 +108,9 @@ def relax_guarded(rng, ana, relax_vars, predicate):
         return out
     lo, hi = out.start, ana.simplify(out.start + out.extent - 1)
     start = ana.simplify(rng.start)
-    for part, upper, last in _part_bounds(predicate, relax_vars):
+    for part, upper, last in comparison_facts(predicate):
+        if not uses(part, relax_vars) or uses(last, relax_vars):
+            continue
         for sign in (1, -1):
             rest = ana.simplify(start - part * sign)
             if vars_of(rest) & vars_of(part) & set(relax_vars):
@@ -92,24 +123,6 @@ def relax_guarded(rng, ana, relax_vars, predicate):
                 cand = ana.simplify(r_lo + last * sign)
                 lo = cand if ana.can_prove(ge(cand, lo)) else lo
     return Range(lo, ana.simplify(hi - lo + 1))
-
-
-def _part_bounds(predicate, relax_vars):
-    """``(part, upper, last)`` for each comparison of ``predicate`` between an integer
-    expression of ``relax_vars`` and one free of them: ``part <= last`` when ``upper``,
-    else ``part >= last``."""
-    out = []
-    for cond in conjuncts(predicate):
-        if not (isinstance(cond, Binary) and cond.op in _FLIPPED and dt.is_int(cond.a.dtype)):
-            continue
-        for x, op, bound in ((cond.a, cond.op, cond.b), (cond.b, _FLIPPED[cond.op], cond.a)):
-            if uses(x, relax_vars) and not uses(bound, relax_vars):
-                last = bound - 1 if op == "lt" else bound + 1 if op == "gt" else bound
-                out.append((x, op in ("lt", "le"), last))
-    return out
-
-
-_FLIPPED = {"lt": "gt", "le": "ge", "gt": "lt", "ge": "le"}
 
 
 def narrow_loops(ana, loops, predicate, outer=()):

@@ -60,36 +60,8 @@ from .common import (
     set_attrs,
     shape_vars,
 )
+from .dependence import comparison_facts
 from .flatten import linear_index, product
-
-_FLIP = {"lt": "gt", "le": "ge", "gt": "lt", "ge": "le"}
-
-
-def _facts(cond):
-    """(expr, upper, bound) facts from a guard's comparisons (lt/le/gt/ge): ``expr <= bound``
-    when ``upper``, else ``expr >= bound`` (``i < n`` gives ``(i, True, n - 1)``); a side
-    ``x // c`` (``c`` > 0) is read as a bound on ``x`` (``x // 64 < 1`` is ``x < 64``), as
-    fusing loops writes the guards of split ones."""
-    out = []
-    for c in conjuncts(cond):
-        if isinstance(c, E.Binary) and c.op in _FLIP and c.a.dtype == "int64":
-            for x, op, bound in ((c.a, c.op, c.b), (c.b, _FLIP[c.op], c.a)):
-                x, op, bound = _undivided(x, op, bound)
-                last = bound - 1 if op == "lt" else bound + 1 if op == "gt" else bound
-                out.append((x, op in ("lt", "le"), last))
-    return out
-
-
-def _undivided(x, op, bound):
-    """``x <op> bound`` with a floor division by a positive constant moved to the bound."""
-    if not (isinstance(x, E.Binary) and x.op == "floordiv" and isinstance(x.b, E.IntImm)
-            and x.b.value > 0):
-        return x, op, bound
-    c = x.b
-    if op in ("lt", "ge"):       # x // c < k  <=>  x < c * k
-        return x.a, op, bound * c
-    return x.a, op, bound * c + (c.value - 1)  # x // c <= k  <=>  x <= c * k + c - 1
-
 
 class _Collector:
     def __init__(self, func):
@@ -474,7 +446,7 @@ class _Collector:
         """``(lo, hi)`` tightened by the bounds the guards put on parts of ``index``."""
         used = vars_of(index)
         for g in self.guards:
-            for x, upper, last in _facts(self.guard(g)):
+            for x, upper, last in comparison_facts(self.guard(g)):
                 if used.isdisjoint(vars_of(x)):
                     continue  # a guard on other variables does not bound this index
                 for c in self.scales(index, x):
@@ -519,7 +491,7 @@ class _Collector:
         ``if i >= 1``, ``i`` starts at 1 (``A[(i + 3) // 4 - 1]`` reads from 0)."""
         out = {}
         for g in self.guards:
-            for x, upper, last in _facts(self.guard(g)):
+            for x, upper, last in comparison_facts(self.guard(g)):
                 for var in vars_of(x) & self.ranges.keys():
                     found = arith.detect_linear(x, var, self.scope.analyzer)
                     if found is None or not (isinstance(found[0], E.IntImm)
@@ -588,7 +560,7 @@ class _Collector:
         d = e.b if isinstance(e, E.Binary) and e.op == "floordiv" and isinstance(
             e.b, E.IntImm) and e.b.value > 0 else None
         for g in self.guards:
-            for x, upper, last in _facts(self.guard(g)):
+            for x, upper, last in comparison_facts(self.guard(g)):
                 if upper != bool(which):
                     continue
                 if x == e:

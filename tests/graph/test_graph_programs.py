@@ -13,6 +13,8 @@ from pyir.script import graph as R
 from pyir.script import ir as I
 from pyir.script import tensor as T
 
+from dlpack_only import DLPackOnly
+
 rng = np.random.default_rng(0)
 
 
@@ -229,23 +231,10 @@ def test_nested_tuple_output_returns_inputs_as_copies(lib):
     assert x2 is not x
 
 
-class _DLPackOnly:
-    """An array seen only through ``__dlpack__`` (as a torch tensor is)."""
-
-    def __init__(self, array):
-        self._array = array
-
-    def __dlpack__(self, **kwargs):
-        return self._array.__dlpack__(**kwargs)
-
-    def __dlpack_device__(self):
-        return self._array.__dlpack_device__()
-
-
 def test_an_input_passed_by_dlpack_is_returned_as_a_new_array(lib):
     """It came back as the very object passed in, not a numpy array."""
     x, y = rand(2, 3), rand(2, 3)
-    a, (a2, x2) = lib["tuple_roundtrip"](_DLPackOnly(x), y)
+    a, (a2, x2) = lib["tuple_roundtrip"](DLPackOnly(x), y)
     assert type(x2) is np.ndarray and not np.shares_memory(x2, x)
     np.testing.assert_array_equal(x2, x)
     np.testing.assert_allclose(a, x + y, rtol=1e-6)

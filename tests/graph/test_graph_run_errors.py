@@ -175,25 +175,26 @@ def test_bad_inputs_are_argument_errors(lib):
         lib["cast"]()
 
 
+@I.ir_module
+class _Pair:
+    @T.prim_func
+    def add(A: T.Buffer(("n",), "float32"), B: T.Buffer(("n",), "float32"),
+            C: T.Buffer(("n",), "float32")):
+        for i in range(n):
+            with T.block("C"):
+                vi = T.axis.spatial(n, i)
+                C[vi] = A[vi] + B[vi]
+
+    @R.function
+    def main(x: R.Tensor(("n",), "float32"), y: R.Tensor(("k",), "float32")):
+        with R.dataflow():
+            z = R.call_tir(cls.add, (x, y), out_sinfo=R.Tensor((n,), "float32"))
+            R.output(z)
+        return z
+
+
 def test_call_tir_shapes_that_cannot_be_proven_equal_are_checked_natively():
-    @I.ir_module
-    class Pair:
-        @T.prim_func
-        def add(A: T.Buffer(("n",), "float32"), B: T.Buffer(("n",), "float32"),
-                C: T.Buffer(("n",), "float32")):
-            for i in range(n):
-                with T.block("C"):
-                    vi = T.axis.spatial(n, i)
-                    C[vi] = A[vi] + B[vi]
-
-        @R.function
-        def main(x: R.Tensor(("n",), "float32"), y: R.Tensor(("k",), "float32")):
-            with R.dataflow():
-                z = R.call_tir(cls.add, (x, y), out_sinfo=R.Tensor((n,), "float32"))
-                R.output(z)
-            return z
-
-    lib = pyir.build(Pair)
+    lib = pyir.build(_Pair)
     np.testing.assert_array_equal(lib["main"](np.ones(3, "float32"), np.ones(3, "float32")),
                                   2 * np.ones(3))
     with pytest.raises(ValueError, match="binding z: add parameter 'B': dimension 0 of "
@@ -404,27 +405,11 @@ def test_a_scalar_argument_computed_past_int64_is_an_error(build_as):
         lib["main"](x, (2 ** 22,))
 
 
-@I.ir_module
-class _Add:
-    @T.prim_func
-    def add(X: T.Buffer(("n",), "float32"), Y: T.Buffer(("n",), "float32"),
-            Z: T.Buffer(("n",), "float32")):
-        for i in range(n):
-            with T.block("Z"):
-                vi = T.axis.spatial(n, i)
-                Z[vi] = X[vi] + Y[vi]
-
-    @R.function
-    def main(x: R.Tensor(("n",), "float32"), y: R.Tensor(("m",), "float32")):
-        z = R.call_tir(cls.add, (x, y), out_sinfo=R.Tensor((n,), "float32"))
-        return z
-
-
 def test_a_failed_call_reads_its_error_before_another_call_takes_its_frame():
     """The frame of a failed call went back to the pool before its error was read from it:
     a call in another thread taking it then (here: as soon as it is back) made the error
-    name that call's values (n = 7, m = 9)."""
-    f = pyir.build(_Add)["main"]
+    name that call's values (n = 7, k = 9)."""
+    f = pyir.build(_Pair)["main"]
     namespace = f._call.__globals__
     other = []
 
@@ -437,6 +422,6 @@ def test_a_failed_call_reads_its_error_before_another_call_takes_its_frame():
 
     namespace["pool"] = Pool(namespace["pool"])
     other.append((np.ones(7, np.float32), np.ones(9, np.float32)))
-    with pytest.raises(pyir.ArgumentValueError, match=r"requires n == m, but n = 3, m = 4\)$"):
+    with pytest.raises(pyir.ArgumentValueError, match=r"requires n == k, but n = 3, k = 4\)$"):
         f(np.ones(3, np.float32), np.ones(4, np.float32))
     assert not other

@@ -13,6 +13,8 @@ import pytest
 import pyir
 from pyir import ArgumentTypeError, ArgumentValueError
 
+from dlpack_only import DLPackOnly
+
 
 def f32(*shape):
     return np.zeros(shape, np.float32)
@@ -209,19 +211,6 @@ def test_broken_dlpack(lib):
 def test_unknown_function(lib):
     with pytest.raises(pyir.Error, match="no function named 'nope'.*add"):
         lib["nope"]
-
-
-class DLPackOnly:
-    """An array-like that offers only the DLPack protocol."""
-
-    def __init__(self, array):
-        self._array = array
-
-    def __dlpack__(self, **kwargs):
-        return self._array.__dlpack__(**kwargs)
-
-    def __dlpack_device__(self):
-        return self._array.__dlpack_device__()
 
 
 class BrokenDLPack:

@@ -15,16 +15,7 @@ import native_kernels
 import pyir
 from pyir.runtime import BenchmarkResult
 
-
-class DLPackOnly:
-    def __init__(self, array):
-        self._array = array
-
-    def __dlpack__(self, **kwargs):
-        return self._array.__dlpack__(**kwargs)
-
-    def __dlpack_device__(self):
-        return self._array.__dlpack_device__()
+from dlpack_only import DLPackOnly
 
 
 @pytest.mark.parametrize("n", [0, 1, 7, 1031])
